@@ -1,0 +1,53 @@
+/**
+ * Every limit and default of the job runtime, in one place. Codex's values are kept where the model
+ * was trained on them; each divergence says why.
+ */
+
+/** Shortest attachment window of any call (Codex `MIN_YIELD_TIME_MS`). */
+export const MIN_YIELD_MS = 250;
+
+/** Longest window of `exec_command` and of a `write_stdin` that carries input (Codex `MAX_YIELD_TIME_MS`). */
+export const MAX_YIELD_MS = 30_000;
+
+/** An empty poll waits at least this long, so a model cannot busy-poll (Codex `MIN_EMPTY_YIELD_TIME_MS`). */
+export const MIN_EMPTY_POLL_MS = 5_000;
+
+/**
+ * Longest empty poll. Codex allows 300 s; 290 s keeps a polling turn inside a 5-minute prompt-cache TTL.
+ * `PI_UNIFIED_EXEC_MAX_EMPTY_POLL_MS` may only lower it.
+ */
+export const MAX_EMPTY_POLL_MS = 290_000;
+
+/** Environment variable that lowers {@link MAX_EMPTY_POLL_MS}. */
+export const MAX_EMPTY_POLL_ENV = "PI_UNIFIED_EXEC_MAX_EMPTY_POLL_MS";
+
+/** `exec_command` window when the model gives none (Codex default). */
+export const DEFAULT_EXEC_YIELD_MS = 10_000;
+
+/** `write_stdin` window when the model gives none; an empty poll is then raised to {@link MIN_EMPTY_POLL_MS}. */
+export const DEFAULT_WRITE_YIELD_MS = 250;
+
+/**
+ * A job that exits this soon after spawn reports its exit directly and never becomes addressable by id
+ * (Codex `EARLY_EXIT_GRACE_PERIOD`), so one-shot commands leave nothing behind in the registry.
+ */
+export const EARLY_EXIT_GRACE_MS = 150;
+
+/**
+ * After the leader exits, output is still read until the streams close or this much time passes.
+ * A backgrounded descendant (`npm run dev &`) can hold the pipe open forever; it must not delay the
+ * exit report. Codex waits 50 ms; 100 ms leaves room for a loaded machine to flush the last write.
+ */
+export const POST_EXIT_DRAIN_MS = 100;
+
+/** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
+export const HEAD_TAIL_BYTES = 1024 * 1024;
+
+/** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
+export const SHUTDOWN_GRACE_MS = 1_000;
+
+/** After SIGKILL at shutdown, how long to wait for the kernel to confirm the groups are gone. */
+export const SHUTDOWN_KILL_CONFIRM_MS = 1_000;
+
+/** How often a group's emptiness is re-checked while waiting for it (a condition poll, not a delay). */
+export const GROUP_PROBE_INTERVAL_MS = 20;

@@ -1,0 +1,150 @@
+import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "./constants.ts";
+import { jobEnvironment } from "./environment.ts";
+import { ExecRequestError, UnknownSessionError } from "./errors.ts";
+import type { RetainedOutput } from "./head-tail-buffer.ts";
+import { Job, type JobExit } from "./job.ts";
+import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
+import { JobRegistry } from "./registry.ts";
+import type { ExecRequest } from "./request.ts";
+import { shellArgs } from "./shell.ts";
+import type { Window } from "./wait-policy.ts";
+import { type WaitEnd, waitForExit } from "./wait.ts";
+
+/** What one call learned about one job: its state now and the output since the previous call. */
+export interface JobReport {
+  jobId: number;
+  /** Set while the job runs: the id the model uses to reach it again. */
+  sessionId?: number;
+  exit?: JobExit;
+  command: string;
+  cwd: string;
+  window: Window;
+  waitEnd: WaitEnd;
+  /** Milliseconds this call spent attached to the job. */
+  wallMs: number;
+  output: RetainedOutput;
+  outputBytesTotal: number;
+  quietMs: number;
+}
+
+/** What shutdown did, for the caller to log or test. */
+export interface ShutdownReport {
+  terminated: number;
+  killed: number;
+  /** Groups still alive after SIGKILL (a process in uninterruptible sleep, or one we may not signal). */
+  survivors: number[];
+  /** Signals that could not be sent, with the reason. */
+  errors: string[];
+}
+
+/**
+ * One Pi session's jobs. It spawns and registers them, attaches calls to them for a bounded window,
+ * reports each exit exactly once, and on shutdown stops every process group it ever started that is
+ * still alive, including groups whose leader exited while a backgrounded descendant lived on.
+ */
+export class ExecRuntime {
+  private readonly registry = new JobRegistry();
+  /** Every job whose process group may still have members, published or not. */
+  private readonly tracked = new Set<Job>();
+  private closed = false;
+
+  /**
+   * Spawns the command and stays attached for its window. A job that exits within the early-exit grace
+   * is reported directly and never becomes addressable; one that exits later inside the window is
+   * reported and forgotten; one still running gets its `sessionId` back.
+   */
+  async exec(request: ExecRequest, signal?: AbortSignal): Promise<JobReport> {
+    if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
+    this.pruneTracked();
+    const job = new Job({
+      id: this.registry.allocateId(),
+      command: request.command,
+      file: request.shell.path,
+      args: shellArgs(request.command),
+      cwd: request.cwd,
+      env: jobEnvironment(request.env),
+    });
+    this.tracked.add(job);
+    const start = job.startedMono;
+    let end = await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal);
+    if (end !== "exited") {
+      this.registry.publish(job);
+      if (end === "deadline") end = await waitForExit(job, start + request.window.ms, signal);
+    }
+    return this.report(job, request.window, end, start);
+  }
+
+  /** Attaches to a running job for `window` and returns what arrived since the previous call. */
+  async poll(sessionId: number, window: Window, signal?: AbortSignal): Promise<JobReport> {
+    const job = this.registry.get(sessionId);
+    if (!job) throw new UnknownSessionError(sessionId);
+    const start = performance.now();
+    const end = await waitForExit(job, start + window.ms, signal);
+    return this.report(job, window, end, start);
+  }
+
+  /** Published jobs (running, or exited but not yet reported). */
+  jobs(): Job[] {
+    return this.registry.jobs();
+  }
+
+  /**
+   * Stops everything this runtime started: SIGTERM to every live group, {@link SHUTDOWN_GRACE_MS} of
+   * grace, SIGKILL to the survivors, then a bounded wait for the kernel to confirm. No new command is
+   * accepted afterwards.
+   */
+  async shutdown(): Promise<ShutdownReport> {
+    this.closed = true;
+    const errors: string[] = [];
+    const send = (pgid: number, signal: NodeJS.Signals) => {
+      try {
+        signalGroup(pgid, signal);
+      } catch (error) {
+        errors.push(`${signal} to process group ${pgid} failed: ${(error as Error).message}`);
+      }
+    };
+    const groups = this.liveGroups();
+    for (const pgid of groups) send(pgid, "SIGTERM");
+    const stubborn = await waitForGroupsEmpty(groups, SHUTDOWN_GRACE_MS, GROUP_PROBE_INTERVAL_MS);
+    for (const pgid of stubborn) send(pgid, "SIGKILL");
+    const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
+    this.pruneTracked();
+    return { terminated: groups.length, killed: stubborn.length, survivors, errors };
+  }
+
+  private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number): JobReport {
+    const exit = job.exit;
+    if (exit) this.registry.remove(job.id);
+    const now = performance.now();
+    return {
+      jobId: job.id,
+      ...(exit ? { exit } : { sessionId: job.id }),
+      command: job.command,
+      cwd: job.cwd,
+      window,
+      waitEnd,
+      wallMs: now - startMono,
+      output: job.takeOutput(),
+      outputBytesTotal: job.outputBytesTotal,
+      quietMs: job.quietMs(now),
+    };
+  }
+
+  /** Process groups of tracked jobs that still have living members, deduplicated. */
+  private liveGroups(): number[] {
+    this.pruneTracked();
+    return aliveGroups([...new Set([...this.tracked].map((job) => job.pgid).filter((pgid): pgid is number => pgid !== undefined))]);
+  }
+
+  /**
+   * Forgets jobs that are over and whose group is proven empty. Done before each spawn and at shutdown,
+   * so a pgid is never kept past its group's end and later mistaken for a reused id.
+   */
+  private pruneTracked(): void {
+    const finished = [...this.tracked].filter((job) => job.exit);
+    const alive = new Set(aliveGroups(finished.flatMap((job) => (job.pgid === undefined ? [] : [job.pgid]))));
+    for (const job of finished) {
+      if (job.pgid === undefined || !alive.has(job.pgid)) this.tracked.delete(job);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { spawn } from "node:child_process";
+import { signalGroup } from "../process-group.ts";
+import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
+
+/**
+ * Runs a process on plain pipes. The child leads a new session and process group (`detached`, i.e.
+ * setsid), so a signal to the group reaches every descendant that stayed in it, and the job has no
+ * controlling terminal to read a password prompt from. stdin stays open for later writes.
+ */
+export class PipeTransport implements Transport {
+  readonly kind = "pipe" as const;
+  readonly pid: number | undefined;
+  readonly pgid: number | undefined;
+
+  constructor(spec: SpawnSpec, events: TransportEvents) {
+    const child = spawn(spec.file, [...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+      windowsHide: true,
+    });
+    this.pid = child.pid;
+    this.pgid = child.pid;
+
+    let exited = false;
+    const reportExit = (exit: LeaderExit) => {
+      if (exited) return;
+      exited = true;
+      events.exit(exit);
+    };
+    child.stdout.on("data", (chunk: Buffer) => events.data(chunk));
+    child.stderr.on("data", (chunk: Buffer) => events.data(chunk));
+    child.on("error", (error) => reportExit({ code: null, signal: null, error }));
+    child.on("exit", (code, signal) => reportExit({ code, signal }));
+    // 'close' comes after 'exit' once stdout and stderr have ended (also after a failed spawn).
+    child.on("close", () => events.closed());
+  }
+
+  signal(signal: NodeJS.Signals): boolean {
+    if (this.pgid === undefined) return false;
+    return signalGroup(this.pgid, signal);
+  }
+}

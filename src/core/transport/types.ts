@@ -1,0 +1,35 @@
+/** The contract between a job and the thing that runs its process (pipes now; a PTY later). */
+
+/** How the leader process ended. `error` is set when it never started (ENOENT shell or workdir). */
+export interface LeaderExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  error?: Error;
+}
+
+/** What a transport reports, in this order: data (any number of times), exit once, closed once. */
+export interface TransportEvents {
+  /** Output bytes, stdout and stderr merged in arrival order. */
+  data(chunk: Buffer): void;
+  /** The leader exited or failed to start. Output may still follow until `closed`. */
+  exit(exit: LeaderExit): void;
+  /** Every output stream reached its end. */
+  closed(): void;
+}
+
+export interface SpawnSpec {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Transport {
+  readonly kind: "pipe";
+  /** Leader pid; undefined when the spawn failed. */
+  readonly pid: number | undefined;
+  /** Process group that signals address; equals `pid` because the leader starts its own group. */
+  readonly pgid: number | undefined;
+  /** Signals the whole process group. False when the group is already empty. */
+  signal(signal: NodeJS.Signals): boolean;
+}

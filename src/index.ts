@@ -1,0 +1,16 @@
+/**
+ * pi-unified-exec: Codex's unified exec for Pi. This file only wires the pieces together; the job
+ * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { registerLifecycle } from "./pi/lifecycle.ts";
+import { RuntimeSlot } from "./pi/runtime-slot.ts";
+import { execCommandTool } from "./pi/tools/exec-command.ts";
+import { writeStdinTool } from "./pi/tools/write-stdin.ts";
+
+export default function piUnifiedExec(pi: ExtensionAPI): void {
+  const runtime = new RuntimeSlot();
+  pi.registerTool(execCommandTool(runtime));
+  pi.registerTool(writeStdinTool(runtime));
+  registerLifecycle(pi, runtime);
+}

@@ -1,0 +1,44 @@
+/**
+ * Quitting Pi leaves no child alive: live jobs, jobs that ignore SIGTERM, and descendants a finished
+ * job left running in its process group, in RPC mode (stdin closed) and JSON mode (end of the run).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { outputOf } from "../helpers/events.ts";
+import { PI_HOSTS } from "../helpers/hosts.ts";
+import { runJson } from "../helpers/pi-json.ts";
+import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive } from "../helpers/processes.ts";
+import { callAll, steps } from "../helpers/scripted-model.ts";
+
+const leaveChildren = steps(
+  callAll(
+    ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300 }],
+    ["exec_command", { cmd: "trap '' TERM; sleep 300 & echo $!; wait", yield_time_ms: 300 }],
+    ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", yield_time_ms: 300 }],
+  ),
+);
+
+for (const host of PI_HOSTS) {
+  describe(`shutdown on ${host.name}`, () => {
+    it("quitting an RPC session stops every job, including TERM-ignoring and lingering ones", async () => {
+      const pi = await PiRpcHost.start(host);
+      const run = await pi.run("start jobs", leaveChildren);
+      const pids = run.tools.flatMap((tool) => pidsIn(outputOf(tool.text)));
+      assert.equal(pids.length, 3, JSON.stringify(run.tools.map((tool) => tool.text)));
+      assert.ok(pids.every(processAlive), "the jobs run before quitting");
+      const exit = await pi.close();
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.doesNotMatch(exit.stderr, /could not stop/);
+      assert.deepEqual(pids.filter(processAlive), [], "no child outlives Pi");
+    });
+
+    it("a JSON-mode run stops its jobs when Pi exits", async () => {
+      const run = await runJson(host, "start jobs", leaveChildren);
+      assert.equal(run.exitCode, 0, run.stderr);
+      const pids = run.tools.flatMap((tool) => pidsIn(outputOf(tool.text)));
+      assert.equal(pids.length, 3);
+      assert.deepEqual(pids.filter(processAlive), []);
+    });
+  });
+}

@@ -1,0 +1,30 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Root of this checkout. */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** The extension entry point, as `pi -e` loads it. */
+export const EXTENSION_ENTRY = join(REPO_ROOT, "src", "index.ts");
+
+/** A Pi CLI installed as a dev dependency, used as a real host. */
+export interface PiHost {
+  /** Short label for test names, e.g. "pi 1.4.0". */
+  name: string;
+  version: string;
+  /** The npm bin (`dist/bundle/cli.js`): the same bundled CLI users run. */
+  cliPath: string;
+}
+
+function installedHost(packageDir: string): PiHost {
+  const root = join(REPO_ROOT, "node_modules", packageDir);
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; bin: { pi: string } };
+  return { name: `pi ${manifest.version}`, version: manifest.version, cliPath: join(root, manifest.bin.pi) };
+}
+
+/** The oldest supported host (1.4.0) and the newest 1.x, installed through an npm alias. */
+export const PI_HOSTS: readonly PiHost[] = [
+  installedHost("@earendil-works/pi-coding-agent"),
+  installedHost("pi-coding-agent-latest"),
+];

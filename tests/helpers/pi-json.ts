@@ -1,0 +1,37 @@
+/** One-shot runs of the real Pi CLI in `--mode json`: one prompt, its events, then Pi quits. */
+import { type Run, runOf } from "./events.ts";
+import type { PiHost } from "./hosts.ts";
+import { type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
+import type { Script } from "./scripted-model.ts";
+
+export interface JsonRun extends Run {
+  exitCode: number | null;
+  stderr: string;
+  dirs: PiDirs;
+}
+
+/**
+ * Runs `prompt` with `script` as the model and waits for Pi to exit. Pi's stdin is closed at once:
+ * with a piped stdin left open, JSON mode waits to read it. The temp dir is removed unless `keepDirs`.
+ */
+export async function runJson(
+  host: PiHost,
+  prompt: string,
+  script: Script,
+  options: LaunchOptions & { timeoutMs?: number; keepDirs?: boolean } = {},
+): Promise<JsonRun> {
+  const pi = await launchPi(host, "json", { ...options, args: [...(options.args ?? []), prompt] });
+  pi.model.script = script;
+  pi.child.stdin.end();
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const timer = setTimeout(() => pi.child.kill("SIGKILL"), timeoutMs);
+  try {
+    const { code, signal } = await pi.exited;
+    if (signal === "SIGKILL") throw new Error(`pi did not finish within ${timeoutMs} ms\nstderr:\n${pi.stderr()}`);
+    if (pi.model.errors.length > 0) throw pi.model.errors[0];
+    return { ...runOf(pi.records), exitCode: code, stderr: pi.stderr(), dirs: pi.dirs };
+  } finally {
+    clearTimeout(timer);
+    if (!options.keepDirs) await pi.cleanup();
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Starts the real Pi CLI offline for a test: pi-ai's faux provider driven by a {@link ScriptedModel},
+ * isolated HOME, agent dir and cwd in a fresh temp dir (never the user's ~/.pi), PI_OFFLINE=1, and only
+ * the extensions the test names (`-ne` turns every other one off).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PiEvent } from "./events.ts";
+import { EXTENSION_ENTRY, type PiHost, REPO_ROOT } from "./hosts.ts";
+import { ScriptedModel } from "./scripted-model.ts";
+
+export const FAUX_EXTENSION = join(REPO_ROOT, "tests", "helpers", "faux-extension.ts");
+
+export interface LaunchOptions {
+  /** Extensions to load besides the faux model (default: this checkout). */
+  extensions?: readonly string[];
+  /** More CLI arguments (flags, or the prompt in JSON mode). */
+  args?: readonly string[];
+  env?: Record<string, string>;
+}
+
+export interface PiDirs {
+  root: string;
+  home: string;
+  agentDir: string;
+  cwd: string;
+}
+
+export interface LaunchedPi {
+  child: ChildProcessWithoutNullStreams;
+  model: ScriptedModel;
+  dirs: PiDirs;
+  /** Every JSON record Pi printed on stdout, in order. */
+  records: PiEvent[];
+  /** Called for each record as it arrives. */
+  onRecord: Set<(record: PiEvent) => void>;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Removes the temp dir and stops the model server (after the process exited). */
+  cleanup: () => Promise<void>;
+}
+
+export function makeDirs(): PiDirs {
+  const root = mkdtempSync(join(tmpdir(), "piue-test-"));
+  const dirs = { root, home: join(root, "home"), agentDir: join(root, "agent"), cwd: join(root, "cwd") };
+  for (const dir of [dirs.home, dirs.agentDir, dirs.cwd]) mkdirSync(dir, { recursive: true });
+  return dirs;
+}
+
+export async function launchPi(host: PiHost, mode: "rpc" | "json", options: LaunchOptions = {}): Promise<LaunchedPi> {
+  const model = await ScriptedModel.start();
+  const dirs = makeDirs();
+  const extensions = [FAUX_EXTENSION, ...(options.extensions ?? [EXTENSION_ENTRY])];
+  const args = [
+    host.cliPath,
+    "-ne",
+    "--no-session",
+    ...extensions.flatMap((path) => ["-e", path]),
+    "--provider",
+    "faux",
+    "--model",
+    "faux-1",
+    "--mode",
+    mode,
+    ...(options.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: dirs.cwd,
+    env: {
+      ...process.env,
+      HOME: dirs.home,
+      PI_CODING_AGENT_DIR: dirs.agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+      PIUE_TEST_MODEL_URL: model.url,
+      ...options.env,
+    },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+
+  const records: PiEvent[] = [];
+  const onRecord = new Set<(record: PiEvent) => void>();
+  let pending = "";
+  child.stdout.setEncoding("utf8");
+  // Split on LF only: a generic line reader would also split on U+2028/U+2029 inside JSON strings.
+  child.stdout.on("data", (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf("\n")) !== -1) {
+      const line = pending.slice(0, newline).replace(/\r$/, "");
+      pending = pending.slice(newline + 1);
+      if (!line.trim()) continue;
+      let record: PiEvent;
+      try {
+        record = JSON.parse(line) as PiEvent;
+      } catch {
+        record = { type: "unparsed_stdout", line };
+      }
+      records.push(record);
+      for (const listener of onRecord) listener(record);
+    }
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })),
+  );
+
+  return {
+    child,
+    model,
+    dirs,
+    records,
+    onRecord,
+    stderr: () => stderr,
+    exited,
+    cleanup: async () => {
+      await model.close();
+      rmSync(dirs.root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * A long-lived real Pi CLI in `--mode rpc`, so many scenarios share one host start (about a second
+ * each). A test sends prompts with a script for the model, extension commands, `new_session` and any
+ * other RPC command, and answers `extension_ui_request` dialogs.
+ */
+import { type PiEvent, type Run, runOf } from "./events.ts";
+import type { PiHost } from "./hosts.ts";
+import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
+import type { Script } from "./scripted-model.ts";
+
+type UiHandler = (request: PiEvent) => Record<string, unknown> | undefined;
+
+export class PiRpcHost {
+  private nextId = 1;
+  private readonly responses = new Map<string, (response: PiEvent) => void>();
+  private uiHandler: UiHandler | undefined;
+
+  private constructor(
+    readonly host: PiHost,
+    private readonly pi: LaunchedPi,
+  ) {
+    pi.onRecord.add((record) => {
+      if (record.type === "response" && typeof record.id === "string") {
+        this.responses.get(record.id)?.(record);
+        this.responses.delete(record.id);
+      }
+      if (record.type === "extension_ui_request") this.answerUi(record);
+    });
+  }
+
+  /** Starts Pi and waits until it answers a command. */
+  static async start(host: PiHost, options: LaunchOptions = {}): Promise<PiRpcHost> {
+    const rpc = new PiRpcHost(host, await launchPi(host, "rpc", options));
+    const ready = await Promise.race([
+      rpc.request({ type: "get_state" }, 30_000),
+      rpc.pi.exited.then(({ code }) => {
+        throw new Error(`pi exited (${code}) before it was ready\nstderr:\n${rpc.pi.stderr()}`);
+      }),
+    ]);
+    if (!ready.success) throw new Error(`pi is not ready: ${JSON.stringify(ready)}`);
+    return rpc;
+  }
+
+  get dirs(): PiDirs {
+    return this.pi.dirs;
+  }
+
+  get pid(): number {
+    return this.pi.child.pid!;
+  }
+
+  /** Every record so far. */
+  get records(): readonly PiEvent[] {
+    return this.pi.records;
+  }
+
+  stderr(): string {
+    return this.pi.stderr();
+  }
+
+  /** Sends one RPC command and resolves with its response. */
+  request(command: Record<string, unknown>, timeoutMs = 30_000): Promise<PiEvent> {
+    const id = `t${this.nextId++}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.responses.delete(id);
+        reject(new Error(`no response to ${JSON.stringify(command)} within ${timeoutMs} ms\nstderr:\n${this.stderr()}`));
+      }, timeoutMs);
+      this.responses.set(id, (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
+      this.pi.child.stdin.write(`${JSON.stringify({ ...command, id })}\n`);
+    });
+  }
+
+  /** Answers extension dialogs: return the response fields (`value`, `confirmed`, `cancelled`). */
+  onUiRequest(handler: UiHandler | undefined): void {
+    this.uiHandler = handler;
+  }
+
+  /**
+   * Sends `prompt` with `script` as the model and resolves once Pi settles, with the tool calls and
+   * events of this run. A prompt an extension command handled resolves at its response.
+   */
+  async run(prompt: string, script: Script, timeoutMs = 60_000): Promise<Run> {
+    const from = this.pi.records.length;
+    this.pi.model.script = script;
+    const response = await this.request({ type: "prompt", message: prompt }, timeoutMs);
+    if (!response.success) throw new Error(`prompt refused: ${JSON.stringify(response)}`);
+    if (response.data?.disposition !== "handled") {
+      await this.waitForRecord((record) => record.type === "agent_settled", from, timeoutMs, `agent_settled after "${prompt}"`);
+    }
+    if (this.pi.model.errors.length > 0) throw this.pi.model.errors.shift();
+    return runOf(this.pi.records.slice(from));
+  }
+
+  /** Resolves with the first record at index ≥ `from` that matches. */
+  waitForRecord(match: (record: PiEvent) => boolean, from = 0, timeoutMs = 30_000, what = "a record"): Promise<PiEvent> {
+    const found = this.pi.records.slice(from).find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const listener = (record: PiEvent) => {
+        if (!match(record)) return;
+        cleanup();
+        resolve(record);
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error(`pi exited while waiting for ${what}\nstderr:\n${this.stderr()}`));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nstderr:\n${this.stderr()}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.pi.onRecord.delete(listener);
+        this.pi.child.off("close", onExit);
+      };
+      this.pi.onRecord.add(listener);
+      this.pi.child.once("close", onExit);
+    });
+  }
+
+  /**
+   * Quits Pi the way an RPC client does (closing its stdin) and waits for it to exit; SIGKILL after
+   * `timeoutMs`. Removes the temp dir.
+   */
+  async close(timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+    this.pi.child.stdin.end();
+    const timer = setTimeout(() => this.pi.child.kill("SIGKILL"), timeoutMs);
+    try {
+      const exit = await this.pi.exited;
+      return { ...exit, stderr: this.stderr() };
+    } finally {
+      clearTimeout(timer);
+      await this.pi.cleanup();
+    }
+  }
+
+  private answerUi(request: PiEvent): void {
+    const answer = this.uiHandler?.(request);
+    // Dialogs without an answer are cancelled, so an unexpected one never blocks a test.
+    const fields = answer ?? { cancelled: true };
+    if (["select", "confirm", "input", "editor"].includes(request.method)) {
+      this.pi.child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: request.id, ...fields })}\n`);
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The test side of the faux model: a loopback HTTP server that answers each model request of a Pi
+ * host by running the current {@link Script} on the transcript so far. A script decides every step
+ * from what earlier steps returned (a poll can use the session_id an exec_command returned) and one
+ * step may issue several tool calls at once.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ToolCallRequest {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** One model reply: tool calls (run in parallel by Pi), or final text that ends the run. */
+export type ModelStep = { toolCalls: ToolCallRequest[] } | { text: string };
+
+/** A tool result as the model sees it in the transcript. */
+export interface SeenResult {
+  toolName: string;
+  text: string;
+  /** Whatever the tool stored; typed loosely so tests can read fields directly. */
+  details: any;
+  isError: boolean;
+}
+
+/** What a script sees: the prompt and the tool results since it, in order. */
+export interface ModelView {
+  prompt: string;
+  /** Model replies already given since the prompt: 0 for the first reply. */
+  turn: number;
+  /** Every tool result since the prompt. */
+  results: SeenResult[];
+  /** The results of the previous step's tool calls. */
+  last: SeenResult[];
+  /** The raw transcript. */
+  messages: unknown[];
+}
+
+export type Script = (view: ModelView) => ModelStep;
+
+/** Calls one tool. */
+export function call(name: string, args: Record<string, unknown>): ModelStep {
+  return { toolCalls: [{ name, arguments: args }] };
+}
+
+/** Calls several tools in one step. */
+export function callAll(...calls: [name: string, args: Record<string, unknown>][]): ModelStep {
+  return { toolCalls: calls.map(([name, args]) => ({ name, arguments: args })) };
+}
+
+/** Ends the run with text. */
+export function say(text: string): ModelStep {
+  return { text };
+}
+
+/** A script of fixed steps, taken in order by turn; each may depend on the view. Ends with "done". */
+export function steps(...list: (ModelStep | ((view: ModelView) => ModelStep))[]): Script {
+  return (view) => {
+    const next = list[view.turn];
+    if (next === undefined) return say("done");
+    return typeof next === "function" ? next(view) : next;
+  };
+}
+
+interface TranscriptMessage {
+  role: string;
+  content?: unknown;
+  toolName?: string;
+  details?: unknown;
+  isError?: boolean;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+}
+
+/** Builds the script's view from Pi's transcript: everything after the latest user message. */
+export function viewOf(messages: TranscriptMessage[]): ModelView {
+  let start = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role === "user") {
+      start = i;
+      break;
+    }
+  }
+  const since = messages.slice(start + 1);
+  const results: SeenResult[] = [];
+  let last: SeenResult[] = [];
+  let turn = 0;
+  for (const message of since) {
+    if (message.role === "assistant") {
+      turn++;
+      last = [];
+    } else if (message.role === "toolResult") {
+      const seen = { toolName: message.toolName ?? "", text: textOf(message.content), details: message.details, isError: message.isError === true };
+      results.push(seen);
+      last.push(seen);
+    }
+  }
+  return { prompt: textOf(messages[start]?.content), turn, results, last, messages };
+}
+
+export class ScriptedModel {
+  /** The script that answers the next model requests. */
+  script: Script = () => say("no script set");
+  /** Errors thrown by scripts, so a test can fail with the cause rather than a confused transcript. */
+  readonly errors: Error[] = [];
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<ScriptedModel> {
+    let model: ScriptedModel | undefined;
+    const server = createServer((request, response) => {
+      let body = "";
+      request.setEncoding("utf8");
+      request.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        let reply: object;
+        try {
+          const { messages } = JSON.parse(body) as { messages: TranscriptMessage[] };
+          reply = model!.script(viewOf(messages));
+        } catch (error) {
+          model!.errors.push(error as Error);
+          reply = { error: `script failed: ${(error as Error).stack ?? error}` };
+        }
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify(reply));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    model = new ScriptedModel(server, `http://127.0.0.1:${port}/`);
+    return model;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

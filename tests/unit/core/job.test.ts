@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { joinRetained } from "../../../src/core/head-tail-buffer.ts";
+import { Job } from "../../../src/core/job.ts";
+import { aliveGroups } from "../../../src/core/process-group.ts";
+import { resolveShell } from "../../../src/core/shell.ts";
+import { waitForExit } from "../../../src/core/wait.ts";
+import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+
+const bash = resolveShell("bash", process.env.PATH);
+let nextId = 1;
+const started: Job[] = [];
+
+function start(command: string): Job {
+  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env: process.env });
+  started.push(job);
+  return job;
+}
+
+const untilExit = (job: Job, timeoutMs = 10_000) => waitForExit(job, performance.now() + timeoutMs);
+const text = (job: Job) => joinRetained(job.takeOutput()).toString();
+
+after(() => {
+  for (const job of started) if (job.pgid && aliveGroups([job.pgid]).length) job.signal("SIGKILL");
+});
+
+describe("Job over pipes", () => {
+  it("reports output and the exit code", async () => {
+    const job = start("echo out; exit 7");
+    assert.equal(await untilExit(job), "exited");
+    assert.deepEqual(job.exit, { exitCode: 7, signal: null });
+    assert.equal(text(job), "out\n");
+    assert.equal(job.status, "exited");
+  });
+
+  it("merges stderr into the same stream", async () => {
+    const job = start("echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three");
+    await untilExit(job);
+    assert.equal(text(job), "one\ntwo\nthree\n");
+  });
+
+  it("leads its own process group", async () => {
+    const job = start("ps -o pgid= -p $$; sleep 0.2");
+    await waitFor(() => job.outputBytesTotal > 0, "the pgid line");
+    assert.equal(Number(text(job).trim()), job.pid);
+    assert.equal(job.pgid, job.pid);
+    await untilExit(job);
+  });
+
+  it("keeps stdin open (a reader blocks instead of seeing EOF)", async () => {
+    const job = start("read line; echo got:$line");
+    const end = await waitForExit(job, performance.now() + 400);
+    assert.equal(end, "deadline");
+    assert.equal(job.status, "running");
+    job.signal("SIGKILL");
+    await untilExit(job);
+  });
+
+  it("reports a death by signal as 128 + n, with the signal name", async () => {
+    const job = start("kill -TERM $$");
+    await untilExit(job);
+    assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM" });
+  });
+
+  it("is exited at the leader's exit even when a background descendant holds the pipe", async () => {
+    const job = start("sleep 3 & echo $!; exit 0");
+    const t0 = performance.now();
+    assert.equal(await untilExit(job), "exited");
+    const elapsed = performance.now() - t0;
+    assert.ok(elapsed < 1_500, `exit took ${elapsed} ms; the 3 s sleep must not delay it`);
+    assert.equal(job.exit?.exitCode, 0);
+    const [sleeper] = pidsIn(text(job));
+    assert.ok(sleeper && processAlive(sleeper), "the descendant lives on");
+    assert.deepEqual(aliveGroups([job.pgid!]), [job.pgid], "its group is still alive");
+    job.signal("SIGKILL");
+    await waitFor(() => !processAlive(sleeper), "the sleeper to die");
+  });
+
+  it("collects output written just before the exit", async () => {
+    const job = start("head -c 200000 /dev/zero | tr '\\0' x; echo; echo last");
+    await untilExit(job);
+    const output = text(job);
+    assert.equal(job.outputBytesTotal, 200_000 + 1 + 5);
+    assert.ok(output.endsWith("\nlast\n"));
+  });
+
+  it("counts every byte and reports quiet time", async () => {
+    const job = start("printf abc; sleep 0.3");
+    await waitFor(() => job.outputBytesTotal === 3, "three bytes");
+    await waitFor(() => job.quietMs() >= 150, "quiet time to grow");
+    await untilExit(job);
+  });
+
+  it("reports a failed spawn as an exit with a failure message", async () => {
+    const job = new Job({ id: nextId++, command: "true", file: "/nonexistent/shell", args: ["-c", "true"], cwd: process.cwd(), env: process.env });
+    assert.equal(await untilExit(job), "exited");
+    assert.equal(job.exit?.exitCode, null);
+    assert.match(job.exit?.failure ?? "", /could not start \/nonexistent\/shell in .*ENOENT/);
+    assert.equal(job.pid, undefined);
+  });
+});
+
+describe("waitForExit", () => {
+  it("returns as soon as the job exits, not at the deadline", async () => {
+    const job = start("sleep 0.2");
+    const t0 = performance.now();
+    assert.equal(await waitForExit(job, t0 + 20_000), "exited");
+    assert.ok(performance.now() - t0 < 5_000);
+  });
+
+  it("is not ended by output arriving", async () => {
+    const job = start("for i in 1 2 3 4 5; do echo $i; sleep 0.05; done; sleep 5");
+    const t0 = performance.now();
+    assert.equal(await waitForExit(job, t0 + 600), "deadline");
+    assert.ok(performance.now() - t0 >= 590);
+    assert.equal(text(job), "1\n2\n3\n4\n5\n");
+    job.signal("SIGKILL");
+    await untilExit(job);
+  });
+
+  it("ends on abort without touching the job", async () => {
+    const job = start("sleep 5");
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    assert.equal(await waitForExit(job, performance.now() + 20_000, controller.signal), "aborted");
+    assert.equal(job.status, "running");
+    assert.equal(await waitForExit(job, performance.now() + 100, controller.signal), "aborted", "an aborted signal ends at once");
+    job.signal("SIGKILL");
+    assert.equal(await untilExit(job), "exited");
+  });
+
+  it("prefers the exit when the job is already gone", async () => {
+    const job = start("true");
+    await untilExit(job);
+    const controller = new AbortController();
+    controller.abort();
+    assert.equal(await waitForExit(job, performance.now() - 1, controller.signal), "exited");
+  });
+});

@@ -25,7 +25,9 @@ export interface Run {
   finalText: string;
 }
 
-function textOf(content: unknown): string {
+/** The text blocks of a message or tool result content, joined. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }

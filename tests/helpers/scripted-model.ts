@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { textOf } from "./events.ts";
 
 export interface ToolCallRequest {
   name: string;
@@ -69,12 +70,6 @@ interface TranscriptMessage {
   toolName?: string;
   details?: unknown;
   isError?: boolean;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
 /** Builds the script's view from Pi's transcript: everything after the latest user message. */

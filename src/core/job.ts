@@ -72,6 +72,11 @@ export class Job {
     return this.final ? "exited" : "running";
   }
 
+  /** True once the leader has exited, even while the last output is still being drained. */
+  get leaderExited(): boolean {
+    return this.leaderExit !== undefined;
+  }
+
   /** The exit, once final; undefined while the job runs (or drains its last output). */
   get exit(): JobExit | undefined {
     return this.final;

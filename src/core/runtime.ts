@@ -27,6 +27,17 @@ export interface JobReport {
   quietMs: number;
 }
 
+/**
+ * When a wait ends while the leader has already exited but its last output is still draining (at most
+ * POST_EXIT_DRAIN_MS), the exit wins: the call waits for it rather than report a job that is gone as
+ * running. This also keeps a job that exited inside the early-exit grace from ever being published.
+ */
+async function settle(job: Job, end: WaitEnd): Promise<WaitEnd> {
+  if (end === "exited" || !job.leaderExited) return end;
+  await new Promise<void>((resolve) => job.onExit(resolve));
+  return "exited";
+}
+
 /** What shutdown did, for the caller to log or test. */
 export interface ShutdownReport {
   terminated: number;
@@ -66,10 +77,10 @@ export class ExecRuntime {
     });
     this.tracked.add(job);
     const start = job.startedMono;
-    let end = await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal);
+    let end = await settle(job, await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal));
     if (end !== "exited") {
       this.registry.publish(job);
-      if (end === "deadline") end = await waitForExit(job, start + request.window.ms, signal);
+      if (end === "deadline") end = await settle(job, await waitForExit(job, start + request.window.ms, signal));
     }
     return this.report(job, request.window, end, start);
   }
@@ -79,7 +90,7 @@ export class ExecRuntime {
     const job = this.registry.get(sessionId);
     if (!job) throw new UnknownSessionError(sessionId);
     const start = performance.now();
-    const end = await waitForExit(job, start + window.ms, signal);
+    const end = await settle(job, await waitForExit(job, start + window.ms, signal));
     return this.report(job, window, end, start);
   }
 

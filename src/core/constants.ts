@@ -43,6 +43,18 @@ export const POST_EXIT_DRAIN_MS = 100;
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;
 
+/**
+ * Log bytes queued for the disk before the job stops reading its child. The child then blocks on a
+ * full pipe until the disk catches up: a slow disk costs neither memory nor log bytes.
+ */
+export const LOG_PENDING_BYTES = 1024 * 1024;
+
+/**
+ * Longest a finished job's exit report waits for its log to reach the disk, so the log is complete
+ * when the model reads it. Bounded: a hung disk must not hold the report forever.
+ */
+export const LOG_FLUSH_ON_EXIT_MS = 5_000;
+
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;
 

@@ -1,6 +1,9 @@
 import { constants as osConstants } from "node:os";
-import { POST_EXIT_DRAIN_MS } from "./constants.ts";
-import { HeadTailBuffer, type RetainedOutput } from "./head-tail-buffer.ts";
+import { LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS } from "./constants.ts";
+import { HeadTailBuffer } from "./head-tail-buffer.ts";
+import type { JobInput } from "./input.ts";
+import type { JobLog, LogDirectory } from "./job-log.ts";
+import { OutputDecoder } from "./output-decoder.ts";
 import { PipeTransport } from "./transport/pipe.ts";
 import type { LeaderExit, SpawnSpec, Transport } from "./transport/types.ts";
 
@@ -10,6 +13,7 @@ export interface JobSpec extends SpawnSpec {
   id: number;
   /** The command as the model wrote it (for reports; the transport runs `file args`). */
   command: string;
+  logs: LogDirectory;
 }
 
 /** Final state of a job, fixed once the exit is known and the output drained. */
@@ -21,11 +25,24 @@ export interface JobExit {
   failure?: string;
 }
 
+/** Output of one read: model text since the previous read, and the bytes retention dropped. */
+export interface OutputDelta {
+  text: string;
+  omittedBytes: number;
+}
+
+/** What a `send` did: the kind of input, and why it failed if it did. */
+export interface InputOutcome {
+  input: "bytes" | "interrupt" | "eof";
+  failure?: string;
+}
+
 /**
- * One command's process and everything known about it: state, output retained between reads, and
- * the exit. The exit is the leader's exit, reported once the output streams close or
- * {@link POST_EXIT_DRAIN_MS} has passed, whichever is first, so a backgrounded descendant that keeps
- * the pipe open never delays it. Output that arrives later is still retained and counted.
+ * One command's process and everything known about it: state, output retained between reads, the
+ * log of every byte, and the exit. The exit is the leader's exit, reported once the output streams
+ * close or {@link POST_EXIT_DRAIN_MS} of reading has passed, whichever is first, so a backgrounded
+ * descendant that keeps the pipe open never delays it; output arriving later is still logged,
+ * retained and counted.
  */
 export class Job {
   readonly id: number;
@@ -36,34 +53,38 @@ export class Job {
   /** Monotonic start (performance.now()), for every duration. */
   readonly startedMono = performance.now();
   private readonly transport: Transport;
+  private readonly log: JobLog;
   private readonly output = new HeadTailBuffer();
+  private readonly decoder = new OutputDecoder();
   private totalBytes = 0;
   private lastOutputMono: number | undefined;
   private leaderExit: LeaderExit | undefined;
   private final: JobExit | undefined;
+  private finishing = false;
   private drainTimer: NodeJS.Timeout | undefined;
+  /** True while output reading is paused for the log to catch up. */
+  private pausedForLog = false;
+  private drainExpiredWhilePaused = false;
   private readonly exitListeners = new Set<() => void>();
 
   constructor(spec: JobSpec) {
     this.id = spec.id;
     this.command = spec.command;
     this.cwd = spec.cwd;
+    this.log = spec.logs.open(spec.id, () => this.resumeAfterLog());
     this.transport = new PipeTransport(spec, {
-      data: (chunk) => {
-        this.totalBytes += chunk.length;
-        this.lastOutputMono = performance.now();
-        this.output.push(chunk);
-      },
+      data: (chunk) => this.onData(chunk),
       exit: (exit) => {
         this.leaderExit = exit;
         if (exit.error) {
-          this.finish(`could not start ${spec.file} in ${spec.cwd}: ${exit.error.message}`);
+          void this.finish(`could not start ${spec.file} in ${spec.cwd}: ${exit.error.message}`);
           return;
         }
-        this.drainTimer = setTimeout(() => this.finish(), POST_EXIT_DRAIN_MS);
+        this.startDrainTimer();
       },
       closed: () => {
-        if (this.leaderExit) this.finish();
+        this.log.close();
+        if (this.leaderExit) void this.finish();
       },
     });
   }
@@ -72,14 +93,14 @@ export class Job {
     return this.final ? "exited" : "running";
   }
 
-  /** True once the leader has exited, even while the last output is still being drained. */
-  get leaderExited(): boolean {
-    return this.leaderExit !== undefined;
-  }
-
   /** The exit, once final; undefined while the job runs (or drains its last output). */
   get exit(): JobExit | undefined {
     return this.final;
+  }
+
+  /** True once the leader has exited, even while the last output is still being drained. */
+  get leaderExited(): boolean {
+    return this.leaderExit !== undefined;
   }
 
   get pid(): number | undefined {
@@ -88,6 +109,16 @@ export class Job {
 
   get pgid(): number | undefined {
     return this.transport.pgid;
+  }
+
+  /** Where every byte of output is mirrored. */
+  get logPath(): string {
+    return this.log.path;
+  }
+
+  /** Why the log is incomplete, if it is. */
+  get logPartialReason(): string | undefined {
+    return this.log.partialReason;
   }
 
   /** Every output byte since spawn, including bytes retention dropped. */
@@ -100,9 +131,27 @@ export class Job {
     return Math.max(0, Math.round(nowMono - (this.lastOutputMono ?? this.startedMono)));
   }
 
-  /** The output retained since the previous call; the buffer starts over. */
-  takeOutput(): RetainedOutput {
-    return this.output.drain();
+  /** Model text of the output retained since the previous call; the buffer starts over. */
+  takeOutput(): OutputDelta {
+    const retained = this.output.drain();
+    return { text: this.decoder.take(retained, this.final !== undefined), omittedBytes: retained.omittedBytes };
+  }
+
+  /**
+   * Sends input: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF. Never throws:
+   * a child that closed its stdin, or a job already gone, is reported as a failure of the write.
+   */
+  async send(input: JobInput): Promise<InputOutcome> {
+    const kind = input.kind;
+    if (this.final) return { input: kind, failure: "stdin write failed: the job has already exited" };
+    try {
+      if (kind === "interrupt") this.transport.signal("SIGINT");
+      else if (kind === "eof") this.transport.closeInput();
+      else await this.transport.write(input.bytes);
+      return { input: kind };
+    } catch (error) {
+      return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
+    }
   }
 
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
@@ -120,9 +169,44 @@ export class Job {
     return this.transport.signal(signal);
   }
 
-  private finish(failure?: string): void {
-    if (this.final || !this.leaderExit) return;
+  private onData(chunk: Buffer): void {
+    this.totalBytes += chunk.length;
+    this.lastOutputMono = performance.now();
+    this.output.push(chunk);
+    if (!this.log.write(chunk) && !this.pausedForLog) {
+      // Backpressure: the child blocks on a full pipe until the disk catches up.
+      this.pausedForLog = true;
+      this.transport.pause();
+    }
+  }
+
+  private resumeAfterLog(): void {
+    if (!this.pausedForLog) return;
+    this.pausedForLog = false;
+    this.transport.resume();
+    if (this.drainExpiredWhilePaused) {
+      this.drainExpiredWhilePaused = false;
+      this.startDrainTimer();
+    }
+  }
+
+  /** The post-exit drain counts reading time only: bytes waiting behind a slow disk are not dropped. */
+  private startDrainTimer(): void {
     clearTimeout(this.drainTimer);
+    this.drainTimer = setTimeout(() => {
+      if (this.pausedForLog) this.drainExpiredWhilePaused = true;
+      else void this.finish();
+    }, POST_EXIT_DRAIN_MS);
+  }
+
+  private async finish(failure?: string): Promise<void> {
+    if (this.final || this.finishing || !this.leaderExit) return;
+    this.finishing = true;
+    clearTimeout(this.drainTimer);
+    // The exit is reported with the log complete up to it, so the model can read the log at once.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.log.flushed(), new Promise((resolve) => (timer = setTimeout(resolve, LOG_FLUSH_ON_EXIT_MS)))]);
+    clearTimeout(timer);
     const { code, signal } = this.leaderExit;
     this.final = {
       exitCode: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null),

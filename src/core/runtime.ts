@@ -1,8 +1,9 @@
 import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "./constants.ts";
 import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
-import type { RetainedOutput } from "./head-tail-buffer.ts";
-import { Job, type JobExit } from "./job.ts";
+import type { JobInput } from "./input.ts";
+import { Job, type InputOutcome, type JobExit } from "./job.ts";
+import { LogDirectory } from "./job-log.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
 import { JobRegistry } from "./registry.ts";
 import type { ExecRequest } from "./request.ts";
@@ -22,20 +23,17 @@ export interface JobReport {
   waitEnd: WaitEnd;
   /** Milliseconds this call spent attached to the job. */
   wallMs: number;
-  output: RetainedOutput;
+  /** Model text of the output since the previous call (decoded, terminal-rendered, not yet capped). */
+  text: string;
+  /** Bytes retention dropped from this call's output (the text has a marker where they were). */
+  omittedBytes: number;
   outputBytesTotal: number;
   quietMs: number;
-}
-
-/**
- * When a wait ends while the leader has already exited but its last output is still draining (at most
- * POST_EXIT_DRAIN_MS), the exit wins: the call waits for it rather than report a job that is gone as
- * running. This also keeps a job that exited inside the early-exit grace from ever being published.
- */
-async function settle(job: Job, end: WaitEnd): Promise<WaitEnd> {
-  if (end === "exited" || !job.leaderExited) return end;
-  await new Promise<void>((resolve) => job.onExit(resolve));
-  return "exited";
+  logPath: string;
+  /** Why the log is incomplete, if it is. */
+  logPartialReason?: string;
+  /** What this call sent to the job, if anything. */
+  input?: InputOutcome;
 }
 
 /** What shutdown did, for the caller to log or test. */
@@ -49,6 +47,17 @@ export interface ShutdownReport {
 }
 
 /**
+ * When a wait ends while the leader has already exited but its last output is still draining (at most
+ * POST_EXIT_DRAIN_MS), the exit wins: the call waits for it rather than report a job that is gone as
+ * running. This also keeps a job that exited inside the early-exit grace from ever being published.
+ */
+async function settle(job: Job, end: WaitEnd): Promise<WaitEnd> {
+  if (end === "exited" || !job.leaderExited) return end;
+  await new Promise<void>((resolve) => job.onExit(resolve));
+  return "exited";
+}
+
+/**
  * One Pi session's jobs. It spawns and registers them, attaches calls to them for a bounded window,
  * reports each exit exactly once, and on shutdown stops every process group it ever started that is
  * still alive, including groups whose leader exited while a backgrounded descendant lived on.
@@ -58,6 +67,8 @@ export class ExecRuntime {
   /** Every job whose process group may still have members, published or not. */
   private readonly tracked = new Set<Job>();
   private closed = false;
+
+  constructor(private readonly logs: LogDirectory = new LogDirectory()) {}
 
   /**
    * Spawns the command and stays attached for its window. A job that exits within the early-exit grace
@@ -74,6 +85,7 @@ export class ExecRuntime {
       args: shellArgs(request.command),
       cwd: request.cwd,
       env: jobEnvironment(request.env),
+      logs: this.logs,
     });
     this.tracked.add(job);
     const start = job.startedMono;
@@ -85,13 +97,18 @@ export class ExecRuntime {
     return this.report(job, request.window, end, start);
   }
 
-  /** Attaches to a running job for `window` and returns what arrived since the previous call. */
-  async poll(sessionId: number, window: Window, signal?: AbortSignal): Promise<JobReport> {
+  /**
+   * Sends `input` to a published job (none: a pure poll), stays attached for `window`, and returns
+   * what arrived since the previous call. A write that cannot be delivered is reported, never thrown.
+   */
+  async interact(sessionId: number, input: JobInput | undefined, window: Window, signal?: AbortSignal): Promise<JobReport> {
     const job = this.registry.get(sessionId);
     if (!job) throw new UnknownSessionError(sessionId);
     const start = performance.now();
-    const end = await settle(job, await waitForExit(job, start + window.ms, signal));
-    return this.report(job, window, end, start);
+    const deadline = start + window.ms;
+    const outcome = input ? await sendWithin(job, input, deadline) : undefined;
+    const end = await settle(job, await waitForExit(job, deadline, signal));
+    return this.report(job, window, end, start, outcome);
   }
 
   /** Published jobs (running, or exited but not yet reported). */
@@ -123,10 +140,12 @@ export class ExecRuntime {
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
   }
 
-  private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number): JobReport {
+  private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number, input?: InputOutcome): JobReport {
     const exit = job.exit;
     if (exit) this.registry.remove(job.id);
     const now = performance.now();
+    const output = job.takeOutput();
+    const logPartialReason = job.logPartialReason;
     return {
       jobId: job.id,
       ...(exit ? { exit } : { sessionId: job.id }),
@@ -135,9 +154,13 @@ export class ExecRuntime {
       window,
       waitEnd,
       wallMs: now - startMono,
-      output: job.takeOutput(),
+      text: output.text,
+      omittedBytes: output.omittedBytes,
       outputBytesTotal: job.outputBytesTotal,
       quietMs: job.quietMs(now),
+      logPath: job.logPath,
+      ...(logPartialReason ? { logPartialReason } : {}),
+      ...(input ? { input } : {}),
     };
   }
 
@@ -157,5 +180,24 @@ export class ExecRuntime {
     for (const job of finished) {
       if (job.pgid === undefined || !alive.has(job.pgid)) this.tracked.delete(job);
     }
+  }
+}
+
+/**
+ * Sends input, but never waits past the call's deadline for it: a child that does not read its stdin
+ * fills the pipe, and the write then stays pending until it reads.
+ */
+async function sendWithin(job: Job, input: JobInput, deadlineMono: number): Promise<InputOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const pending = new Promise<InputOutcome>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ input: input.kind, failure: "stdin write still pending: the job has not read its input yet (its stdin pipe is full)" }),
+      Math.max(0, deadlineMono - performance.now()),
+    );
+  });
+  try {
+    return await Promise.race([job.send(input), pending]);
+  } finally {
+    clearTimeout(timer);
   }
 }

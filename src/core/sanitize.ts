@@ -1,11 +1,12 @@
 /**
- * Terminal control stripping for text shown to the model or drawn in the UI. It works on decoded code
+ * Terminal control handling for text shown to the model or drawn in the UI. It works on decoded code
  * points, never on raw bytes: a byte-level filter would cut a UTF-8 character whose continuation byte
- * falls in the C1 range (0x80–0x9F). The raw bytes are left untouched elsewhere.
+ * falls in the C1 range (0x80–0x9F). The raw bytes stay untouched in the log.
  */
 
 const ESC = 0x1b;
 const BEL = 0x07;
+const CR = 0x0d;
 const TAB = 0x09;
 const LF = 0x0a;
 const C1_DCS = 0x90;
@@ -95,4 +96,106 @@ export function stripControlSequences(text: string): string {
     copyFrom = i;
   }
   return copyFrom === 0 ? text : out + text.slice(copyFrom);
+}
+
+/** Longest control sequence held back at the end of one read to be completed by the next. */
+const MAX_HELD_SEQUENCE = 4096;
+
+/** True when the sequence starting at `i` is cut off by the end of `text` (not malformed, not complete). */
+function reachesEndUnfinished(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  let bodyStart = i + 1;
+  let kind: "csi" | "osc" | "string" | "nf";
+  if (c === ESC) {
+    if (i + 1 >= text.length) return true;
+    const next = text.charCodeAt(i + 1);
+    bodyStart = i + 2;
+    if (next === 0x5b) kind = "csi";
+    else if (next === 0x5d) kind = "osc";
+    else if (next === 0x50 || next === 0x58 || next === 0x5e || next === 0x5f) kind = "string";
+    else if (next >= 0x20 && next <= 0x2f) kind = "nf";
+    else return false;
+  } else if (c === C1_CSI) kind = "csi";
+  else if (c === C1_OSC) kind = "osc";
+  else if (c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) kind = "string";
+  else return false;
+  if (kind === "osc" || kind === "string") return stringEnd(text, bodyStart, kind === "osc") === -1;
+  // CSI: parameters and intermediates (0x20–0x3F) up to the end; nF: intermediates (0x20–0x2F).
+  const max = kind === "csi" ? 0x3f : 0x2f;
+  for (let j = bodyStart; j < text.length; j++) {
+    const d = text.charCodeAt(j);
+    if (d < 0x20 || d > max) return false;
+  }
+  return true;
+}
+
+/**
+ * Where an unfinished control sequence starts at the very end of `text` (a lone ESC, a CSI still
+ * reading parameters, an OSC or DCS without its terminator), or -1. Output is read in chunks, so a
+ * colour code can be split between two reads; the caller holds the start back until the rest comes,
+ * instead of showing its parameters as text. Only the last {@link MAX_HELD_SEQUENCE} characters count.
+ */
+export function unfinishedSequenceStart(text: string): number {
+  for (let i = Math.max(0, text.length - MAX_HELD_SEQUENCE); i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c !== ESC && !(c >= C1_DCS && c <= C1_APC)) {
+      i++;
+      continue;
+    }
+    if (reachesEndUnfinished(text, i)) return i;
+    i += Math.max(1, sequenceLength(text, i));
+  }
+  return -1;
+}
+
+/** True for the erase-in-line sequences a progress bar uses: ESC[K, ESC[0K, ESC[1K, ESC[2K. */
+function eraseInLine(sequence: string): 0 | 1 | 2 | undefined {
+  const match = /^(?:\x1b\[|\u009b)([012]?)K$/.exec(sequence);
+  if (!match) return undefined;
+  return Number(match[1] || 0) as 0 | 1 | 2;
+}
+
+/**
+ * One line as a terminal would finally show it: CR returns to column 0 and later characters
+ * overwrite earlier ones; erase-in-line clears; every other control is dropped.
+ */
+function renderLine(line: string): string {
+  const cells: string[] = [];
+  let col = 0;
+  for (let i = 0; i < line.length; ) {
+    const c = line.charCodeAt(i);
+    if (c === CR) {
+      col = 0;
+      i++;
+      continue;
+    }
+    if (isControl(c)) {
+      const length = Math.max(1, sequenceLength(line, i));
+      const erase = eraseInLine(line.slice(i, i + length));
+      if (erase === 0) cells.length = Math.min(cells.length, col);
+      else if (erase === 2) cells.length = 0;
+      else if (erase === 1) for (let j = 0; j <= col && j < cells.length; j++) cells[j] = " ";
+      i += length;
+      continue;
+    }
+    const char = String.fromCodePoint(line.codePointAt(i)!);
+    while (cells.length < col) cells.push(" ");
+    cells[col++] = char;
+    i += char.length;
+  }
+  return cells.join("");
+}
+
+/**
+ * Text for the model: each line reduced to what a terminal would finally show (a progress bar
+ * redrawn a thousand times with CR becomes its last state; CRLF becomes LF), then every control
+ * sequence and control character except TAB and LF removed.
+ */
+export function renderTerminalText(text: string): string {
+  // Without a CR the cursor never moves back, so erasing and overwriting change nothing.
+  if (!text.includes("\r")) return stripControlSequences(text);
+  return text
+    .split("\n")
+    .map((line) => (line.includes("\r") ? renderLine(line) : stripControlSequences(line)))
+    .join("\n");
 }

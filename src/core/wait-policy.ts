@@ -25,6 +25,11 @@ export function execWindow(requested: number | undefined): Window {
   return clamp(requested ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS);
 }
 
+/** A `write_stdin` window when it carries input: default 250 ms, clamped to [250 ms, 30 s]. */
+export function inputWindow(requested: number | undefined): Window {
+  return clamp(requested ?? DEFAULT_WRITE_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS);
+}
+
 /**
  * The empty-poll cap: 290 s, or lower through the environment. Values below the 5 s floor are raised to
  * it; anything that is not a positive integer is ignored (a typo must not silently allow busy-polling).

@@ -1,14 +1,20 @@
 import { randomBytes } from "node:crypto";
-import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import {
+  type AgentToolResult,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  type TruncationResult,
+  truncateTail,
+} from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { joinRetained } from "../core/head-tail-buffer.ts";
 import type { JobReport } from "../core/runtime.ts";
-import { stripControlSequences } from "../core/sanitize.ts";
 
 /**
  * The only formatter of job results. One set of fields feeds the model's text (a `key: value` header,
  * `---`, then the output), the `structuredContent` that programmatic callers read, and the bounded
- * `details` the UI and the session file keep.
+ * `details` the UI and the session file keep. The output is capped like Pi's own bash tool (the last
+ * 50 KiB / 2 000 lines) with a footer that points at the full log.
  */
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
@@ -17,16 +23,20 @@ export const jobResultSchema = Type.Object({
   session_id: Type.Optional(Type.Integer({ description: "Present while the job runs: pass it to write_stdin." })),
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
   signal: Type.Optional(Type.String()),
-  failure_message: Type.Optional(Type.String()),
+  log_path: Type.String({ description: "Every byte the job printed, for the read tool." }),
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
   chunk_id: Type.String(),
-  original_token_count: Type.Integer(),
+  original_token_count: Type.Integer({ description: "ceil(bytes / 4) of this call's output before the cap." }),
   output_bytes_total: Type.Integer(),
   quiet_ms: Type.Integer(),
   omitted_bytes: Type.Optional(Type.Integer()),
   tty: Type.Boolean(),
-  output: Type.String(),
+  input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
+  failure_message: Type.Optional(Type.String()),
+  log_partial: Type.Optional(Type.Boolean()),
+  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
+  truncated: Type.Boolean(),
 });
 
 /** What `details` keeps of a job result: everything but the output, and the command bounded. */
@@ -38,12 +48,18 @@ export interface JobDetails {
   exit_code?: number | null;
   signal?: string;
   failure_message?: string;
+  log_path: string;
+  log_partial_reason?: string;
+  input?: "bytes" | "interrupt" | "eof";
   wall_time_seconds: number;
   output_bytes_total: number;
   quiet_ms: number;
+  omitted_bytes?: number;
   yield_time_ms: number;
   /** The window the model asked for, when it was clamped to `yield_time_ms`. */
   requested_yield_time_ms?: number;
+  /** How the output was capped, when it was. */
+  truncation?: Pick<TruncationResult, "truncatedBy" | "totalLines" | "totalBytes" | "outputLines" | "outputBytes">;
 }
 
 const DETAILS_COMMAND_CHARS = 1_000;
@@ -52,30 +68,43 @@ function bounded(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}…`;
 }
 
-/** Model-facing text of a report's output: decoded, control sequences stripped. */
-function outputText(report: JobReport): string {
-  return stripControlSequences(joinRetained(report.output).toString("utf8"));
+/** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */
+function capFooter(truncation: TruncationResult, text: string, logPath: string): string {
+  const endLine = truncation.totalLines;
+  const startLine = endLine - truncation.outputLines + 1;
+  if (truncation.lastLinePartial) {
+    const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
+    return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
+  }
+  if (truncation.truncatedBy === "lines") return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
+  return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
 }
 
 export function jobResult(report: JobReport): AgentToolResult<JobDetails> {
-  const output = outputText(report);
   const exit = report.exit;
+  const truncation = truncateTail(report.text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+  const shown = truncation.truncated ? `${truncation.content}\n\n${capFooter(truncation, report.text, report.logPath)}` : report.text;
+  const failures = [report.input?.failure, exit?.failure].filter((failure): failure is string => failure !== undefined);
   const wallSeconds = Math.round(report.wallMs) / 1000;
+
   // Header fields in the order the model reads them; optional ones appear only when they apply.
   const fields = {
     ...(report.sessionId !== undefined ? { session_id: report.sessionId } : {}),
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(exit?.signal ? { signal: exit.signal } : {}),
+    log_path: report.logPath,
     cwd: report.cwd,
     wall_time_seconds: wallSeconds,
     chunk_id: randomBytes(3).toString("hex"),
-    // Codex's estimate of 4 bytes per token, over the untruncated output of this call.
-    original_token_count: Math.ceil(Buffer.byteLength(output) / 4),
+    // Codex's estimate of 4 bytes per token, over this call's output before the cap.
+    original_token_count: Math.ceil(Buffer.byteLength(report.text) / 4),
     output_bytes_total: report.outputBytesTotal,
     quiet_ms: report.quietMs,
-    ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
+    ...(report.omittedBytes > 0 ? { omitted_bytes: report.omittedBytes } : {}),
     tty: false,
-    ...(exit?.failure ? { failure_message: exit.failure } : {}),
+    ...(report.input ? { input: report.input.input } : {}),
+    ...(failures.length ? { failure_message: failures.join("; ") } : {}),
+    ...(report.logPartialReason ? { log_partial: true } : {}),
   };
   const status = exit ? ("exited" as const) : ("running" as const);
   const header = [exit ? "[exited]" : "[still running]"];
@@ -89,16 +118,31 @@ export function jobResult(report: JobReport): AgentToolResult<JobDetails> {
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(fields.signal ? { signal: fields.signal } : {}),
     ...(fields.failure_message ? { failure_message: fields.failure_message } : {}),
+    log_path: report.logPath,
+    ...(report.logPartialReason ? { log_partial_reason: report.logPartialReason } : {}),
+    ...(fields.input ? { input: fields.input } : {}),
     wall_time_seconds: wallSeconds,
     output_bytes_total: report.outputBytesTotal,
     quiet_ms: report.quietMs,
+    ...(fields.omitted_bytes ? { omitted_bytes: fields.omitted_bytes } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
+    ...(truncation.truncated
+      ? {
+          truncation: {
+            truncatedBy: truncation.truncatedBy,
+            totalLines: truncation.totalLines,
+            totalBytes: truncation.totalBytes,
+            outputLines: truncation.outputLines,
+            outputBytes: truncation.outputBytes,
+          },
+        }
+      : {}),
   };
 
   return {
-    content: [{ type: "text", text: `${header.join("\n")}\n---\n${output}` }],
+    content: [{ type: "text", text: `${header.join("\n")}\n---\n${shown}` }],
     details,
-    structuredContent: { status, ...fields, output },
+    structuredContent: { status, ...fields, output: truncation.content, truncated: truncation.truncated },
   };
 }

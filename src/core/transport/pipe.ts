@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { signalGroup } from "../process-group.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
@@ -11,6 +11,9 @@ export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;
   readonly pid: number | undefined;
   readonly pgid: number | undefined;
+  private readonly child: ChildProcessWithoutNullStreams;
+  /** Why stdin can no longer be written, once that is known. */
+  private inputClosed: string | undefined;
 
   constructor(spec: SpawnSpec, events: TransportEvents) {
     const child = spawn(spec.file, [...spec.args], {
@@ -20,6 +23,7 @@ export class PipeTransport implements Transport {
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
     });
+    this.child = child;
     this.pid = child.pid;
     this.pgid = child.pid;
 
@@ -31,6 +35,11 @@ export class PipeTransport implements Transport {
     };
     child.stdout.on("data", (chunk: Buffer) => events.data(chunk));
     child.stderr.on("data", (chunk: Buffer) => events.data(chunk));
+    // A child that closes its stdin makes the next write fail with EPIPE. Unhandled, that 'error' event
+    // would crash the whole Pi process; the failed write reports it instead.
+    child.stdin.on("error", (error) => {
+      this.inputClosed ??= error.message;
+    });
     child.on("error", (error) => reportExit({ code: null, signal: null, error }));
     child.on("exit", (code, signal) => reportExit({ code, signal }));
     // 'close' comes after 'exit' once stdout and stderr have ended (also after a failed spawn).
@@ -40,5 +49,31 @@ export class PipeTransport implements Transport {
   signal(signal: NodeJS.Signals): boolean {
     if (this.pgid === undefined) return false;
     return signalGroup(this.pgid, signal);
+  }
+
+  write(bytes: Buffer): Promise<void> {
+    if (this.inputClosed) return Promise.reject(new Error(this.inputClosed));
+    return new Promise((resolve, reject) => {
+      this.child.stdin.write(bytes, (error) => {
+        if (!error) return resolve();
+        this.inputClosed ??= error.message;
+        reject(error);
+      });
+    });
+  }
+
+  closeInput(): void {
+    this.inputClosed ??= "stdin was closed (EOF was sent)";
+    this.child.stdin.end();
+  }
+
+  pause(): void {
+    this.child.stdout.pause();
+    this.child.stderr.pause();
+  }
+
+  resume(): void {
+    this.child.stdout.resume();
+    this.child.stderr.resume();
   }
 }

@@ -32,4 +32,11 @@ export interface Transport {
   readonly pgid: number | undefined;
   /** Signals the whole process group. False when the group is already empty. */
   signal(signal: NodeJS.Signals): boolean;
+  /** Writes to the child's stdin; resolves once handed to the OS, rejects with why it could not be. */
+  write(bytes: Buffer): Promise<void>;
+  /** Closes the child's stdin: the child reads EOF. */
+  closeInput(): void;
+  /** Stops reading output (the child blocks once the pipe is full) until `resume`. */
+  pause(): void;
+  resume(): void;
 }

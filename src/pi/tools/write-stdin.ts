@@ -1,7 +1,8 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_EMPTY_POLL_MS, MIN_EMPTY_POLL_MS } from "../../core/constants.ts";
-import { emptyPollWindow } from "../../core/wait-policy.ts";
+import { MAX_EMPTY_POLL_MS, MAX_YIELD_MS, MIN_EMPTY_POLL_MS, MIN_YIELD_MS } from "../../core/constants.ts";
+import { parseInput } from "../../core/input.ts";
+import { emptyPollWindow, inputWindow } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
 import { type JobDetails, jobResult, jobResultSchema } from "../result.ts";
 import type { RuntimeSlot } from "../runtime-slot.ts";
@@ -9,10 +10,20 @@ import type { RuntimeSlot } from "../runtime-slot.ts";
 export const writeStdinParameters = Type.Object(
   {
     session_id: Type.Integer({ minimum: 1, description: "The session_id an earlier exec_command returned." }),
+    chars: Type.Optional(
+      Type.String({
+        description:
+          "Text to write to the job's stdin, with C-style escapes: \\n \\r \\t \\e \\xHH (one raw byte) \\uHHHH \\u{H…} \\\\. " +
+          'Empty: just poll. Exactly "\\x03" interrupts the job (SIGINT); exactly "\\x04" closes its stdin (EOF).',
+      }),
+    ),
+    chars_b64: Type.Optional(Type.String({ description: "Raw bytes to write, base64-encoded (binary-safe). Not together with chars." })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
-        description: `How long to wait for the job (clamped to ${MIN_EMPTY_POLL_MS}–${MAX_EMPTY_POLL_MS}; more is refused). Returns earlier only if the job exits.`,
+        description:
+          `How long to stay attached. With input: default 250, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
+          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${MAX_EMPTY_POLL_MS}; more is refused. Returns earlier only if the job exits.`,
       }),
     ),
   },
@@ -24,16 +35,17 @@ export function writeStdinTool(slot: RuntimeSlot): ToolDefinition<typeof writeSt
     name: "write_stdin",
     label: "write_stdin",
     description:
-      "Polls a job started by exec_command: waits up to yield_time_ms for it to exit, then returns the output that arrived " +
-      "since the previous call and, once the job has exited, its exit_code. An exit is reported once; after that the " +
-      "session_id is unknown.",
-    promptSnippet: "write_stdin: poll a running job by session_id for new output and its exit",
+      "Writes to a job started by exec_command, or polls it when chars is empty. Stays attached up to yield_time_ms, then " +
+      "returns the output that arrived since the previous call and, once the job has exited, its exit_code. An exit is " +
+      "reported once; after that the session_id is unknown.",
+    promptSnippet: "write_stdin: send input to a running job, or poll it, by session_id",
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
     async execute(_toolCallId, params, signal) {
-      const window = emptyPollWindow(params.yield_time_ms, process.env);
-      return jobResult(await slot.current().poll(params.session_id, window, signal));
+      const input = parseInput(params.chars, params.chars_b64);
+      const window = input ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env);
+      return jobResult(await slot.current().interact(params.session_id, input, window, signal));
     },
   };
 }

@@ -1,24 +1,29 @@
 import assert from "node:assert/strict";
+import { readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
-import { joinRetained } from "../../../src/core/head-tail-buffer.ts";
+import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
+import { LogDirectory } from "../../../src/core/job-log.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
 import { resolveShell } from "../../../src/core/shell.ts";
 import { waitForExit } from "../../../src/core/wait.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const bash = resolveShell("bash", process.env.PATH);
+const logs = new LogDirectory();
 let nextId = 1;
 const started: Job[] = [];
 
 function start(command: string): Job {
-  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env: process.env });
+  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env: process.env, logs });
   started.push(job);
   return job;
 }
 
 const untilExit = (job: Job, timeoutMs = 10_000) => waitForExit(job, performance.now() + timeoutMs);
-const text = (job: Job) => joinRetained(job.takeOutput()).toString();
+const text = (job: Job) => job.takeOutput().text;
 
 after(() => {
   for (const job of started) if (job.pgid && aliveGroups([job.pgid]).length) job.signal("SIGKILL");
@@ -92,7 +97,7 @@ describe("Job over pipes", () => {
   });
 
   it("reports a failed spawn as an exit with a failure message", async () => {
-    const job = new Job({ id: nextId++, command: "true", file: "/nonexistent/shell", args: ["-c", "true"], cwd: process.cwd(), env: process.env });
+    const job = new Job({ id: nextId++, command: "true", file: "/nonexistent/shell", args: ["-c", "true"], cwd: process.cwd(), env: process.env, logs });
     assert.equal(await untilExit(job), "exited");
     assert.equal(job.exit?.exitCode, null);
     assert.match(job.exit?.failure ?? "", /could not start \/nonexistent\/shell in .*ENOENT/);
@@ -135,5 +140,89 @@ describe("waitForExit", () => {
     const controller = new AbortController();
     controller.abort();
     assert.equal(await waitForExit(job, performance.now() - 1, controller.signal), "exited");
+  });
+});
+
+describe("Job input", () => {
+  it("writes bytes to stdin exactly (cat echoes them)", async () => {
+    const job = start("cat");
+    assert.deepEqual(await job.send({ kind: "bytes", bytes: Buffer.from("hello\n") }), { input: "bytes" });
+    await waitFor(() => job.outputBytesTotal === 6, "the echo");
+    assert.equal(text(job), "hello\n");
+    job.signal("SIGKILL");
+    await untilExit(job);
+  });
+
+  it("delivers binary bytes, NUL and 0xFF included", async () => {
+    const job = start("od -An -tx1 -v");
+    await job.send({ kind: "bytes", bytes: Buffer.from([0x00, 0xff, 0x0a, 0x1b, 0x80]) });
+    await job.send({ kind: "eof" });
+    await untilExit(job);
+    assert.equal(text(job).trim(), "00 ff 0a 1b 80");
+  });
+
+  it("closes stdin on EOF, and a later write says so", async () => {
+    const job = start("cat; echo eof-seen");
+    await job.send({ kind: "bytes", bytes: Buffer.from("line\n") });
+    assert.deepEqual(await job.send({ kind: "eof" }), { input: "eof" });
+    await untilExit(job);
+    assert.equal(text(job), "line\neof-seen\n");
+    assert.match((await job.send({ kind: "bytes", bytes: Buffer.from("late") })).failure ?? "", /the job has already exited/);
+  });
+
+  it("interrupts the process group on Ctrl-C", async () => {
+    const job = start("trap 'echo interrupted; exit 7' INT; echo ready; while :; do sleep 0.05; done");
+    await waitFor(() => job.outputBytesTotal > 0, "ready");
+    assert.deepEqual(await job.send({ kind: "interrupt" }), { input: "interrupt" });
+    await untilExit(job);
+    assert.equal(job.exit?.exitCode, 7);
+    assert.equal(text(job), "ready\ninterrupted\n");
+  });
+
+  it("reports a write to a child that closed its stdin, without crashing, and keeps the job", async () => {
+    const job = start("exec 0<&-; echo closed; sleep 5");
+    await waitFor(() => job.outputBytesTotal > 0, "the child to close stdin");
+    const first = await job.send({ kind: "bytes", bytes: Buffer.from("anyone?\n") });
+    assert.match(first.failure ?? "", /^stdin write failed: .*EPIPE/);
+    const second = await job.send({ kind: "bytes", bytes: Buffer.from("again\n") });
+    assert.match(second.failure ?? "", /^stdin write failed: /);
+    assert.equal(job.status, "running");
+    job.signal("SIGKILL");
+    await untilExit(job);
+  });
+});
+
+describe("Job log", () => {
+  it("mirrors every byte to the log, complete when the exit is reported", async () => {
+    const job = start("seq 1 300000; echo done >&2");
+    await untilExit(job);
+    const expected = `${Array.from({ length: 300_000 }, (_, i) => i + 1).join("\n")}\ndone\n`;
+    assert.equal(job.outputBytesTotal, Buffer.byteLength(expected));
+    assert.equal(readFileSync(job.logPath, "utf8"), expected);
+    assert.equal(statSync(job.logPath).mode & 0o777, 0o600);
+  });
+
+  it("pauses the child while the disk is behind: pending log bytes stay bounded and none are lost", async () => {
+    let maxPending = 0;
+    let written = 0;
+    const slowDisk = new LogDirectory(tmpdir(), () => {
+      const stream = new Writable({
+        highWaterMark: LOG_PENDING_BYTES,
+        write(chunk: Buffer, _encoding, callback) {
+          maxPending = Math.max(maxPending, stream.writableLength);
+          setTimeout(() => {
+            written += chunk.length;
+            callback();
+          }, 4);
+        },
+      });
+      return stream;
+    });
+    const job = new Job({ id: nextId++, command: "flood", file: bash.path, args: ["-c", "head -c 8000000 /dev/zero"], cwd: process.cwd(), env: process.env, logs: slowDisk });
+    started.push(job);
+    assert.equal(await untilExit(job, 60_000), "exited");
+    assert.equal(written, 8_000_000, "every byte reached the log before the exit was reported");
+    assert.equal(job.outputBytesTotal, 8_000_000);
+    assert.ok(maxPending <= LOG_PENDING_BYTES + 256 * 1024, `at most ~1 MiB pending, saw ${maxPending}`);
   });
 });

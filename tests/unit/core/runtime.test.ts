@@ -4,14 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ExecRequestError, UnknownSessionError } from "../../../src/core/errors.ts";
-import { joinRetained } from "../../../src/core/head-tail-buffer.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime, type JobReport } from "../../../src/core/runtime.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const request = (cmd: string, yieldMs = 2_000, extra: { workdir?: string; shell?: string } = {}) =>
   prepareExec({ cmd, yield_time_ms: yieldMs, ...extra }, process.cwd(), process.env);
-const output = (report: JobReport) => joinRetained(report.output).toString();
+const output = (report: JobReport) => report.text;
 const poll = { ms: 10_000 };
 
 describe("ExecRuntime", () => {
@@ -33,12 +32,12 @@ describe("ExecRuntime", () => {
     assert.equal(first.exit, undefined);
     assert.equal(output(first), "start\n");
     assert.ok(first.wallMs >= 240 && first.wallMs < 2_000, `wall ${first.wallMs}`);
-    const second = await runtime.poll(first.sessionId!, poll);
+    const second = await runtime.interact(first.sessionId!, undefined, poll);
     assert.equal(second.exit?.exitCode, 0);
     assert.equal(output(second), "end\n");
     assert.equal(second.outputBytesTotal, 10);
     assert.ok(second.wallMs < 5_000, "the poll returned at the exit, not at its deadline");
-    await assert.rejects(runtime.poll(first.sessionId!, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(first.sessionId!, undefined, poll), UnknownSessionError);
     await runtime.shutdown();
   });
 
@@ -47,7 +46,7 @@ describe("ExecRuntime", () => {
     const first = await runtime.exec(request("sleep 0.4; echo done", 250));
     await waitFor(() => runtime.jobs().every((job) => job.exit !== undefined), "the job to exit");
     const t0 = performance.now();
-    const second = await runtime.poll(first.sessionId!, poll);
+    const second = await runtime.interact(first.sessionId!, undefined, poll);
     assert.ok(performance.now() - t0 < 200);
     assert.equal(second.exit?.exitCode, 0);
     assert.equal(output(second), "done\n");
@@ -60,7 +59,7 @@ describe("ExecRuntime", () => {
     assert.equal(quick.jobId, 1);
     const slow = await runtime.exec(request("sleep 5", 250));
     assert.equal(slow.sessionId, 2);
-    await assert.rejects(runtime.poll(1, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(1, undefined, poll), UnknownSessionError);
     await runtime.shutdown();
   });
 

@@ -16,7 +16,7 @@ describe("raw argument checks", () => {
 
   it("names unknown fields and lists the accepted ones", () => {
     assert.throws(() => exec({ cmd: "ls", bogus: 1, other: 2 }), /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, yield_time_ms\./);
-    assert.throws(() => poll({ session_id: 1, chars: "x" }), /write_stdin: unknown field "chars"\. Accepted fields: session_id, yield_time_ms\./);
+    assert.throws(() => poll({ session_id: 1, input: "x" }), /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, yield_time_ms\./);
   });
 
   it("checks raw types before any coercion", () => {

@@ -74,6 +74,31 @@ describe("ExecRuntime", () => {
     await runtime.shutdown();
   });
 
+  it("reports a spawn that fails asynchronously (shell gone, workdir gone) as a failure, never an empty success", async () => {
+    const runtime = new ExecRuntime();
+    const vanishedShell = { ...request("true"), shell: { name: "bash" as const, path: "/nonexistent/bash" } };
+    const noShell = await runtime.exec(vanishedShell);
+    assert.equal(noShell.exit?.exitCode, null);
+    assert.match(noShell.exit?.failure ?? "", /could not start \/nonexistent\/bash in .*ENOENT/);
+    const vanishedDir = { ...request("true"), cwd: "/nonexistent/dir" };
+    const noDir = await runtime.exec(vanishedDir);
+    assert.match(noDir.exit?.failure ?? "", /could not start .* in \/nonexistent\/dir: .*ENOENT/);
+    await runtime.shutdown();
+  });
+
+  it("writes input and attaches for the input window", async () => {
+    const runtime = new ExecRuntime();
+    const started = await runtime.exec(request("head -n 1; sleep 0.3", 250));
+    const t0 = performance.now();
+    const echoed = await runtime.interact(started.sessionId!, { kind: "bytes", bytes: Buffer.from("hi\n") }, { ms: 250 });
+    assert.ok(performance.now() - t0 < 2_000);
+    assert.equal(echoed.text, "hi\n");
+    assert.deepEqual(echoed.input, { input: "bytes" });
+    const done = await runtime.interact(started.sessionId!, undefined, poll);
+    assert.equal(done.exit?.exitCode, 0);
+    await runtime.shutdown();
+  });
+
   it("reports the exit of `sleep 3 & exit 0` at once", async () => {
     const runtime = new ExecRuntime();
     const report = await runtime.exec(request("sleep 3 & exit 0", 10_000));

@@ -3,6 +3,7 @@
  * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { hostShellSettings } from "./pi/host-settings.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
 import { RuntimeSlot } from "./pi/runtime-slot.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
@@ -10,7 +11,7 @@ import { writeStdinTool } from "./pi/tools/write-stdin.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
   const runtime = new RuntimeSlot();
-  pi.registerTool(execCommandTool(runtime));
+  pi.registerTool(execCommandTool(runtime, () => hostShellSettings(pi)));
   pi.registerTool(writeStdinTool(runtime));
   registerLifecycle(pi, runtime);
 }

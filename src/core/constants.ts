@@ -55,6 +55,21 @@ export const LOG_PENDING_BYTES = 1024 * 1024;
  */
 export const LOG_FLUSH_ON_EXIT_MS = 5_000;
 
+/**
+ * PTY size when the model gives none. Wider than the classic 80×24 Codex uses, so tables and
+ * progress bars are not wrapped into noise; clamps keep a typo from allocating an absurd screen.
+ */
+export const DEFAULT_COLS = 120;
+export const DEFAULT_ROWS = 30;
+export const MIN_COLS = 20;
+export const MAX_COLS = 500;
+export const MIN_ROWS = 5;
+export const MAX_ROWS = 300;
+
+/** The optional native module behind `tty: true`; `PI_UNIFIED_EXEC_PTY_MODULE` may name a compatible one. */
+export const PTY_MODULE = "@homebridge/node-pty-prebuilt-multiarch";
+export const PTY_MODULE_ENV = "PI_UNIFIED_EXEC_PTY_MODULE";
+
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;
 

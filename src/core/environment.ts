@@ -1,15 +1,36 @@
+import { delimiter } from "node:path";
+
+export interface EnvironmentOptions {
+  /** The job runs on a PTY rather than pipes. */
+  tty: boolean;
+  /** A directory to put first on PATH (Pi's `<agentDir>/bin`, where it keeps tools such as rg and fd). */
+  binDir?: string;
+}
+
 /**
  * The environment a job runs with: the host's, plus what keeps a command from waiting on a human
  * nobody is there to be. A command can still set its own (`PAGER=less git log`).
  */
-export function jobEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return {
+export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
     ...base,
-    // A pager would wait for a keypress that never comes: `git log` would hang a build forever.
+    // A pager would wait for a keypress nobody sends: `git log` would hang a build forever.
     PAGER: "cat",
     GIT_PAGER: "cat",
     GH_PAGER: "cat",
-    // Without a terminal no editor can work; `git commit` / `git rebase -i` would otherwise block.
-    GIT_EDITOR: ":",
   };
+  if (options.tty) {
+    // What the PTY emulates; programs pick their escape sequences from it.
+    env.TERM = "xterm-256color";
+  } else {
+    // Without a terminal no editor can work; `git commit` or `git rebase -i` would block. (On a PTY
+    // the model can drive an editor, so the user's stays.)
+    env.GIT_EDITOR = ":";
+  }
+  if (options.binDir) {
+    const pathKey = Object.keys(env).find((key) => key.toLowerCase() === "path") ?? "PATH";
+    const entries = (env[pathKey] ?? "").split(delimiter).filter(Boolean);
+    if (!entries.includes(options.binDir)) env[pathKey] = [options.binDir, ...entries].join(delimiter);
+  }
+  return env;
 }

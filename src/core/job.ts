@@ -4,8 +4,10 @@ import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import type { JobInput } from "./input.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { OutputDecoder } from "./output-decoder.ts";
+import type { TerminalSize } from "./terminal-size.ts";
 import { PipeTransport } from "./transport/pipe.ts";
-import type { LeaderExit, SpawnSpec, Transport } from "./transport/types.ts";
+import { loadPtyModule, PtyTransport } from "./transport/pty.ts";
+import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./transport/types.ts";
 
 export type JobStatus = "running" | "exited";
 
@@ -14,6 +16,8 @@ export interface JobSpec extends SpawnSpec {
   /** The command as the model wrote it (for reports; the transport runs `file args`). */
   command: string;
   logs: LogDirectory;
+  /** Run on a PTY of this size; pipes when absent. */
+  terminal?: TerminalSize;
 }
 
 /** Final state of a job, fixed once the exit is known and the output drained. */
@@ -53,6 +57,7 @@ export class Job {
   /** Monotonic start (performance.now()), for every duration. */
   readonly startedMono = performance.now();
   private readonly transport: Transport;
+  private size: { cols: number; rows: number } | undefined;
   private readonly log: JobLog;
   private readonly output = new HeadTailBuffer();
   private readonly decoder = new OutputDecoder();
@@ -72,7 +77,7 @@ export class Job {
     this.command = spec.command;
     this.cwd = spec.cwd;
     this.log = spec.logs.open(spec.id, () => this.resumeAfterLog());
-    this.transport = new PipeTransport(spec, {
+    const events: TransportEvents = {
       data: (chunk) => this.onData(chunk),
       exit: (exit) => {
         this.leaderExit = exit;
@@ -86,7 +91,23 @@ export class Job {
         this.log.close();
         if (this.leaderExit) void this.finish();
       },
-    });
+    };
+    if (spec.terminal) {
+      this.size = { cols: spec.terminal.cols, rows: spec.terminal.rows };
+      this.transport = new PtyTransport({ ...spec, ...this.size }, events, loadPtyModule(spec.env));
+    } else {
+      this.transport = new PipeTransport(spec, events);
+    }
+  }
+
+  /** True for a job on a PTY. */
+  get tty(): boolean {
+    return this.transport.kind === "pty";
+  }
+
+  /** The PTY's current size; undefined on pipes. */
+  get terminalSize(): { cols: number; rows: number } | undefined {
+    return this.size && { ...this.size };
   }
 
   get status(): JobStatus {
@@ -138,20 +159,34 @@ export class Job {
   }
 
   /**
-   * Sends input: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF. Never throws:
-   * a child that closed its stdin, or a job already gone, is reported as a failure of the write.
+   * Sends input. On pipes: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF. On a
+   * PTY every byte goes to the terminal, whose line discipline gives Ctrl-C and Ctrl-D their meaning
+   * (or passes them on, to a program in raw mode). Never throws: a child that closed its stdin, or a
+   * job already gone, is reported as a failure of the write.
    */
   async send(input: JobInput): Promise<InputOutcome> {
-    const kind = input.kind;
+    const kind = this.tty ? "bytes" : input.kind;
     if (this.final) return { input: kind, failure: "stdin write failed: the job has already exited" };
     try {
-      if (kind === "interrupt") this.transport.signal("SIGINT");
-      else if (kind === "eof") this.transport.closeInput();
-      else await this.transport.write(input.bytes);
+      if (this.tty || input.kind === "bytes") await this.transport.write(inputBytes(input));
+      else if (input.kind === "interrupt") this.transport.signal("SIGINT");
+      else this.transport.closeInput();
       return { input: kind };
     } catch (error) {
       return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
     }
+  }
+
+  /** Resizes the job's PTY (the child gets SIGWINCH). Only for PTY jobs; the caller checks. */
+  resize(size: { cols: number; rows: number }): void {
+    if (!this.transport.resize) throw new Error(`job ${this.id} has no terminal to resize`);
+    this.transport.resize(size.cols, size.rows);
+    this.size = { cols: size.cols, rows: size.rows };
+  }
+
+  /** Every process group a signal to this job must reach (for a PTY, also the terminal's foreground group). */
+  groups(): number[] {
+    return this.final ? this.transport.groups().slice(0, 1) : this.transport.groups();
   }
 
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
@@ -217,4 +252,10 @@ export class Job {
     this.exitListeners.clear();
     for (const listener of listeners) listener();
   }
+}
+
+/** The bytes a terminal receives for an input: Ctrl-C and Ctrl-D are just 0x03 and 0x04 there. */
+function inputBytes(input: JobInput): Buffer {
+  if (input.kind === "bytes") return input.bytes;
+  return Buffer.of(input.kind === "interrupt" ? 0x03 : 0x04);
 }

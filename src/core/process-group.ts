@@ -1,20 +1,51 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { win32 } from "node:path";
 
 /**
- * POSIX process-group probes and signals. A pipe job's leader starts its own group (setsid), so its
- * pgid is its pid and the group outlives the leader while any descendant stays in it.
+ * Process-group probes and signals. A pipe job's leader starts its own group (setsid), and a PTY
+ * job's shell leads its own session, so the group id is the leader's pid and the group outlives the
+ * leader while any descendant stays in it. Windows has no groups: a kill there ends the process tree
+ * with `taskkill /T /F`.
  */
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
+/** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
+function procStat(pid: string | number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses, so parse after the last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** `taskkill` by absolute path (a bare name could be found in the job's workdir first). */
+export function taskkillCommand(pid: number, env: NodeJS.ProcessEnv = process.env): { file: string; args: string[] } {
+  const systemRoot = env.SystemRoot ?? env.SYSTEMROOT ?? "C:\\Windows";
+  return { file: win32.join(systemRoot, "System32", "taskkill.exe"), args: ["/PID", String(pid), "/T", "/F"] };
+}
+
+function killWindowsTree(pid: number): boolean {
+  const { file, args } = taskkillCommand(pid);
+  const result = spawnSync(file, args, { windowsHide: true, encoding: "utf8", timeout: 10_000 });
+  if (result.error) throw result.error;
+  if (result.status === 0) return true;
+  if (result.status === 128) return false; // no such process: already gone
+  throw new Error(`taskkill exited with ${result.status}: ${(result.stderr || result.stdout).trim()}`);
+}
+
 /**
- * Sends `signal` to every member of the group. Returns false when the group has no members left
- * (ESRCH); any other failure (EPERM, an invalid signal) is thrown, because it means the job could not
- * be reached and the caller must say so.
+ * Sends `signal` to every member of the group (on Windows: ends the process tree, whatever the
+ * signal). Returns false when the group has no members left; any other failure (EPERM, an invalid
+ * signal) is thrown, because it means the job could not be reached and the caller must say so.
  */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+export function signalGroup(pgid: number, signal: NodeJS.Signals, platform: NodeJS.Platform = process.platform): boolean {
+  if (platform === "win32") return killWindowsTree(pgid);
   try {
     process.kill(-pgid, signal);
     return true;
@@ -27,7 +58,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
 /** True when `kill(-pgid, 0)` finds members. EPERM means members exist that we may not signal. */
 function groupHasMembers(pgid: number): boolean {
   try {
-    process.kill(-pgid, 0);
+    process.kill(process.platform === "win32" ? pgid : -pgid, 0);
     return true;
   } catch (error) {
     return errnoCode(error) !== "ESRCH";
@@ -36,9 +67,9 @@ function groupHasMembers(pgid: number): boolean {
 
 /**
  * Process groups that have at least one member that is not a zombie, read from /proc in one pass, or
- * undefined where there is no /proc (macOS). Needed because `kill(-pgid, 0)` also counts zombies: an
- * orphaned descendant that died is reparented to PID 1, and where PID 1 does not reap (some container
- * and VM inits) the zombie stays forever and would make a finished group look alive.
+ * undefined where there is no /proc (macOS, Windows). Needed because `kill(-pgid, 0)` also counts
+ * zombies: an orphaned descendant that died is reparented to PID 1, and where PID 1 does not reap
+ * (some container and VM inits) the zombie stays forever and would make a finished group look alive.
  */
 function groupsWithLivingMembers(): Set<number> | undefined {
   let entries: string[];
@@ -50,15 +81,8 @@ function groupsWithLivingMembers(): Set<number> | undefined {
   const living = new Set<number>();
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // the process ended while we looked
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] !== "Z" && fields[0] !== "X") living.add(Number(fields[2]));
+    const fields = procStat(entry); // undefined when the process ended while we looked
+    if (fields && fields[0] !== "Z" && fields[0] !== "X") living.add(Number(fields[2]));
   }
   return living;
 }
@@ -69,6 +93,23 @@ export function aliveGroups(pgids: readonly number[]): number[] {
   if (candidates.length === 0) return candidates;
   const living = groupsWithLivingMembers();
   return living ? candidates.filter((pgid) => living.has(pgid)) : candidates;
+}
+
+/**
+ * The foreground process group of the terminal `pid` controls (a PTY job's shell), or undefined.
+ * A shell with job control moves a running program into its own group; Ctrl-C and a kill must reach
+ * that group too, not only the shell's.
+ */
+export function foregroundGroup(pid: number): number | undefined {
+  const fields = procStat(pid);
+  let tpgid: number;
+  if (fields) tpgid = Number(fields[5]);
+  else if (process.platform === "win32") return undefined;
+  else {
+    const ps = spawnSync("ps", ["-o", "tpgid=", "-p", String(pid)], { encoding: "utf8", timeout: 5_000 });
+    tpgid = Number(ps.stdout?.trim());
+  }
+  return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
 }
 
 /**

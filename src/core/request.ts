@@ -1,7 +1,10 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError } from "./errors.ts";
-import { DEFAULT_SHELL, resolveShell, type ResolvedShell } from "./shell.ts";
+import { currentShellHost, DEFAULT_SHELL, type ResolvedShell, resolveShell, type ShellHost, type ShellInvocation, shellInvocation } from "./shell.ts";
+import { type TerminalSize, terminalSize } from "./terminal-size.ts";
+import { loadPtyModule } from "./transport/pty.ts";
 import { execWindow, type Window } from "./wait-policy.ts";
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
@@ -9,44 +12,79 @@ export interface ExecParams {
   cmd: string;
   workdir?: string;
   shell?: string;
+  tty?: boolean;
+  cols?: number;
+  rows?: number;
   yield_time_ms?: number;
+}
+
+/** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
+export interface HostShellSettings {
+  /** Pi's `shellPath` setting: the bash to use. */
+  bashPath?: string;
+  /** Pi's `shellCommandPrefix` setting: a line run before every bash command (aliases, shopt). */
+  commandPrefix?: string;
+  /** Pi's `<agentDir>/bin`, put first on PATH. */
+  binDir?: string;
 }
 
 /** A request the runtime can spawn without further checks. */
 export interface ExecRequest {
+  /** The command as the model wrote it. */
   command: string;
   /** Absolute, existing directory. */
   cwd: string;
   shell: ResolvedShell;
-  window: Window;
+  /** The shell's arguments, with Pi's command prefix applied for bash. */
+  invocation: ShellInvocation;
+  /** The job's whole environment. */
   env: NodeJS.ProcessEnv;
+  /** PTY size for `tty: true`; pipes when absent. */
+  terminal?: TerminalSize;
+  window: Window;
 }
 
-/**
- * Checks and resolves everything about a command before it is spawned, so a bad request fails with a
- * clear message and leaves nothing behind: the command is not blank, the workdir exists and is a
- * directory (relative paths resolve against the turn's cwd), the shell is supported and found.
- */
-export function prepareExec(params: ExecParams, turnCwd: string, env: NodeJS.ProcessEnv): ExecRequest {
-  if (params.cmd.trim() === "") throw new ExecRequestError("cmd is empty: give the shell command to run.");
-  // The OS passes arguments as C strings; Node would refuse the spawn with a less helpful message.
-  if (params.cmd.includes("\0")) throw new ExecRequestError("cmd contains a NUL character, which no shell command can carry.");
-  const cwd = resolve(turnCwd, params.workdir ?? ".");
+function existingDirectory(turnCwd: string, workdir: string | undefined): string {
+  const cwd = resolve(turnCwd, workdir ?? ".");
   let isDirectory: boolean;
   try {
     isDirectory = statSync(cwd).isDirectory();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ExecRequestError(
-      code === "ENOENT" ? `workdir does not exist: ${cwd}` : `workdir cannot be used: ${cwd} (${(error as Error).message})`,
-    );
+    throw new ExecRequestError(code === "ENOENT" ? `workdir does not exist: ${cwd}` : `workdir cannot be used: ${cwd} (${(error as Error).message})`);
   }
   if (!isDirectory) throw new ExecRequestError(`workdir is not a directory: ${cwd}`);
+  return cwd;
+}
+
+/**
+ * Checks and resolves everything about a command before it is spawned, so a bad request fails with a
+ * clear message and leaves nothing behind: the command is not blank, the workdir exists and is a
+ * directory (relative paths resolve against the turn's cwd), the shell is supported and found, and
+ * for `tty: true` the PTY module loads.
+ */
+export function prepareExec(
+  params: ExecParams,
+  turnCwd: string,
+  env: NodeJS.ProcessEnv,
+  settings: HostShellSettings = {},
+  shellHost: ShellHost = currentShellHost(env),
+): ExecRequest {
+  if (params.cmd.trim() === "") throw new ExecRequestError("cmd is empty: give the shell command to run.");
+  // The OS passes arguments as C strings; Node would refuse the spawn with a less helpful message.
+  if (params.cmd.includes("\0")) throw new ExecRequestError("cmd contains a NUL character, which no shell command can carry.");
+  const cwd = existingDirectory(turnCwd, params.workdir);
+  const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
+  const tty = params.tty === true;
+  if (tty) loadPtyModule(env);
+  const script = shell.name === "bash" && settings.commandPrefix ? `${settings.commandPrefix}\n${params.cmd}` : params.cmd;
   return {
     command: params.cmd,
     cwd,
-    shell: resolveShell(params.shell ?? DEFAULT_SHELL, env.PATH),
+    shell,
+    invocation: shellInvocation(shell.name, script),
+    env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
+    ...(tty ? { terminal: terminalSize(params.cols, params.rows) } : {}),
     window: execWindow(params.yield_time_ms),
-    env,
   };
 }

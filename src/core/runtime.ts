@@ -1,5 +1,4 @@
 import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "./constants.ts";
-import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
 import { Job, type InputOutcome, type JobExit } from "./job.ts";
@@ -7,7 +6,7 @@ import { LogDirectory } from "./job-log.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
 import { JobRegistry } from "./registry.ts";
 import type { ExecRequest } from "./request.ts";
-import { shellArgs } from "./shell.ts";
+import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import type { Window } from "./wait-policy.ts";
 import { type WaitEnd, waitForExit } from "./wait.ts";
 
@@ -34,6 +33,15 @@ export interface JobReport {
   logPartialReason?: string;
   /** What this call sent to the job, if anything. */
   input?: InputOutcome;
+  tty: boolean;
+  /** The PTY's size after this call (with what was asked, where clamped). */
+  terminal?: TerminalSize;
+}
+
+/** What a `write_stdin` call does besides waiting: send input, resize the PTY first. */
+export interface Interaction {
+  input?: JobInput;
+  resize?: { cols?: number; rows?: number };
 }
 
 /** What shutdown did, for the caller to log or test. */
@@ -82,10 +90,12 @@ export class ExecRuntime {
       id: this.registry.allocateId(),
       command: request.command,
       file: request.shell.path,
-      args: shellArgs(request.command),
+      args: request.invocation.args,
+      verbatim: request.invocation.verbatim,
       cwd: request.cwd,
-      env: jobEnvironment(request.env),
+      env: request.env,
       logs: this.logs,
+      ...(request.terminal ? { terminal: request.terminal } : {}),
     });
     this.tracked.add(job);
     const start = job.startedMono;
@@ -94,21 +104,32 @@ export class ExecRuntime {
       this.registry.publish(job);
       if (end === "deadline") end = await settle(job, await waitForExit(job, start + request.window.ms, signal));
     }
-    return this.report(job, request.window, end, start);
+    return this.report(job, request.window, end, start, undefined, request.terminal);
   }
 
   /**
-   * Sends `input` to a published job (none: a pure poll), stays attached for `window`, and returns
-   * what arrived since the previous call. A write that cannot be delivered is reported, never thrown.
+   * Resizes a published job's PTY and sends its input (neither: a pure poll), stays attached for
+   * `window`, and returns what arrived since the previous call. A resize of a pipe job is refused
+   * before anything happens; a write that cannot be delivered is reported, never thrown.
    */
-  async interact(sessionId: number, input: JobInput | undefined, window: Window, signal?: AbortSignal): Promise<JobReport> {
+  async interact(sessionId: number, interaction: Interaction, window: Window, signal?: AbortSignal): Promise<JobReport> {
     const job = this.registry.get(sessionId);
     if (!job) throw new UnknownSessionError(sessionId);
+    const { input, resize } = interaction;
+    const current = job.terminalSize;
+    if (resize && !current) {
+      throw new ExecRequestError(
+        `cols and rows resize a terminal, but session ${sessionId} runs on pipes (it was started without tty: true). Nothing was written.`,
+      );
+    }
     const start = performance.now();
+    const size = resize && current ? terminalSize(resize.cols, resize.rows, current) : undefined;
+    // Resize before writing, so what the input starts (a redraw, a new prompt) sees the new size.
+    if (size && !job.leaderExited) job.resize(size);
     const deadline = start + window.ms;
     const outcome = input ? await sendWithin(job, input, deadline) : undefined;
     const end = await settle(job, await waitForExit(job, deadline, signal));
-    return this.report(job, window, end, start, outcome);
+    return this.report(job, window, end, start, outcome, size);
   }
 
   /** Published jobs (running, or exited but not yet reported). */
@@ -140,7 +161,7 @@ export class ExecRuntime {
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
   }
 
-  private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number, input?: InputOutcome): JobReport {
+  private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number, input?: InputOutcome, resized?: TerminalSize): JobReport {
     const exit = job.exit;
     if (exit) this.registry.remove(job.id);
     const now = performance.now();
@@ -161,13 +182,15 @@ export class ExecRuntime {
       logPath: job.logPath,
       ...(logPartialReason ? { logPartialReason } : {}),
       ...(input ? { input } : {}),
+      tty: job.tty,
+      ...(job.terminalSize ? { terminal: resized ?? job.terminalSize } : {}),
     };
   }
 
   /** Process groups of tracked jobs that still have living members, deduplicated. */
   private liveGroups(): number[] {
     this.pruneTracked();
-    return aliveGroups([...new Set([...this.tracked].map((job) => job.pgid).filter((pgid): pgid is number => pgid !== undefined))]);
+    return aliveGroups([...new Set([...this.tracked].flatMap((job) => job.groups()))]);
   }
 
   /**

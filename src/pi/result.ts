@@ -32,9 +32,12 @@ export const jobResultSchema = Type.Object({
   quiet_ms: Type.Integer(),
   omitted_bytes: Type.Optional(Type.Integer()),
   tty: Type.Boolean(),
+  cols: Type.Optional(Type.Integer()),
+  rows: Type.Optional(Type.Integer()),
   input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
+  notice: Type.Optional(Type.String()),
   output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
   truncated: Type.Boolean(),
 });
@@ -55,6 +58,11 @@ export interface JobDetails {
   output_bytes_total: number;
   quiet_ms: number;
   omitted_bytes?: number;
+  tty: boolean;
+  cols?: number;
+  rows?: number;
+  requested_cols?: number;
+  requested_rows?: number;
   yield_time_ms: number;
   /** The window the model asked for, when it was clamped to `yield_time_ms`. */
   requested_yield_time_ms?: number;
@@ -80,7 +88,8 @@ function capFooter(truncation: TruncationResult, text: string, logPath: string):
   return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
 }
 
-export function jobResult(report: JobReport): AgentToolResult<JobDetails> {
+/** `notice`: something the user should hear once (for example which shell stood in for bash). */
+export function jobResult(report: JobReport, notice?: string): AgentToolResult<JobDetails> {
   const exit = report.exit;
   const truncation = truncateTail(report.text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
   const shown = truncation.truncated ? `${truncation.content}\n\n${capFooter(truncation, report.text, report.logPath)}` : report.text;
@@ -101,10 +110,12 @@ export function jobResult(report: JobReport): AgentToolResult<JobDetails> {
     output_bytes_total: report.outputBytesTotal,
     quiet_ms: report.quietMs,
     ...(report.omittedBytes > 0 ? { omitted_bytes: report.omittedBytes } : {}),
-    tty: false,
+    tty: report.tty,
+    ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
     ...(failures.length ? { failure_message: failures.join("; ") } : {}),
     ...(report.logPartialReason ? { log_partial: true } : {}),
+    ...(notice ? { notice } : {}),
   };
   const status = exit ? ("exited" as const) : ("running" as const);
   const header = [exit ? "[exited]" : "[still running]"];
@@ -125,6 +136,10 @@ export function jobResult(report: JobReport): AgentToolResult<JobDetails> {
     output_bytes_total: report.outputBytesTotal,
     quiet_ms: report.quietMs,
     ...(fields.omitted_bytes ? { omitted_bytes: fields.omitted_bytes } : {}),
+    tty: report.tty,
+    ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
+    ...(report.terminal?.requestedCols !== undefined ? { requested_cols: report.terminal.requestedCols } : {}),
+    ...(report.terminal?.requestedRows !== undefined ? { requested_rows: report.terminal.requestedRows } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
     ...(truncation.truncated

@@ -19,6 +19,8 @@ export interface LaunchOptions {
   /** More CLI arguments (flags, or the prompt in JSON mode). */
   args?: readonly string[];
   env?: Record<string, string>;
+  /** Prepares the temp dirs before Pi starts (settings.json, files, tools); may return more environment. */
+  setup?: (dirs: PiDirs) => Record<string, string> | void;
 }
 
 export interface PiDirs {
@@ -52,6 +54,7 @@ export function makeDirs(): PiDirs {
 export async function launchPi(host: PiHost, mode: "rpc" | "json", options: LaunchOptions = {}): Promise<LaunchedPi> {
   const model = await ScriptedModel.start();
   const dirs = makeDirs();
+  const setupEnv = options.setup?.(dirs) ?? {};
   const extensions = [FAUX_EXTENSION, ...(options.extensions ?? [EXTENSION_ENTRY])];
   const args = [
     host.cliPath,
@@ -77,6 +80,7 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
       PI_TELEMETRY: "0",
       PIUE_TEST_MODEL_URL: model.url,
       ...options.env,
+      ...setupEnv,
     },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -22,6 +22,7 @@ export class PipeTransport implements Transport {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
+      windowsVerbatimArguments: spec.verbatim === true,
     });
     this.child = child;
     this.pid = child.pid;
@@ -44,6 +45,10 @@ export class PipeTransport implements Transport {
     child.on("exit", (code, signal) => reportExit({ code, signal }));
     // 'close' comes after 'exit' once stdout and stderr have ended (also after a failed spawn).
     child.on("close", () => events.closed());
+  }
+
+  groups(): number[] {
+    return this.pgid === undefined ? [] : [this.pgid];
   }
 
   signal(signal: NodeJS.Signals): boolean {

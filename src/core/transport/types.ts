@@ -22,20 +22,26 @@ export interface SpawnSpec {
   args: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Windows only: pass `args` to the process unquoted (cmd.exe parses its own command line). */
+  verbatim?: boolean;
 }
 
 export interface Transport {
-  readonly kind: "pipe";
+  readonly kind: "pipe" | "pty";
   /** Leader pid; undefined when the spawn failed. */
   readonly pid: number | undefined;
-  /** Process group that signals address; equals `pid` because the leader starts its own group. */
+  /** The leader's process group; equals `pid` because the leader starts its own group. */
   readonly pgid: number | undefined;
-  /** Signals the whole process group. False when the group is already empty. */
+  /** Every process group a signal to the job must reach. */
+  groups(): number[];
+  /** Signals the job's process groups. False when they are already empty. */
   signal(signal: NodeJS.Signals): boolean;
   /** Writes to the child's stdin; resolves once handed to the OS, rejects with why it could not be. */
   write(bytes: Buffer): Promise<void>;
   /** Closes the child's stdin: the child reads EOF. */
   closeInput(): void;
+  /** Changes a terminal's size (the child gets SIGWINCH); absent on pipes. */
+  resize?(cols: number, rows: number): void;
   /** Stops reading output (the child blocks once the pipe is full) until `resume`. */
   pause(): void;
   resume(): void;

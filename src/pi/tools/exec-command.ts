@@ -1,7 +1,17 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { DEFAULT_EXEC_YIELD_MS, MAX_YIELD_MS, MIN_YIELD_MS } from "../../core/constants.ts";
-import { prepareExec } from "../../core/request.ts";
+import {
+  DEFAULT_COLS,
+  DEFAULT_EXEC_YIELD_MS,
+  DEFAULT_ROWS,
+  MAX_COLS,
+  MAX_ROWS,
+  MAX_YIELD_MS,
+  MIN_COLS,
+  MIN_ROWS,
+  MIN_YIELD_MS,
+} from "../../core/constants.ts";
+import { type HostShellSettings, prepareExec } from "../../core/request.ts";
 import { SHELL_NAMES } from "../../core/shell.ts";
 import { checkArguments } from "../arguments.ts";
 import { type JobDetails, jobResult, jobResultSchema } from "../result.ts";
@@ -12,8 +22,17 @@ export const execCommandParameters = Type.Object(
     cmd: Type.String({ description: "Shell command to run." }),
     workdir: Type.Optional(Type.String({ description: "Working directory; relative paths resolve against the current directory. Default: the current directory." })),
     shell: Type.Optional(
-      Type.Unsafe<(typeof SHELL_NAMES)[number]>({ type: "string", enum: [...SHELL_NAMES], description: "Shell that runs cmd. Default: bash." }),
+      Type.Unsafe<(typeof SHELL_NAMES)[number]>({
+        type: "string",
+        enum: [...SHELL_NAMES],
+        description: "Shell that runs cmd. Default: bash (on Windows: Git Bash if found, else powershell).",
+      }),
     ),
+    tty: Type.Optional(
+      Type.Boolean({ description: "Run on a pseudo-terminal: for REPLs, password prompts, ssh, TUIs. Default: false (plain pipes)." }),
+    ),
+    cols: Type.Optional(Type.Number({ description: `Terminal width for tty: true (default ${DEFAULT_COLS}, clamped to ${MIN_COLS}–${MAX_COLS}).` })),
+    rows: Type.Optional(Type.Number({ description: `Terminal height for tty: true (default ${DEFAULT_ROWS}, clamped to ${MIN_ROWS}–${MAX_ROWS}).` })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -24,7 +43,7 @@ export const execCommandParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function execCommandTool(slot: RuntimeSlot): ToolDefinition<typeof execCommandParameters, JobDetails> {
+export function execCommandTool(slot: RuntimeSlot, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
     label: "exec_command",
@@ -37,8 +56,8 @@ export function execCommandTool(slot: RuntimeSlot): ToolDefinition<typeof execCo
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("exec_command", execCommandParameters, raw),
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-      const request = prepareExec(params, ctx.cwd, process.env);
-      return jobResult(await slot.current().exec(request, signal));
+      const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
+      return jobResult(await slot.current().exec(request, signal), request.shell.notice);
     },
   };
 }

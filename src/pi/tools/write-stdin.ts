@@ -1,6 +1,6 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_EMPTY_POLL_MS, MAX_YIELD_MS, MIN_EMPTY_POLL_MS, MIN_YIELD_MS } from "../../core/constants.ts";
+import { MAX_COLS, MAX_EMPTY_POLL_MS, MAX_ROWS, MAX_YIELD_MS, MIN_COLS, MIN_EMPTY_POLL_MS, MIN_ROWS, MIN_YIELD_MS } from "../../core/constants.ts";
 import { parseInput } from "../../core/input.ts";
 import { emptyPollWindow, inputWindow } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
@@ -18,11 +18,13 @@ export const writeStdinParameters = Type.Object(
       }),
     ),
     chars_b64: Type.Optional(Type.String({ description: "Raw bytes to write, base64-encoded (binary-safe). Not together with chars." })),
+    cols: Type.Optional(Type.Number({ description: `tty sessions only: resize the terminal to this width first (${MIN_COLS}–${MAX_COLS}).` })),
+    rows: Type.Optional(Type.Number({ description: `tty sessions only: resize the terminal to this height first (${MIN_ROWS}–${MAX_ROWS}).` })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
         description:
-          `How long to stay attached. With input: default 250, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
+          `How long to stay attached. With input or a resize: default 250, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
           `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${MAX_EMPTY_POLL_MS}; more is refused. Returns earlier only if the job exits.`,
       }),
     ),
@@ -44,8 +46,11 @@ export function writeStdinTool(slot: RuntimeSlot): ToolDefinition<typeof writeSt
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
     async execute(_toolCallId, params, signal) {
       const input = parseInput(params.chars, params.chars_b64);
-      const window = input ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env);
-      return jobResult(await slot.current().interact(params.session_id, input, window, signal));
+      const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
+      // A resize is input too: the program redraws, and the call should wait like a write, not a poll.
+      const window = input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env);
+      const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
+      return jobResult(await slot.current().interact(params.session_id, interaction, window, signal));
     },
   };
 }

@@ -7,11 +7,11 @@ import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
-import { resolveShell } from "../../../src/core/shell.ts";
+import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { waitForExit } from "../../../src/core/wait.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
-const bash = resolveShell("bash", process.env.PATH);
+const bash = resolveShell("bash", currentShellHost());
 const logs = new LogDirectory();
 let nextId = 1;
 const started: Job[] = [];

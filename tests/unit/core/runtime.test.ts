@@ -32,12 +32,12 @@ describe("ExecRuntime", () => {
     assert.equal(first.exit, undefined);
     assert.equal(output(first), "start\n");
     assert.ok(first.wallMs >= 240 && first.wallMs < 2_000, `wall ${first.wallMs}`);
-    const second = await runtime.interact(first.sessionId!, undefined, poll);
+    const second = await runtime.interact(first.sessionId!, {}, poll);
     assert.equal(second.exit?.exitCode, 0);
     assert.equal(output(second), "end\n");
     assert.equal(second.outputBytesTotal, 10);
     assert.ok(second.wallMs < 5_000, "the poll returned at the exit, not at its deadline");
-    await assert.rejects(runtime.interact(first.sessionId!, undefined, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(first.sessionId!, {}, poll), UnknownSessionError);
     await runtime.shutdown();
   });
 
@@ -46,7 +46,7 @@ describe("ExecRuntime", () => {
     const first = await runtime.exec(request("sleep 0.4; echo done", 250));
     await waitFor(() => runtime.jobs().every((job) => job.exit !== undefined), "the job to exit");
     const t0 = performance.now();
-    const second = await runtime.interact(first.sessionId!, undefined, poll);
+    const second = await runtime.interact(first.sessionId!, {}, poll);
     assert.ok(performance.now() - t0 < 200);
     assert.equal(second.exit?.exitCode, 0);
     assert.equal(output(second), "done\n");
@@ -59,7 +59,7 @@ describe("ExecRuntime", () => {
     assert.equal(quick.jobId, 1);
     const slow = await runtime.exec(request("sleep 5", 250));
     assert.equal(slow.sessionId, 2);
-    await assert.rejects(runtime.interact(1, undefined, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(1, {}, poll), UnknownSessionError);
     await runtime.shutdown();
   });
 
@@ -90,11 +90,11 @@ describe("ExecRuntime", () => {
     const runtime = new ExecRuntime();
     const started = await runtime.exec(request("head -n 1; sleep 0.3", 250));
     const t0 = performance.now();
-    const echoed = await runtime.interact(started.sessionId!, { kind: "bytes", bytes: Buffer.from("hi\n") }, { ms: 250 });
+    const echoed = await runtime.interact(started.sessionId!, { input: { kind: "bytes", bytes: Buffer.from("hi\n") } }, { ms: 250 });
     assert.ok(performance.now() - t0 < 2_000);
     assert.equal(echoed.text, "hi\n");
     assert.deepEqual(echoed.input, { input: "bytes" });
-    const done = await runtime.interact(started.sessionId!, undefined, poll);
+    const done = await runtime.interact(started.sessionId!, {}, poll);
     assert.equal(done.exit?.exitCode, 0);
     await runtime.shutdown();
   });

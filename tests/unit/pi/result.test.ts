@@ -16,6 +16,7 @@ const report = (over: Partial<JobReport> = {}): JobReport => ({
   outputBytesTotal: 3,
   quietMs: 12,
   logPath: LOG,
+  tty: false,
   exit: { exitCode: 0, signal: null },
   ...over,
 });

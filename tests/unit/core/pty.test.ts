@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { Job } from "../../../src/core/job.ts";
+import { LogDirectory } from "../../../src/core/job-log.ts";
+import { jobEnvironment } from "../../../src/core/environment.ts";
+import { aliveGroups } from "../../../src/core/process-group.ts";
+import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
+import { loadPtyModule } from "../../../src/core/transport/pty.ts";
+import { waitForExit } from "../../../src/core/wait.ts";
+import { waitFor } from "../../helpers/processes.ts";
+import { PTY_LOAD_ERROR, SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+
+const bash = resolveShell("bash", currentShellHost());
+const logs = new LogDirectory();
+let nextId = 1;
+const started: Job[] = [];
+
+function startPty(command: string, cols = 120, rows = 30): Job {
+  const env = jobEnvironment(process.env, { tty: true });
+  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env, logs, terminal: { cols, rows } });
+  started.push(job);
+  return job;
+}
+
+const untilExit = (job: Job, timeoutMs = 15_000) => waitForExit(job, performance.now() + timeoutMs);
+const transcript = new Map<Job, string>();
+/** Everything a job printed so far (reads accumulate, as the model would see across calls). */
+const seen = (job: Job) => {
+  const text = (transcript.get(job) ?? "") + job.takeOutput().text;
+  transcript.set(job, text);
+  return text;
+};
+const send = (job: Job, text: string) => job.send({ kind: "bytes", bytes: Buffer.from(text) });
+
+after(() => {
+  for (const job of started) if (job.pgid && aliveGroups([job.pgid]).length) job.signal("SIGKILL");
+});
+
+describe("PTY module", () => {
+  it("loads (with EXPECT_PTY=1 a missing module fails this test instead of skipping PTY tests)", { skip: SKIP_WITHOUT_PTY }, () => {
+    assert.equal(PTY_LOAD_ERROR, undefined, PTY_LOAD_ERROR);
+  });
+
+  it("a module that cannot load is a clear error saying why and how to fix it", () => {
+    assert.throws(() => loadPtyModule({ PI_UNIFIED_EXEC_PTY_MODULE: "no-such-pty-module" }), (error: Error) => {
+      assert.match(error.message, /tty: true needs the PTY module no-such-pty-module, which could not be loaded: Cannot find module/);
+      assert.match(error.message, /pipes \(tty: false\) still work/);
+      assert.match(error.message, /reinstall pi-unified-exec with its optional dependencies/);
+      return true;
+    });
+  });
+});
+
+describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
+  it("is a terminal: isatty, TERM, and the size it was given", async () => {
+    const job = startPty("[ -t 0 ] && [ -t 1 ] && echo tty; echo $TERM; stty size", 100, 40);
+    await untilExit(job);
+    assert.equal(job.exit?.exitCode, 0);
+    assert.equal(seen(job), "tty\nxterm-256color\n40 100\n");
+    assert.equal(job.tty, true);
+  });
+
+  it("drives a Python REPL with \\r", async () => {
+    const job = startPty("python3 -q");
+    await waitFor(() => seen(job).includes(">>> "), "the prompt");
+    await send(job, "print(6*7)\r");
+    await waitFor(() => seen(job).includes("42\n"), "the answer");
+    await send(job, "exit()\r");
+    await untilExit(job);
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("resizes live: the child sees the new size", async () => {
+    const job = startPty("stty size; read line; stty size", 100, 40);
+    await waitFor(() => seen(job).includes("40 100\n"), "the first size");
+    job.resize({ cols: 90, rows: 20 });
+    assert.deepEqual(job.terminalSize, { cols: 90, rows: 20 });
+    await send(job, "\r");
+    await untilExit(job);
+    assert.match(seen(job), /40 100\n\n20 90\n$/);
+  });
+
+  it("Ctrl-C goes through the line discipline and interrupts the foreground job", async () => {
+    const job = startPty("echo ready; sleep 30");
+    await waitFor(() => seen(job).includes("ready"), "ready");
+    assert.deepEqual(await job.send({ kind: "interrupt" }), { input: "bytes" }, "on a PTY the byte is written, not a signal sent");
+    await untilExit(job);
+    assert.deepEqual(job.exit, { exitCode: 130, signal: "SIGINT" });
+  });
+
+  it("Ctrl-D ends input through the line discipline", async () => {
+    const job = startPty("cat; echo after-eof");
+    await send(job, "line\r");
+    await waitFor(() => seen(job).includes("line\nline\n"), "the echo and cat's copy");
+    await job.send({ kind: "eof" });
+    await untilExit(job);
+    assert.match(seen(job), /after-eof\n$/);
+  });
+
+  it("reports the exit at once when a descendant keeps the terminal open", async () => {
+    const job = startPty("sleep 5 & echo bg; exit 3");
+    const t0 = performance.now();
+    await untilExit(job);
+    assert.ok(performance.now() - t0 < 2_000, `took ${performance.now() - t0} ms`);
+    assert.equal(job.exit?.exitCode, 3);
+    job.signal("SIGKILL");
+  });
+
+  it("logs the raw terminal bytes", async () => {
+    const job = startPty("printf 'a\\033[31mb\\n'");
+    await untilExit(job);
+    const { readFileSync } = await import("node:fs");
+    assert.equal(readFileSync(job.logPath, "latin1"), "a\x1b[31mb\r\n");
+    assert.equal(seen(job), "ab\n");
+  });
+});

@@ -7,11 +7,15 @@ import { hostShellSettings } from "./pi/host-settings.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
 import { RuntimeSlot } from "./pi/runtime-slot.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
+import { killSessionTool } from "./pi/tools/kill-session.ts";
+import { listSessionsTool } from "./pi/tools/list-sessions.ts";
 import { writeStdinTool } from "./pi/tools/write-stdin.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
   const runtime = new RuntimeSlot();
   pi.registerTool(execCommandTool(runtime, () => hostShellSettings(pi)));
   pi.registerTool(writeStdinTool(runtime));
+  pi.registerTool(killSessionTool(runtime));
+  pi.registerTool(listSessionsTool(runtime));
   registerLifecycle(pi, runtime);
 }

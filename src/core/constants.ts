@@ -70,6 +70,40 @@ export const MAX_ROWS = 300;
 export const PTY_MODULE = "@homebridge/node-pty-prebuilt-multiarch";
 export const PTY_MODULE_ENV = "PI_UNIFIED_EXEC_PTY_MODULE";
 
+/** Hard runtime deadline of a job when the model gives none: long enough for a big build, never forever. */
+export const DEFAULT_TIMEOUT_S = 1_800;
+/** Longest hard deadline a job may ask for (one day). */
+export const MAX_TIMEOUT_S = 86_400;
+
+/** A stop sends the signal, then SIGKILL after this long if the job's processes are still there. */
+export const KILL_GRACE_MS = 2_000;
+/** After SIGKILL, how long a stop waits for the kernel to confirm before reporting `cleanup: pending`. */
+export const KILL_CONFIRM_MS = 2_000;
+
+/**
+ * Registry slots (Codex `MAX_UNIFIED_EXEC_PROCESSES`). Unlike Codex, a live job is never evicted to
+ * make room: when every slot holds a live job, a new command is refused before it is spawned.
+ */
+export const MAX_JOBS = 64;
+/** From this many slots in use, results warn the model (Codex `WARNING_UNIFIED_EXEC_PROCESSES`). */
+export const WARN_JOBS = 60;
+
+/** Log bytes one job may write before its log becomes partial (head kept, tail appended at exit). */
+export const JOB_LOG_QUOTA_BYTES = 16 * 1024 * 1024;
+/** Log bytes all jobs of one Pi runtime may write together. */
+export const RUNTIME_LOG_QUOTA_BYTES = 256 * 1024 * 1024;
+/**
+ * Once a log is partial, the last bytes kept in memory to append at exit, so the log has both ends.
+ * It takes the place of the pending-write allowance, which a partial log no longer uses.
+ */
+export const LOG_TAIL_BYTES = 512 * 1024;
+
+/** Environment variables for power users and tests (README: Limits). */
+export const JOB_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_JOB_LOG_QUOTA_BYTES";
+export const RUNTIME_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_RUNTIME_LOG_QUOTA_BYTES";
+export const ON_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_ON_LOG_QUOTA";
+export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
+
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;
 

@@ -41,9 +41,13 @@ export class HeadTailBuffer {
   private ringLength = 0;
   private omitted = 0;
 
-  constructor(readonly maxBytes: number = HEAD_TAIL_BYTES) {
+  /** `headBytes`: how much of the budget keeps the earliest bytes (half by default; 0 keeps only the latest). */
+  constructor(
+    readonly maxBytes: number = HEAD_TAIL_BYTES,
+    headBytes: number = Math.floor(maxBytes / 2),
+  ) {
     if (!Number.isInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${maxBytes}`);
-    this.headBudget = Math.floor(maxBytes / 2);
+    this.headBudget = Math.min(maxBytes, Math.max(0, headBytes));
     this.tailBudget = maxBytes - this.headBudget;
   }
 

@@ -1,15 +1,20 @@
 import { constants as osConstants } from "node:os";
-import { LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS } from "./constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS, LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import type { JobInput } from "./input.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { OutputDecoder } from "./output-decoder.ts";
+import { aliveGroups } from "./process-group.ts";
+import { descendantsOf, livingPids } from "./process-table.ts";
 import type { TerminalSize } from "./terminal-size.ts";
 import { PipeTransport } from "./transport/pipe.ts";
 import { loadPtyModule, PtyTransport } from "./transport/pty.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./transport/types.ts";
 
 export type JobStatus = "running" | "exited";
+
+/** Why the runtime stopped a job (rather than the job ending by itself). */
+export type StopReason = "killed" | "timeout" | "log_quota";
 
 export interface JobSpec extends SpawnSpec {
   id: number;
@@ -18,6 +23,8 @@ export interface JobSpec extends SpawnSpec {
   logs: LogDirectory;
   /** Run on a PTY of this size; pipes when absent. */
   terminal?: TerminalSize;
+  /** Hard deadline: the job is stopped this long after spawn, whether or not anyone waits on it. */
+  timeoutMs: number;
 }
 
 /** Final state of a job, fixed once the exit is known and the output drained. */
@@ -27,6 +34,8 @@ export interface JobExit {
   signal: NodeJS.Signals | null;
   /** Why the job never ran, or failed in a way the exit code cannot say. */
   failure?: string;
+  /** Set when the runtime stopped the job, and why. */
+  stoppedBy?: StopReason;
 }
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
@@ -42,11 +51,28 @@ export interface InputOutcome {
 }
 
 /**
+ * Evidence of a stop. `cleanup`: `pending` when even the leader's exit was not seen; `confirmed` only
+ * when the job's process groups are proven empty and every descendant seen before the signal is gone;
+ * `unconfirmed` otherwise (a descendant left the group with setsid, or the platform cannot tell).
+ */
+export interface Termination {
+  signal: NodeJS.Signals;
+  escalated: boolean;
+  cleanup: "pending" | "unconfirmed" | "confirmed";
+  /** Descendants seen before the signal that are still alive (they escaped the process group). */
+  survivors: number[];
+  /** Why a signal could not be sent; the job may still be running. */
+  failure?: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * One command's process and everything known about it: state, output retained between reads, the
- * log of every byte, and the exit. The exit is the leader's exit, reported once the output streams
- * close or {@link POST_EXIT_DRAIN_MS} of reading has passed, whichever is first, so a backgrounded
- * descendant that keeps the pipe open never delays it; output arriving later is still logged,
- * retained and counted.
+ * log of every byte, its hard deadline, and the exit. The exit is the leader's exit, reported once the
+ * output streams close or {@link POST_EXIT_DRAIN_MS} of reading has passed, whichever is first, so a
+ * backgrounded descendant that keeps the pipe open never delays it; output arriving later is still
+ * logged, retained and counted.
  */
 export class Job {
   readonly id: number;
@@ -56,6 +82,8 @@ export class Job {
   readonly startedAt = Date.now();
   /** Monotonic start (performance.now()), for every duration. */
   readonly startedMono = performance.now();
+  /** Monotonic time of the hard deadline. */
+  readonly deadlineMono: number;
   private readonly transport: Transport;
   private size: { cols: number; rows: number } | undefined;
   private readonly log: JobLog;
@@ -67,16 +95,27 @@ export class Job {
   private final: JobExit | undefined;
   private finishing = false;
   private drainTimer: NodeJS.Timeout | undefined;
+  private readonly deadlineTimer: NodeJS.Timeout;
+  private stopReason: StopReason | undefined;
   /** True while output reading is paused for the log to catch up. */
   private pausedForLog = false;
   private drainExpiredWhilePaused = false;
   private readonly exitListeners = new Set<() => void>();
+  /** The call attached to this job, if any: only one reads or writes at a time. */
+  private attachedCall: string | undefined;
 
   constructor(spec: JobSpec) {
     this.id = spec.id;
     this.command = spec.command;
     this.cwd = spec.cwd;
-    this.log = spec.logs.open(spec.id, () => this.resumeAfterLog());
+    this.deadlineMono = this.startedMono + spec.timeoutMs;
+    const stopOnQuota = spec.logs.config.onQuota === "stop";
+    this.log = spec.logs.open(spec.id, {
+      drain: () => this.resumeAfterLog(),
+      quotaReached: () => {
+        if (stopOnQuota) void this.terminate("SIGTERM", "log_quota");
+      },
+    });
     const events: TransportEvents = {
       data: (chunk) => this.onData(chunk),
       exit: (exit) => {
@@ -98,16 +137,9 @@ export class Job {
     } else {
       this.transport = new PipeTransport(spec, events);
     }
-  }
-
-  /** True for a job on a PTY. */
-  get tty(): boolean {
-    return this.transport.kind === "pty";
-  }
-
-  /** The PTY's current size; undefined on pipes. */
-  get terminalSize(): { cols: number; rows: number } | undefined {
-    return this.size && { ...this.size };
+    // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
+    this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
+    this.deadlineTimer.unref();
   }
 
   get status(): JobStatus {
@@ -122,6 +154,16 @@ export class Job {
   /** True once the leader has exited, even while the last output is still being drained. */
   get leaderExited(): boolean {
     return this.leaderExit !== undefined;
+  }
+
+  /** True for a job on a PTY. */
+  get tty(): boolean {
+    return this.transport.kind === "pty";
+  }
+
+  /** The PTY's current size; undefined on pipes. */
+  get terminalSize(): { cols: number; rows: number } | undefined {
+    return this.size && { ...this.size };
   }
 
   get pid(): number | undefined {
@@ -142,6 +184,11 @@ export class Job {
     return this.log.partialReason;
   }
 
+  /** Why the runtime is stopping or stopped the job, if it did. */
+  get stoppedBy(): StopReason | undefined {
+    return this.stopReason;
+  }
+
   /** Every output byte since spawn, including bytes retention dropped. */
   get outputBytesTotal(): number {
     return this.totalBytes;
@@ -150,6 +197,22 @@ export class Job {
   /** Milliseconds since the last output byte (since spawn when there was none). */
   quietMs(nowMono: number = performance.now()): number {
     return Math.max(0, Math.round(nowMono - (this.lastOutputMono ?? this.startedMono)));
+  }
+
+  /** The call attached to the job, if any. */
+  get attached(): string | undefined {
+    return this.attachedCall;
+  }
+
+  /** Attaches `call`; false when another call is attached already. */
+  attach(call: string): boolean {
+    if (this.attachedCall) return false;
+    this.attachedCall = call;
+    return true;
+  }
+
+  detach(): void {
+    this.attachedCall = undefined;
   }
 
   /** Model text of the output retained since the previous call; the buffer starts over. */
@@ -199,9 +262,48 @@ export class Job {
     return () => this.exitListeners.delete(listener);
   }
 
-  /** Signals the job's process group. False when the group is already empty. */
+  /** Signals the job's process groups once. False when they are already empty; throws when it cannot. */
   signal(signal: NodeJS.Signals): boolean {
     return this.transport.signal(signal);
+  }
+
+  /**
+   * Stops the job: `signal` to its groups, SIGKILL after {@link KILL_GRACE_MS} if anything of it is
+   * left (SIGKILL itself skips the grace), then a bounded wait for the kernel to confirm. Reports
+   * whether it escalated and what is known of the cleanup; a signal that cannot be sent is a failure.
+   */
+  async terminate(signal: NodeJS.Signals, reason: StopReason): Promise<Termination> {
+    if (!this.leaderExit) this.stopReason ??= reason;
+    // Seen before the signal, so a descendant that escapes the group (setsid) can still be accounted for.
+    const descendants = this.pid !== undefined && !this.leaderExit ? descendantsOf(this.pid) : [];
+    let failure: string | undefined;
+    const send = (sig: NodeJS.Signals) => {
+      try {
+        this.transport.signal(sig);
+      } catch (error) {
+        failure ??= `${sig} could not be sent: ${(error as Error).message}`;
+      }
+    };
+    send(signal);
+    let escalated = false;
+    if (signal !== "SIGKILL" && !failure && !(await this.gone(KILL_GRACE_MS))) {
+      send("SIGKILL");
+      escalated = true;
+    }
+    const gone = failure ? false : await this.gone(KILL_CONFIRM_MS);
+    const survivors = livingPids(descendants);
+    const cleanup = !this.final ? "pending" : gone && survivors.length === 0 && process.platform !== "win32" ? "confirmed" : "unconfirmed";
+    return { signal, escalated, cleanup, survivors, ...(failure ? { failure } : {}) };
+  }
+
+  /** Waits up to `timeoutMs` for the exit to be final and every group of the job to be empty. */
+  private async gone(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      if (this.final && aliveGroups(this.groups()).length === 0) return true;
+      if (performance.now() >= deadline) return false;
+      await sleep(Math.min(GROUP_PROBE_INTERVAL_MS, Math.max(1, deadline - performance.now())));
+    }
   }
 
   private onData(chunk: Buffer): void {
@@ -238,7 +340,9 @@ export class Job {
     if (this.final || this.finishing || !this.leaderExit) return;
     this.finishing = true;
     clearTimeout(this.drainTimer);
+    clearTimeout(this.deadlineTimer);
     // The exit is reported with the log complete up to it, so the model can read the log at once.
+    this.log.appendTail();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.log.flushed(), new Promise((resolve) => (timer = setTimeout(resolve, LOG_FLUSH_ON_EXIT_MS)))]);
     clearTimeout(timer);
@@ -247,6 +351,7 @@ export class Job {
       exitCode: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null),
       signal,
       ...(failure ? { failure } : {}),
+      ...(this.stopReason ? { stoppedBy: this.stopReason } : {}),
     };
     const listeners = [...this.exitListeners];
     this.exitListeners.clear();

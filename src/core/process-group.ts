@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { win32 } from "node:path";
+import { procStat, processTable } from "./process-table.ts";
 
 /**
  * Process-group probes and signals. A pipe job's leader starts its own group (setsid), and a PTY
@@ -11,17 +11,6 @@ import { win32 } from "node:path";
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
-}
-
-/** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
-function procStat(pid: string | number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name may hold spaces and parentheses, so parse after the last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
 }
 
 /** `taskkill` by absolute path (a bare name could be found in the job's workdir first). */
@@ -66,33 +55,18 @@ function groupHasMembers(pgid: number): boolean {
 }
 
 /**
- * Process groups that have at least one member that is not a zombie, read from /proc in one pass, or
- * undefined where there is no /proc (macOS, Windows). Needed because `kill(-pgid, 0)` also counts
- * zombies: an orphaned descendant that died is reparented to PID 1, and where PID 1 does not reap
- * (some container and VM inits) the zombie stays forever and would make a finished group look alive.
+ * The groups among `pgids` that still have a living (non-zombie) member. `kill(-pgid, 0)` answers
+ * first; the process table then rules out groups of zombies only: an orphaned descendant that died is
+ * reparented to PID 1, and where PID 1 does not reap (some container and VM inits) the zombie stays
+ * forever and would make a finished group look alive.
  */
-function groupsWithLivingMembers(): Set<number> | undefined {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  const living = new Set<number>();
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStat(entry); // undefined when the process ended while we looked
-    if (fields && fields[0] !== "Z" && fields[0] !== "X") living.add(Number(fields[2]));
-  }
-  return living;
-}
-
-/** The groups among `pgids` that still have a living (non-zombie) member. */
 export function aliveGroups(pgids: readonly number[]): number[] {
   const candidates = pgids.filter(groupHasMembers);
   if (candidates.length === 0) return candidates;
-  const living = groupsWithLivingMembers();
-  return living ? candidates.filter((pgid) => living.has(pgid)) : candidates;
+  const table = processTable();
+  if (!table) return candidates;
+  const living = new Set(table.filter((entry) => !entry.zombie).map((entry) => entry.pgid));
+  return candidates.filter((pgid) => living.has(pgid));
 }
 
 /**

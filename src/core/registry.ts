@@ -1,37 +1,77 @@
+import { MAX_JOBS } from "./constants.ts";
+import { ExecRequestError } from "./errors.ts";
 import type { Job } from "./job.ts";
 
 /**
- * The jobs the model can address by `session_id`. Ids are allocated at spawn, count up from 1 and are
- * never reused within a runtime, so a stale id can never reach a newer job. A job becomes addressable
- * only once published (it outlived the early-exit grace); an id whose job exited inside the grace is
- * spent without ever being exposed.
+ * The jobs of one runtime, in admission order, and their ids. Ids count up from 1 and are never
+ * reused, so a stale id can never reach a newer job. A job holds a slot from spawn; it becomes
+ * addressable by `session_id` only once published (it outlived the early-exit grace), so an id whose
+ * job exited inside the grace is spent without ever being exposed.
+ *
+ * Capacity: when every slot is taken, completed jobs whose exit nobody has read yet are evicted,
+ * oldest first; a live job is never evicted, so when all slots hold live jobs a new one is refused.
  */
 export class JobRegistry {
   private nextId = 1;
-  private readonly published = new Map<number, Job>();
+  private readonly slots = new Map<number, { job: Job; published: boolean }>();
+
+  constructor(readonly capacity: number = MAX_JOBS) {}
+
+  /**
+   * Frees a slot for a new job if none is free, by evicting the oldest completed, unattached job.
+   * Returns what was evicted; throws before anything is spawned when every slot holds a live job.
+   */
+  makeRoom(): Job[] {
+    const evicted: Job[] = [];
+    for (const [id, { job }] of this.slots) {
+      if (this.slots.size < this.capacity) break;
+      if (job.exit && !job.attached) {
+        this.slots.delete(id);
+        evicted.push(job);
+      }
+    }
+    if (this.slots.size >= this.capacity) {
+      throw new ExecRequestError(
+        `All ${this.capacity} job slots hold running jobs, so nothing was started. Stop jobs you no longer need with ` +
+          "kill_session (list_sessions shows them all), or wait for one to finish, then run the command again.",
+      );
+    }
+    return evicted;
+  }
 
   allocateId(): number {
     return this.nextId++;
   }
 
-  publish(job: Job): void {
-    this.published.set(job.id, job);
+  /** Gives `job` a slot (call `makeRoom` first). */
+  add(job: Job): void {
+    this.slots.set(job.id, { job, published: false });
   }
 
+  /** Makes the job addressable by its id. */
+  publish(id: number): void {
+    const slot = this.slots.get(id);
+    if (slot) slot.published = true;
+  }
+
+  /** A published job by id. */
   get(id: number): Job | undefined {
-    return this.published.get(id);
+    const slot = this.slots.get(id);
+    return slot?.published ? slot.job : undefined;
   }
 
-  /** Forgets a job whose exit has been reported. */
+  /** Frees the job's slot (its exit has been reported). */
   remove(id: number): void {
-    this.published.delete(id);
+    this.slots.delete(id);
   }
 
+  /** Published jobs, oldest first. */
   jobs(): Job[] {
-    return [...this.published.values()];
+    return [...this.slots.values()].filter((slot) => slot.published).map((slot) => slot.job);
   }
 
+  /** Slots in use, published or not. */
   get size(): number {
-    return this.published.size;
+    return this.slots.size;
   }
 }

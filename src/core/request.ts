@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "./constants.ts";
 import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError } from "./errors.ts";
 import { currentShellHost, DEFAULT_SHELL, type ResolvedShell, resolveShell, type ShellHost, type ShellInvocation, shellInvocation } from "./shell.ts";
@@ -16,6 +17,7 @@ export interface ExecParams {
   cols?: number;
   rows?: number;
   yield_time_ms?: number;
+  timeout_s?: number;
 }
 
 /** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
@@ -42,6 +44,8 @@ export interface ExecRequest {
   /** PTY size for `tty: true`; pipes when absent. */
   terminal?: TerminalSize;
   window: Window;
+  /** Hard deadline after spawn. */
+  timeoutMs: number;
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {
@@ -73,6 +77,10 @@ export function prepareExec(
   if (params.cmd.trim() === "") throw new ExecRequestError("cmd is empty: give the shell command to run.");
   // The OS passes arguments as C strings; Node would refuse the spawn with a less helpful message.
   if (params.cmd.includes("\0")) throw new ExecRequestError("cmd contains a NUL character, which no shell command can carry.");
+  const timeoutS = params.timeout_s ?? DEFAULT_TIMEOUT_S;
+  if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > MAX_TIMEOUT_S) {
+    throw new ExecRequestError(`timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`);
+  }
   const cwd = existingDirectory(turnCwd, params.workdir);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
   const tty = params.tty === true;
@@ -86,5 +94,6 @@ export function prepareExec(
     env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
     ...(tty ? { terminal: terminalSize(params.cols, params.rows) } : {}),
     window: execWindow(params.yield_time_ms),
+    timeoutMs: timeoutS * 1000,
   };
 }

@@ -1,7 +1,7 @@
-import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "./constants.ts";
+import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS, WARN_JOBS } from "./constants.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
-import { Job, type InputOutcome, type JobExit } from "./job.ts";
+import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
 import { JobRegistry } from "./registry.ts";
@@ -9,6 +9,12 @@ import type { ExecRequest } from "./request.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import type { Window } from "./wait-policy.ts";
 import { type WaitEnd, waitForExit } from "./wait.ts";
+
+/** Slots in use, for the warning results carry when the registry runs full. */
+export interface SlotUse {
+  used: number;
+  capacity: number;
+}
 
 /** What one call learned about one job: its state now and the output since the previous call. */
 export interface JobReport {
@@ -36,12 +42,54 @@ export interface JobReport {
   tty: boolean;
   /** The PTY's size after this call (with what was asked, where clamped). */
   terminal?: TerminalSize;
+  /** Present when the registry is nearly full. */
+  slots?: SlotUse;
 }
 
 /** What a `write_stdin` call does besides waiting: send input, resize the PTY first. */
 export interface Interaction {
   input?: JobInput;
   resize?: { cols?: number; rows?: number };
+}
+
+/** What `kill_session` did. */
+export interface KillReport extends Termination {
+  sessionId: number;
+  command: string;
+  cwd: string;
+  /** The job had exited before the kill; nothing was signalled. */
+  alreadyExited: boolean;
+  exit?: JobExit;
+  wallMs: number;
+  text: string;
+  omittedBytes: number;
+  outputBytesTotal: number;
+  logPath: string;
+  logPartialReason?: string;
+}
+
+/** One line of `list_sessions`. */
+export interface JobListing {
+  sessionId: number;
+  command: string;
+  cwd: string;
+  tty: boolean;
+  status: "running" | "exited";
+  exit?: JobExit;
+  elapsedMs: number;
+  quietMs: number;
+  outputBytesTotal: number;
+  logPath: string;
+  logPartial: boolean;
+  /** Milliseconds until the hard deadline (running jobs). */
+  deadlineRemainingMs?: number;
+  /** A call is attached to the job right now. */
+  attached: boolean;
+  /**
+   * For a job whose exit was already reported but whose process group still has members (a
+   * backgrounded descendant): `unconfirmed`. `kill_session` still reaches it by this id.
+   */
+  cleanup?: "unconfirmed";
 }
 
 /** What shutdown did, for the caller to log or test. */
@@ -65,18 +113,31 @@ async function settle(job: Job, end: WaitEnd): Promise<WaitEnd> {
   return "exited";
 }
 
+function busyError(job: Job): ExecRequestError {
+  return new ExecRequestError(
+    `Session ${job.id} is busy: a ${job.attached} call is attached to it. One call reads or writes a job at a time; ` +
+      "wait for that call to return, or stop the job with kill_session.",
+  );
+}
+
 /**
- * One Pi session's jobs. It spawns and registers them, attaches calls to them for a bounded window,
- * reports each exit exactly once, and on shutdown stops every process group it ever started that is
- * still alive, including groups whose leader exited while a backgrounded descendant lived on.
+ * One Pi session's jobs. It admits and spawns them, attaches one call at a time to each for a bounded
+ * window, reports each exit exactly once, stops jobs on request with evidence, lists them, and on
+ * shutdown stops every process group it ever started that is still alive, including groups whose
+ * leader exited while a backgrounded descendant lived on.
  */
 export class ExecRuntime {
-  private readonly registry = new JobRegistry();
-  /** Every job whose process group may still have members, published or not. */
+  private readonly registry: JobRegistry;
+  /** Every job whose process group may still have members, registered or not. */
   private readonly tracked = new Set<Job>();
   private closed = false;
 
-  constructor(private readonly logs: LogDirectory = new LogDirectory()) {}
+  constructor(
+    private readonly logs: LogDirectory = new LogDirectory(),
+    capacity?: number,
+  ) {
+    this.registry = new JobRegistry(capacity);
+  }
 
   /**
    * Spawns the command and stays attached for its window. A job that exits within the early-exit grace
@@ -86,6 +147,7 @@ export class ExecRuntime {
   async exec(request: ExecRequest, signal?: AbortSignal): Promise<JobReport> {
     if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     this.pruneTracked();
+    this.registry.makeRoom();
     const job = new Job({
       id: this.registry.allocateId(),
       command: request.command,
@@ -95,22 +157,30 @@ export class ExecRuntime {
       cwd: request.cwd,
       env: request.env,
       logs: this.logs,
+      timeoutMs: request.timeoutMs,
       ...(request.terminal ? { terminal: request.terminal } : {}),
     });
+    this.registry.add(job);
     this.tracked.add(job);
-    const start = job.startedMono;
-    let end = await settle(job, await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal));
-    if (end !== "exited") {
-      this.registry.publish(job);
-      if (end === "deadline") end = await settle(job, await waitForExit(job, start + request.window.ms, signal));
+    job.attach("exec_command");
+    try {
+      const start = job.startedMono;
+      let end = await settle(job, await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal));
+      if (end !== "exited") {
+        this.registry.publish(job.id);
+        if (end === "deadline") end = await settle(job, await waitForExit(job, start + request.window.ms, signal));
+      }
+      return this.report(job, request.window, end, start, undefined, request.terminal);
+    } finally {
+      job.detach();
     }
-    return this.report(job, request.window, end, start, undefined, request.terminal);
   }
 
   /**
    * Resizes a published job's PTY and sends its input (neither: a pure poll), stays attached for
-   * `window`, and returns what arrived since the previous call. A resize of a pipe job is refused
-   * before anything happens; a write that cannot be delivered is reported, never thrown.
+   * `window`, and returns what arrived since the previous call. Refused at once, touching nothing, when
+   * another call is attached or a pipe job is asked to resize; a write that cannot be delivered is
+   * reported, never thrown.
    */
   async interact(sessionId: number, interaction: Interaction, window: Window, signal?: AbortSignal): Promise<JobReport> {
     const job = this.registry.get(sessionId);
@@ -122,14 +192,52 @@ export class ExecRuntime {
         `cols and rows resize a terminal, but session ${sessionId} runs on pipes (it was started without tty: true). Nothing was written.`,
       );
     }
+    if (!job.attach("write_stdin")) throw busyError(job);
+    try {
+      const start = performance.now();
+      const size = resize && current ? terminalSize(resize.cols, resize.rows, current) : undefined;
+      // Resize before writing, so what the input starts (a redraw, a new prompt) sees the new size.
+      if (size && !job.leaderExited) job.resize(size);
+      const deadline = start + window.ms;
+      const outcome = input ? await sendWithin(job, input, deadline) : undefined;
+      const end = await settle(job, await waitForExit(job, deadline, signal));
+      return this.report(job, window, end, start, outcome, size);
+    } finally {
+      job.detach();
+    }
+  }
+
+  /**
+   * Stops a job by id, attached call or not (that call then returns the exit). Also reaches the
+   * lingering group of a job whose exit was already reported. A kill that fails keeps the job
+   * registered, so it can be tried again.
+   */
+  async kill(sessionId: number, signal: NodeJS.Signals): Promise<KillReport> {
+    const registered = this.registry.get(sessionId);
+    const job = registered ?? [...this.tracked].find((candidate) => candidate.id === sessionId && candidate.exit);
+    if (!job) throw new UnknownSessionError(sessionId);
     const start = performance.now();
-    const size = resize && current ? terminalSize(resize.cols, resize.rows, current) : undefined;
-    // Resize before writing, so what the input starts (a redraw, a new prompt) sees the new size.
-    if (size && !job.leaderExited) job.resize(size);
-    const deadline = start + window.ms;
-    const outcome = input ? await sendWithin(job, input, deadline) : undefined;
-    const end = await settle(job, await waitForExit(job, deadline, signal));
-    return this.report(job, window, end, start, outcome, size);
+    const lingering = job.exit !== undefined && job.groups().length > 0 && aliveGroups(job.groups()).length > 0;
+    if (job.exit && !lingering) {
+      if (!registered) throw new UnknownSessionError(sessionId);
+      return this.killReport(job, start, { signal, escalated: false, cleanup: "confirmed", survivors: [] }, true);
+    }
+    const termination = await job.terminate(signal, "killed");
+    return this.killReport(job, start, termination, false, registered !== undefined);
+  }
+
+  /**
+   * Every registered job, and every reported job whose group lingers. Exited jobs are listed once more
+   * and then forgotten, unless a call is attached to them (that call reports the exit).
+   */
+  list(): JobListing[] {
+    this.pruneTracked();
+    const now = performance.now();
+    const registered = this.registry.jobs();
+    const lingering = [...this.tracked].filter((job) => job.exit && !registered.includes(job) && aliveGroups(job.groups()).length > 0);
+    const listing = [...registered, ...lingering].map((job) => this.listing(job, now, !registered.includes(job)));
+    for (const job of registered) if (job.exit && !job.attached) this.registry.remove(job.id);
+    return listing;
   }
 
   /** Published jobs (running, or exited but not yet reported). */
@@ -161,12 +269,18 @@ export class ExecRuntime {
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
   }
 
+  private slotUse(): SlotUse | undefined {
+    const used = this.registry.size;
+    return used >= WARN_JOBS ? { used, capacity: this.registry.capacity } : undefined;
+  }
+
   private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number, input?: InputOutcome, resized?: TerminalSize): JobReport {
     const exit = job.exit;
     if (exit) this.registry.remove(job.id);
     const now = performance.now();
     const output = job.takeOutput();
     const logPartialReason = job.logPartialReason;
+    const slots = this.slotUse();
     return {
       jobId: job.id,
       ...(exit ? { exit } : { sessionId: job.id }),
@@ -184,6 +298,46 @@ export class ExecRuntime {
       ...(input ? { input } : {}),
       tty: job.tty,
       ...(job.terminalSize ? { terminal: resized ?? job.terminalSize } : {}),
+      ...(slots ? { slots } : {}),
+    };
+  }
+
+  private killReport(job: Job, startMono: number, termination: Termination, alreadyExited: boolean, registered = true): KillReport {
+    // The kill reports the exit (and the output since the last read) unless it failed to stop the job.
+    if (job.exit && registered) this.registry.remove(job.id);
+    const output = registered ? job.takeOutput() : { text: "", omittedBytes: 0 };
+    const logPartialReason = job.logPartialReason;
+    return {
+      ...termination,
+      sessionId: job.id,
+      command: job.command,
+      cwd: job.cwd,
+      alreadyExited,
+      ...(job.exit ? { exit: job.exit } : {}),
+      wallMs: performance.now() - startMono,
+      text: output.text,
+      omittedBytes: output.omittedBytes,
+      outputBytesTotal: job.outputBytesTotal,
+      logPath: job.logPath,
+      ...(logPartialReason ? { logPartialReason } : {}),
+    };
+  }
+
+  private listing(job: Job, now: number, lingering: boolean): JobListing {
+    return {
+      sessionId: job.id,
+      command: job.command,
+      cwd: job.cwd,
+      tty: job.tty,
+      status: job.exit ? "exited" : "running",
+      ...(job.exit ? { exit: job.exit } : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),
+      elapsedMs: Math.round(now - job.startedMono),
+      quietMs: job.quietMs(now),
+      outputBytesTotal: job.outputBytesTotal,
+      logPath: job.logPath,
+      logPartial: job.logPartialReason !== undefined,
+      attached: job.attached !== undefined,
+      ...(lingering ? { cleanup: "unconfirmed" as const } : {}),
     };
   }
 
@@ -194,14 +348,14 @@ export class ExecRuntime {
   }
 
   /**
-   * Forgets jobs that are over and whose group is proven empty. Done before each spawn and at shutdown,
-   * so a pgid is never kept past its group's end and later mistaken for a reused id.
+   * Forgets jobs that are over and whose group is proven empty. Done before each spawn, each listing
+   * and at shutdown, so a pgid is never kept past its group's end and later mistaken for a reused id.
    */
   private pruneTracked(): void {
     const finished = [...this.tracked].filter((job) => job.exit);
-    const alive = new Set(aliveGroups(finished.flatMap((job) => (job.pgid === undefined ? [] : [job.pgid]))));
+    const alive = new Set(aliveGroups(finished.flatMap((job) => job.groups())));
     for (const job of finished) {
-      if (job.pgid === undefined || !alive.has(job.pgid)) this.tracked.delete(job);
+      if (!job.groups().some((group) => alive.has(group))) this.tracked.delete(job);
     }
   }
 }

@@ -9,6 +9,7 @@ interface PropertySchema {
   type?: string;
   enum?: readonly unknown[];
   minimum?: number;
+  maximum?: number;
 }
 
 /** The part of a TypeBox object schema the checks read. */
@@ -45,6 +46,9 @@ function typeError(tool: string, key: string, rule: PropertySchema, value: unkno
   }
   if (rule.minimum !== undefined && typeof value === "number" && value < rule.minimum) {
     return `${tool}: ${key} must be at least ${rule.minimum}, got ${value}.`;
+  }
+  if (rule.maximum !== undefined && typeof value === "number" && value > rule.maximum) {
+    return `${tool}: ${key} must be at most ${rule.maximum}, got ${value}.`;
   }
   return undefined;
 }

@@ -4,8 +4,10 @@ import {
   DEFAULT_COLS,
   DEFAULT_EXEC_YIELD_MS,
   DEFAULT_ROWS,
+  DEFAULT_TIMEOUT_S,
   MAX_COLS,
   MAX_ROWS,
+  MAX_TIMEOUT_S,
   MAX_YIELD_MS,
   MIN_COLS,
   MIN_ROWS,
@@ -14,7 +16,7 @@ import {
 import { type HostShellSettings, prepareExec } from "../../core/request.ts";
 import { SHELL_NAMES } from "../../core/shell.ts";
 import { checkArguments } from "../arguments.ts";
-import { type JobDetails, jobResult, jobResultSchema } from "../result.ts";
+import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
 import type { RuntimeSlot } from "../runtime-slot.ts";
 
 export const execCommandParameters = Type.Object(
@@ -37,6 +39,13 @@ export const execCommandParameters = Type.Object(
       Type.Number({
         minimum: 0,
         description: `How long this call waits for the command before returning (default ${DEFAULT_EXEC_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}). It returns earlier only if the command exits. Not a timeout: the command keeps running afterwards.`,
+      }),
+    ),
+    timeout_s: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_TIMEOUT_S,
+        description: `Hard limit on the command's run time in seconds (default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}). At the limit the command is stopped (SIGTERM, then SIGKILL) and reported with timed_out: true.`,
       }),
     ),
   },

@@ -4,7 +4,7 @@ import { MAX_COLS, MAX_EMPTY_POLL_MS, MAX_ROWS, MAX_YIELD_MS, MIN_COLS, MIN_EMPT
 import { parseInput } from "../../core/input.ts";
 import { emptyPollWindow, inputWindow } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
-import { type JobDetails, jobResult, jobResultSchema } from "../result.ts";
+import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
 import type { RuntimeSlot } from "../runtime-slot.ts";
 
 export const writeStdinParameters = Type.Object(

@@ -17,7 +17,7 @@ const started: Job[] = [];
 
 function startPty(command: string, cols = 120, rows = 30): Job {
   const env = jobEnvironment(process.env, { tty: true });
-  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env, logs, terminal: { cols, rows } });
+  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env, logs, terminal: { cols, rows }, timeoutMs: 60_000 });
   started.push(job);
   return job;
 }

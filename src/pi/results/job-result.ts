@@ -1,20 +1,14 @@
 import { randomBytes } from "node:crypto";
-import {
-  type AgentToolResult,
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  formatSize,
-  type TruncationResult,
-  truncateTail,
-} from "@earendil-works/pi-coding-agent";
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobReport } from "../core/runtime.ts";
+import type { JobExit } from "../../core/job.ts";
+import type { JobReport, SlotUse } from "../../core/runtime.ts";
+import { bounded, capOutput, headerLines, seconds, truncationDetails } from "./format.ts";
 
 /**
- * The only formatter of job results. One set of fields feeds the model's text (a `key: value` header,
- * `---`, then the output), the `structuredContent` that programmatic callers read, and the bounded
- * `details` the UI and the session file keep. The output is capped like Pi's own bash tool (the last
- * 50 KiB / 2 000 lines) with a footer that points at the full log.
+ * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text (a
+ * `key: value` header, `---`, then the output), the `structuredContent` that programmatic callers
+ * read, and the bounded `details` the UI and the session file keep.
  */
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
@@ -23,6 +17,7 @@ export const jobResultSchema = Type.Object({
   session_id: Type.Optional(Type.Integer({ description: "Present while the job runs: pass it to write_stdin." })),
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
   signal: Type.Optional(Type.String()),
+  timed_out: Type.Optional(Type.Boolean({ description: "The job was stopped at its timeout_s deadline." })),
   log_path: Type.String({ description: "Every byte the job printed, for the read tool." }),
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
@@ -38,6 +33,7 @@ export const jobResultSchema = Type.Object({
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   notice: Type.Optional(Type.String()),
+  warning: Type.Optional(Type.String()),
   output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
   truncated: Type.Boolean(),
 });
@@ -50,6 +46,7 @@ export interface JobDetails {
   session_id?: number;
   exit_code?: number | null;
   signal?: string;
+  timed_out?: boolean;
   failure_message?: string;
   log_path: string;
   log_partial_reason?: string;
@@ -67,40 +64,37 @@ export interface JobDetails {
   /** The window the model asked for, when it was clamped to `yield_time_ms`. */
   requested_yield_time_ms?: number;
   /** How the output was capped, when it was. */
-  truncation?: Pick<TruncationResult, "truncatedBy" | "totalLines" | "totalBytes" | "outputLines" | "outputBytes">;
+  truncation?: ReturnType<typeof truncationDetails>;
 }
 
 const DETAILS_COMMAND_CHARS = 1_000;
 
-function bounded(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
+/** Why the runtime ended the job, when it did, in words the model can act on. */
+export function stopMessage(exit: JobExit | undefined): string | undefined {
+  if (exit?.stoppedBy === "log_quota") return "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)";
+  return undefined;
 }
 
-/** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */
-function capFooter(truncation: TruncationResult, text: string, logPath: string): string {
-  const endLine = truncation.totalLines;
-  const startLine = endLine - truncation.outputLines + 1;
-  if (truncation.lastLinePartial) {
-    const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
-    return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
-  }
-  if (truncation.truncatedBy === "lines") return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
-  return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
+/** The warning results carry while the registry is nearly full. */
+export function slotWarning(slots: SlotUse | undefined): string | undefined {
+  if (!slots) return undefined;
+  return `${slots.used} of ${slots.capacity} job slots are in use; stop jobs you no longer need with kill_session, or new commands will be refused`;
 }
 
 /** `notice`: something the user should hear once (for example which shell stood in for bash). */
 export function jobResult(report: JobReport, notice?: string): AgentToolResult<JobDetails> {
   const exit = report.exit;
-  const truncation = truncateTail(report.text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-  const shown = truncation.truncated ? `${truncation.content}\n\n${capFooter(truncation, report.text, report.logPath)}` : report.text;
-  const failures = [report.input?.failure, exit?.failure].filter((failure): failure is string => failure !== undefined);
-  const wallSeconds = Math.round(report.wallMs) / 1000;
+  const capped = capOutput(report.text, report.logPath);
+  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined);
+  const wallSeconds = seconds(report.wallMs);
+  const warning = slotWarning(report.slots);
 
   // Header fields in the order the model reads them; optional ones appear only when they apply.
   const fields = {
     ...(report.sessionId !== undefined ? { session_id: report.sessionId } : {}),
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(exit?.signal ? { signal: exit.signal } : {}),
+    ...(exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
     log_path: report.logPath,
     cwd: report.cwd,
     wall_time_seconds: wallSeconds,
@@ -116,10 +110,9 @@ export function jobResult(report: JobReport, notice?: string): AgentToolResult<J
     ...(failures.length ? { failure_message: failures.join("; ") } : {}),
     ...(report.logPartialReason ? { log_partial: true } : {}),
     ...(notice ? { notice } : {}),
+    ...(warning ? { warning } : {}),
   };
   const status = exit ? ("exited" as const) : ("running" as const);
-  const header = [exit ? "[exited]" : "[still running]"];
-  for (const [key, value] of Object.entries(fields)) header.push(`${key}: ${value ?? "null"}`);
 
   const details: JobDetails = {
     command: bounded(report.command, DETAILS_COMMAND_CHARS),
@@ -128,6 +121,7 @@ export function jobResult(report: JobReport, notice?: string): AgentToolResult<J
     ...(fields.session_id !== undefined ? { session_id: fields.session_id } : {}),
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(fields.signal ? { signal: fields.signal } : {}),
+    ...(fields.timed_out ? { timed_out: true } : {}),
     ...(fields.failure_message ? { failure_message: fields.failure_message } : {}),
     log_path: report.logPath,
     ...(report.logPartialReason ? { log_partial_reason: report.logPartialReason } : {}),
@@ -142,22 +136,12 @@ export function jobResult(report: JobReport, notice?: string): AgentToolResult<J
     ...(report.terminal?.requestedRows !== undefined ? { requested_rows: report.terminal.requestedRows } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
-    ...(truncation.truncated
-      ? {
-          truncation: {
-            truncatedBy: truncation.truncatedBy,
-            totalLines: truncation.totalLines,
-            totalBytes: truncation.totalBytes,
-            outputLines: truncation.outputLines,
-            outputBytes: truncation.outputBytes,
-          },
-        }
-      : {}),
+    ...(capped.truncation.truncated ? { truncation: truncationDetails(capped.truncation) } : {}),
   };
 
   return {
-    content: [{ type: "text", text: `${header.join("\n")}\n---\n${shown}` }],
+    content: [{ type: "text", text: `${headerLines(exit ? "[exited]" : "[still running]", fields)}\n---\n${capped.shown}` }],
     details,
-    structuredContent: { status, ...fields, output: truncation.content, truncated: truncation.truncated },
+    structuredContent: { status, ...fields, output: capped.content, truncated: capped.truncation.truncated },
   };
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JobReport } from "../../../src/core/runtime.ts";
-import { jobResult } from "../../../src/pi/result.ts";
+import { jobResult } from "../../../src/pi/results/job-result.ts";
 
 const LOG = "/tmp/pi-unified-exec-x/job-4-00ff00ff.log";
 const report = (over: Partial<JobReport> = {}): JobReport => ({

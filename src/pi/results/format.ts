@@ -1,0 +1,68 @@
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  type TruncationResult,
+  truncateTail,
+} from "@earendil-works/pi-coding-agent";
+import { stripControlSequences } from "../../core/sanitize.ts";
+
+/** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
+
+/** Header lines from an object whose key order is the reading order; `null` prints as `null`. */
+export function headerLines(title: string, fields: Record<string, unknown>): string {
+  return [title, ...Object.entries(fields).map(([key, value]) => `${key}: ${value ?? "null"}`)].join("\n");
+}
+
+/** `text` cut to `limit` characters with an ellipsis. */
+export function bounded(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
+}
+
+/** A command on one line: controls stripped, line breaks shown as ⏎, bounded. */
+export function oneLine(command: string, limit: number): string {
+  return bounded(stripControlSequences(command.replace(/\s*\r?\n\s*/g, " ⏎ ")).trim(), limit);
+}
+
+/** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */
+function capFooter(truncation: TruncationResult, text: string, logPath: string): string {
+  const endLine = truncation.totalLines;
+  const startLine = endLine - truncation.outputLines + 1;
+  if (truncation.lastLinePartial) {
+    const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
+    return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
+  }
+  if (truncation.truncatedBy === "lines") return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
+  return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
+}
+
+/** Output capped like Pi's own bash tool: the last 50 KiB / 2 000 lines, and a footer naming the log. */
+export interface CappedOutput {
+  /** What the model sees: the kept tail, plus the footer when something was cut. */
+  shown: string;
+  /** The kept tail alone. */
+  content: string;
+  truncation: TruncationResult;
+}
+
+export function capOutput(text: string, logPath: string): CappedOutput {
+  const truncation = truncateTail(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+  const shown = truncation.truncated ? `${truncation.content}\n\n${capFooter(truncation, text, logPath)}` : text;
+  return { shown, content: truncation.content, truncation };
+}
+
+/** The bounded summary of a cut that `details` keep. */
+export function truncationDetails(truncation: TruncationResult) {
+  return {
+    truncatedBy: truncation.truncatedBy,
+    totalLines: truncation.totalLines,
+    totalBytes: truncation.totalBytes,
+    outputLines: truncation.outputLines,
+    outputBytes: truncation.outputBytes,
+  };
+}
+
+/** Seconds with millisecond precision. */
+export function seconds(ms: number): number {
+  return Math.round(ms) / 1000;
+}

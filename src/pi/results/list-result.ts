@@ -1,0 +1,91 @@
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { JobListing } from "../../core/runtime.ts";
+import { headerLines, oneLine } from "./format.ts";
+import { stopMessage } from "./job-result.ts";
+
+/** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
+
+const sessionSchema = Type.Object({
+  session_id: Type.Integer(),
+  command: Type.String(),
+  cwd: Type.String(),
+  tty: Type.Boolean(),
+  status: Type.Union([Type.Literal("running"), Type.Literal("exited")]),
+  exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  signal: Type.Optional(Type.String()),
+  timed_out: Type.Optional(Type.Boolean()),
+  failure_message: Type.Optional(Type.String()),
+  elapsed_seconds: Type.Number(),
+  quiet_ms: Type.Integer(),
+  output_bytes_total: Type.Integer(),
+  log_path: Type.String(),
+  log_partial: Type.Optional(Type.Boolean()),
+  deadline_remaining_seconds: Type.Optional(Type.Integer()),
+  attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
+  cleanup: Type.Optional(Type.Literal("unconfirmed", { description: "Exit already reported, but processes of the job still run." })),
+});
+
+export const listResultSchema = Type.Object({
+  tool_time_utc: Type.String(),
+  sessions: Type.Array(sessionSchema),
+});
+
+export interface ListDetails {
+  tool_time_utc: string;
+  running: number;
+  exited: number;
+  /** Bounded: one line per job, no output. */
+  sessions: { session_id: number; command: string; status: "running" | "exited"; exit_code?: number | null }[];
+}
+
+const COMMAND_CHARS = 200;
+
+function entry(job: JobListing) {
+  const stop = stopMessage(job.exit);
+  const failure = [job.exit?.failure, stop].filter(Boolean).join("; ");
+  return {
+    session_id: job.sessionId,
+    command: oneLine(job.command, COMMAND_CHARS),
+    cwd: job.cwd,
+    tty: job.tty,
+    status: job.status,
+    ...(job.exit ? { exit_code: job.exit.exitCode } : {}),
+    ...(job.exit?.signal ? { signal: job.exit.signal } : {}),
+    ...(job.exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
+    ...(failure ? { failure_message: failure } : {}),
+    elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,
+    quiet_ms: job.quietMs,
+    output_bytes_total: job.outputBytesTotal,
+    log_path: job.logPath,
+    ...(job.logPartial ? { log_partial: true } : {}),
+    ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
+    ...(job.attached ? { attached: true } : {}),
+    ...(job.cleanup ? { cleanup: job.cleanup } : {}),
+  };
+}
+
+export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToolResult<ListDetails> {
+  const sessions = jobs.map(entry);
+  const running = sessions.filter((session) => session.status === "running").length;
+  const toolTimeUtc = now.toISOString();
+  const summary = headerLines(`[${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${running} running, ${sessions.length - running} exited]`, {
+    tool_time_utc: toolTimeUtc,
+  });
+  const blocks = sessions.map(({ session_id, ...rest }) => headerLines(`session_id: ${session_id}`, rest).replace(/\n/g, "\n  "));
+  return {
+    content: [{ type: "text", text: `${summary}\n---\n${blocks.join("\n") || "(no sessions)"}` }],
+    details: {
+      tool_time_utc: toolTimeUtc,
+      running,
+      exited: sessions.length - running,
+      sessions: sessions.map((session) => ({
+        session_id: session.session_id,
+        command: session.command,
+        status: session.status,
+        ...(session.exit_code !== undefined ? { exit_code: session.exit_code } : {}),
+      })),
+    },
+    structuredContent: { tool_time_utc: toolTimeUtc, sessions },
+  };
+}

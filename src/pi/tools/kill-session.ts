@@ -1,0 +1,37 @@
+import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { KILL_GRACE_MS } from "../../core/constants.ts";
+import { KILL_SIGNALS, normalizeSignal } from "../../core/signals.ts";
+import { checkArguments } from "../arguments.ts";
+import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
+import type { RuntimeSlot } from "../runtime-slot.ts";
+
+export const killSessionParameters = Type.Object(
+  {
+    session_id: Type.Integer({ minimum: 1, description: "The job to stop." }),
+    signal: Type.Optional(
+      Type.String({
+        description: `${KILL_SIGNALS.join(", ")} (default SIGTERM; TERM and sigkill work too). Every signal but SIGKILL is followed by SIGKILL after ${KILL_GRACE_MS / 1000} s if the job is still there.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function killSessionTool(slot: RuntimeSlot): ToolDefinition<typeof killSessionParameters, KillDetails> {
+  return {
+    name: "kill_session",
+    label: "kill_session",
+    description:
+      "Stops a job and its process group: the signal, then SIGKILL after 2 s if needed. Works while another call waits on " +
+      "the job. Reports the exit, whether it escalated, and cleanup evidence (confirmed only when every process is gone).",
+    promptSnippet: "kill_session: stop a job by session_id (SIGTERM, then SIGKILL)",
+    parameters: killSessionParameters,
+    outputSchema: killResultSchema,
+    prepareArguments: (raw) => checkArguments("kill_session", killSessionParameters, raw),
+    async execute(_toolCallId, params) {
+      const signal = normalizeSignal(params.signal ?? "SIGTERM");
+      return killResult(await slot.current().kill(params.session_id, signal));
+    },
+  };
+}

@@ -3,19 +3,24 @@
  * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { CallLedger } from "./pi/call-ledger.ts";
 import { hostShellSettings } from "./pi/host-settings.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
 import { RuntimeSlot } from "./pi/runtime-slot.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
 import { killSessionTool } from "./pi/tools/kill-session.ts";
 import { listSessionsTool } from "./pi/tools/list-sessions.ts";
+import { setOnExitTool } from "./pi/tools/set-on-exit.ts";
 import { writeStdinTool } from "./pi/tools/write-stdin.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
-  const runtime = new RuntimeSlot();
-  pi.registerTool(execCommandTool(runtime, () => hostShellSettings(pi)));
-  pi.registerTool(writeStdinTool(runtime));
-  pi.registerTool(killSessionTool(runtime));
-  pi.registerTool(listSessionsTool(runtime));
-  registerLifecycle(pi, runtime);
+  const slot = new RuntimeSlot();
+  const ledger = new CallLedger(() => slot.existing());
+  const wiring = { slot, ledger };
+  pi.registerTool(execCommandTool(wiring, () => hostShellSettings(pi)));
+  pi.registerTool(writeStdinTool(wiring));
+  pi.registerTool(killSessionTool(wiring));
+  pi.registerTool(listSessionsTool(wiring));
+  pi.registerTool(setOnExitTool(wiring));
+  registerLifecycle(pi, slot, ledger);
 }

@@ -104,6 +104,18 @@ export const RUNTIME_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_RUNTIME_LOG_QUOTA_BYTES";
 export const ON_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_ON_LOG_QUOTA";
 export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
 
+/** Exits this close together are announced in one prompt rather than one prompt each. */
+export const WAKE_DEBOUNCE_MS = 250;
+/** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
+export const WAKE_MAX_LISTED = 16;
+
+/** Nested exits kept for one enclosing call's receipt, and how many of them it names. */
+export const RECEIPT_MAX_KEPT = 64;
+export const RECEIPT_MAX_SHOWN = 16;
+
+/** Node's timers overflow past 2^31-1 ms (about 24.8 days); longer waits re-arm in chunks. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;
 

@@ -1,3 +1,4 @@
+import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
 import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS, WARN_JOBS } from "./constants.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
@@ -44,6 +45,24 @@ export interface JobReport {
   terminal?: TerminalSize;
   /** Present when the registry is nearly full. */
   slots?: SlotUse;
+  /** The call was cancelled (Esc): nothing was read, the job stays as it was. */
+  cancelled?: boolean;
+  /** This call's result carries the exit of a job whose wake was armed: the wake is consumed. */
+  wakeConsumed?: boolean;
+  /** `exec_command` armed the job's completion wake. */
+  wakeArmed?: boolean;
+}
+
+/** Who is asking, for exactly-once completion: the tool call's id, and the outermost call it runs in. */
+export interface CallContext {
+  signal?: AbortSignal;
+  /** The tool call id; its observation lease is committed when Pi finalizes this call. */
+  callId?: string;
+  /**
+   * For a call nested inside another tool's call: the outermost call id. A finished job's result is
+   * kept for it, so repeated nested reads replay the exit until that call is finalized.
+   */
+  replayScope?: string;
 }
 
 /** What a `write_stdin` call does besides waiting: send input, resize the PTY first. */
@@ -85,6 +104,8 @@ export interface JobListing {
   deadlineRemainingMs?: number;
   /** A call is attached to the job right now. */
   attached: boolean;
+  /** The job's completion wake is armed. */
+  wakeArmed: boolean;
   /**
    * For a job whose exit was already reported but whose process group still has members (a
    * backgrounded descendant): `unconfirmed`. `kill_session` still reaches it by this id.
@@ -130,6 +151,10 @@ export class ExecRuntime {
   private readonly registry: JobRegistry;
   /** Every job whose process group may still have members, registered or not. */
   private readonly tracked = new Set<Job>();
+  /** Terminal results saved for repeated nested reads, by job id, until their scope is finalized. */
+  private readonly replays = new Map<number, { scope: string; report: JobReport }>();
+  /** Completion wakes; Pi binds its sender. */
+  readonly completion = new CompletionCoordinator(undefined);
   private closed = false;
 
   constructor(
@@ -144,7 +169,8 @@ export class ExecRuntime {
    * is reported directly and never becomes addressable; one that exits later inside the window is
    * reported and forgotten; one still running gets its `sessionId` back.
    */
-  async exec(request: ExecRequest, signal?: AbortSignal): Promise<JobReport> {
+  async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
+    const { signal } = call;
     if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     this.pruneTracked();
     this.registry.makeRoom();
@@ -162,6 +188,7 @@ export class ExecRuntime {
     });
     this.registry.add(job);
     this.tracked.add(job);
+    job.onExit(() => this.completion.jobExited(wakeJob(job)));
     job.attach("exec_command");
     try {
       const start = job.startedMono;
@@ -170,7 +197,19 @@ export class ExecRuntime {
         this.registry.publish(job.id);
         if (end === "deadline") end = await settle(job, await waitForExit(job, start + request.window.ms, signal));
       }
-      return this.report(job, request.window, end, start, undefined, request.terminal);
+      // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
+      if (signal?.aborted) {
+        this.registry.publish(job.id);
+        end = "aborted";
+      }
+      const report = this.report(job, request.window, end, start, undefined, request.terminal);
+      // Armed only when the call hands back a live session_id; an exit inside the window was just returned.
+      if (report.sessionId !== undefined && call.onExit === "wake") {
+        this.completion.arm(job.id);
+        report.wakeArmed = true;
+        if (job.exit) this.completion.jobExited(wakeJob(job));
+      }
+      return report;
     } finally {
       job.detach();
     }
@@ -182,9 +221,14 @@ export class ExecRuntime {
    * another call is attached or a pipe job is asked to resize; a write that cannot be delivered is
    * reported, never thrown.
    */
-  async interact(sessionId: number, interaction: Interaction, window: Window, signal?: AbortSignal): Promise<JobReport> {
+  async interact(sessionId: number, interaction: Interaction, window: Window, call: CallContext = {}): Promise<JobReport> {
+    const { signal, callId } = call;
     const job = this.registry.get(sessionId);
-    if (!job) throw new UnknownSessionError(sessionId);
+    if (!job) {
+      const replay = this.replays.get(sessionId);
+      if (replay && call.replayScope === replay.scope) return { ...replay.report, wallMs: 0, text: "" };
+      throw new UnknownSessionError(sessionId);
+    }
     const { input, resize } = interaction;
     const current = job.terminalSize;
     if (resize && !current) {
@@ -193,6 +237,8 @@ export class ExecRuntime {
       );
     }
     if (!job.attach("write_stdin")) throw busyError(job);
+    if (callId) this.completion.lease(callId, job.id);
+    let report: JobReport | undefined;
     try {
       const start = performance.now();
       const size = resize && current ? terminalSize(resize.cols, resize.rows, current) : undefined;
@@ -200,11 +246,38 @@ export class ExecRuntime {
       if (size && !job.leaderExited) job.resize(size);
       const deadline = start + window.ms;
       const outcome = input ? await sendWithin(job, input, deadline) : undefined;
-      const end = await settle(job, await waitForExit(job, deadline, signal));
-      return this.report(job, window, end, start, outcome, size);
+      let end = await settle(job, await waitForExit(job, deadline, signal));
+      // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
+      if (signal?.aborted) end = "aborted";
+      report = this.report(job, window, end, start, outcome, size);
+      return report;
     } finally {
       job.detach();
+      if (callId) this.settleLease(callId, job.id, report, call.replayScope);
     }
+  }
+
+  /**
+   * Ends a call's lease on a job: a result that carries the exit is an observation (committed when Pi
+   * finalizes the call), anything else (no exit, a cancel, a throw) releases the wake.
+   */
+  private settleLease(callId: string, sessionId: number, report: JobReport | undefined, replayScope: string | undefined): void {
+    if (!report?.exit) return this.completion.release(callId);
+    if (this.completion.isArmed(sessionId)) report.wakeConsumed = true;
+    this.completion.observed(callId, sessionId);
+    if (replayScope) this.replays.set(sessionId, { scope: replayScope, report: { ...report } });
+  }
+
+  /** The outermost call a nested read ran in was finalized: its saved results are no longer replayed. */
+  endScope(scope: string): void {
+    for (const [sessionId, replay] of this.replays) if (replay.scope === scope) this.replays.delete(sessionId);
+  }
+
+  /** Changes a job's wake policy; `found: false` for an id the runtime has never heard of or forgotten. */
+  setOnExit(sessionId: number, policy: "none" | "wake"): { found: false } | { found: true; status: SetOnExitStatus } {
+    const job = this.registry.get(sessionId);
+    if (!job && !this.completion.knows(sessionId)) return { found: false };
+    return { found: true, status: this.completion.setOnExit(sessionId, policy, job ? job.exit !== undefined : true) };
   }
 
   /**
@@ -212,7 +285,7 @@ export class ExecRuntime {
    * lingering group of a job whose exit was already reported. A kill that fails keeps the job
    * registered, so it can be tried again.
    */
-  async kill(sessionId: number, signal: NodeJS.Signals): Promise<KillReport> {
+  async kill(sessionId: number, signal: NodeJS.Signals, callId?: string): Promise<KillReport> {
     const registered = this.registry.get(sessionId);
     const job = registered ?? [...this.tracked].find((candidate) => candidate.id === sessionId && candidate.exit);
     if (!job) throw new UnknownSessionError(sessionId);
@@ -220,9 +293,15 @@ export class ExecRuntime {
     const lingering = job.exit !== undefined && job.groups().length > 0 && aliveGroups(job.groups()).length > 0;
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownSessionError(sessionId);
+      // The kill's result reports the exit: it observes it like a poll would.
+      if (callId) this.completion.observed(callId, job.id);
       return this.killReport(job, start, { signal, escalated: false, cleanup: "confirmed", survivors: [] }, true);
     }
+    // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
+    const restore = this.completion.suppress(job.id);
     const termination = await job.terminate(signal, "killed");
+    if (termination.failure || !job.exit) restore();
+    else this.completion.dropWake(job.id);
     return this.killReport(job, start, termination, false, registered !== undefined);
   }
 
@@ -230,13 +309,18 @@ export class ExecRuntime {
    * Every registered job, and every reported job whose group lingers. Exited jobs are listed once more
    * and then forgotten, unless a call is attached to them (that call reports the exit).
    */
-  list(): JobListing[] {
+  list(callId?: string): JobListing[] {
     this.pruneTracked();
     const now = performance.now();
     const registered = this.registry.jobs();
     const lingering = [...this.tracked].filter((job) => job.exit && !registered.includes(job) && aliveGroups(job.groups()).length > 0);
     const listing = [...registered, ...lingering].map((job) => this.listing(job, now, !registered.includes(job)));
-    for (const job of registered) if (job.exit && !job.attached) this.registry.remove(job.id);
+    for (const job of registered) {
+      if (!job.exit || job.attached) continue;
+      this.registry.remove(job.id);
+      // Listing an exit reports it: it consumes a wake not yet sent.
+      if (callId) this.completion.observed(callId, job.id);
+    }
     return listing;
   }
 
@@ -252,6 +336,8 @@ export class ExecRuntime {
    */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
+    // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
+    this.completion.dropAll();
     const errors: string[] = [];
     const send = (pgid: number, signal: NodeJS.Signals) => {
       try {
@@ -275,10 +361,12 @@ export class ExecRuntime {
   }
 
   private report(job: Job, window: Window, waitEnd: WaitEnd, startMono: number, input?: InputOutcome, resized?: TerminalSize): JobReport {
-    const exit = job.exit;
+    // A cancelled call reads nothing and reports no exit: the job stays exactly as it was for the next call.
+    const cancelled = waitEnd === "aborted";
+    const exit = cancelled ? undefined : job.exit;
     if (exit) this.registry.remove(job.id);
     const now = performance.now();
-    const output = job.takeOutput();
+    const output = cancelled ? { text: "", omittedBytes: 0 } : job.takeOutput();
     const logPartialReason = job.logPartialReason;
     const slots = this.slotUse();
     return {
@@ -299,6 +387,7 @@ export class ExecRuntime {
       tty: job.tty,
       ...(job.terminalSize ? { terminal: resized ?? job.terminalSize } : {}),
       ...(slots ? { slots } : {}),
+      ...(cancelled ? { cancelled } : {}),
     };
   }
 
@@ -337,6 +426,7 @@ export class ExecRuntime {
       logPath: job.logPath,
       logPartial: job.logPartialReason !== undefined,
       attached: job.attached !== undefined,
+      wakeArmed: this.completion.isArmed(job.id),
       ...(lingering ? { cleanup: "unconfirmed" as const } : {}),
     };
   }
@@ -377,4 +467,24 @@ async function sendWithin(job: Job, input: JobInput, deadlineMono: number): Prom
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What a wake says about a job that ended: bounded metadata only, never its output. */
+function wakeJob(job: Job): WakeJob {
+  const exit = job.exit;
+  const reasons = [
+    exit?.stoppedBy === "timeout" ? "stopped at its timeout_s deadline" : undefined,
+    exit?.stoppedBy === "log_quota" ? "stopped when its log reached the quota" : undefined,
+    exit?.failure,
+  ].filter((reason): reason is string => reason !== undefined);
+  return {
+    sessionId: job.id,
+    command: job.command,
+    cwd: job.cwd,
+    exitCode: exit?.exitCode ?? null,
+    signal: exit?.signal ?? null,
+    elapsedMs: Math.round(performance.now() - job.startedMono),
+    logPath: job.logPath,
+    ...(reasons.length ? { reason: reasons.join("; ") } : {}),
+  };
 }

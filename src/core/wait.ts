@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from "./constants.ts";
 import type { Job } from "./job.ts";
 
 /** Why a wait ended. */
@@ -14,6 +15,12 @@ export function waitForExit(job: Job, deadlineMono: number, signal?: AbortSignal
   if (signal?.aborted) return Promise.resolve("aborted");
   return new Promise<WaitEnd>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    // Node's timers overflow past 2^31-1 ms: a multi-day wait re-arms in chunks until the deadline.
+    const arm = () => {
+      const remaining = deadlineMono - performance.now();
+      if (remaining <= 0) return settle("deadline");
+      timer = setTimeout(arm, Math.min(remaining, MAX_TIMER_MS));
+    };
     const settle = (end: WaitEnd) => {
       clearTimeout(timer);
       unsubscribe();
@@ -23,6 +30,6 @@ export function waitForExit(job: Job, deadlineMono: number, signal?: AbortSignal
     const onAbort = () => settle("aborted");
     const unsubscribe = job.onExit(() => settle("exited"));
     signal?.addEventListener("abort", onAbort, { once: true });
-    timer = setTimeout(() => settle("deadline"), Math.max(0, deadlineMono - performance.now()));
+    arm();
   });
 }

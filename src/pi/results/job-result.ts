@@ -13,7 +13,9 @@ import { bounded, capOutput, headerLines, seconds, truncationDetails } from "./f
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
 export const jobResultSchema = Type.Object({
-  status: Type.Union([Type.Literal("running"), Type.Literal("exited")]),
+  status: Type.Union([Type.Literal("running"), Type.Literal("exited"), Type.Literal("cancelled")], {
+    description: "cancelled: the call was cancelled; nothing was read and the job is as it was.",
+  }),
   session_id: Type.Optional(Type.Integer({ description: "Present while the job runs: pass it to write_stdin." })),
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
   signal: Type.Optional(Type.String()),
@@ -32,6 +34,12 @@ export const jobResultSchema = Type.Object({
   input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
+  completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
+  wait_mode: Type.Optional(Type.Literal("absolute")),
+  wait_status: Type.Optional(Type.Union([Type.Literal("completed"), Type.Literal("deadline"), Type.Literal("cancelled")])),
+  yield_until: Type.Optional(Type.String()),
+  on_exit_wake: Type.Optional(Type.Literal("consumed", { description: "This result reports the exit, so no wake will follow." })),
+  tool_time_utc: Type.Optional(Type.String()),
   notice: Type.Optional(Type.String()),
   warning: Type.Optional(Type.String()),
   output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
@@ -42,7 +50,7 @@ export const jobResultSchema = Type.Object({
 export interface JobDetails {
   command: string;
   cwd: string;
-  status: "running" | "exited";
+  status: "running" | "exited" | "cancelled";
   session_id?: number;
   exit_code?: number | null;
   signal?: string;
@@ -65,6 +73,21 @@ export interface JobDetails {
   requested_yield_time_ms?: number;
   /** How the output was capped, when it was. */
   truncation?: ReturnType<typeof truncationDetails>;
+  completion_notification?: string;
+  wait_mode?: "absolute";
+  wait_status?: "completed" | "deadline" | "cancelled";
+  yield_until?: string;
+  on_exit_wake?: "consumed";
+}
+
+/** What a tool adds to a job report. */
+export interface JobResultExtras {
+  /** Something the user should hear once (for example which shell stood in for bash). */
+  notice?: string | undefined;
+  /** The state of the completion wake `exec_command` armed. */
+  completion?: string | undefined;
+  /** For an absolute (`yield_until`) wait: the deadline, as UTC. */
+  absoluteUntil?: string | undefined;
 }
 
 const DETAILS_COMMAND_CHARS = 1_000;
@@ -81,9 +104,12 @@ export function slotWarning(slots: SlotUse | undefined): string | undefined {
   return `${slots.used} of ${slots.capacity} job slots are in use; stop jobs you no longer need with kill_session, or new commands will be refused`;
 }
 
-/** `notice`: something the user should hear once (for example which shell stood in for bash). */
-export function jobResult(report: JobReport, notice?: string): AgentToolResult<JobDetails> {
+const WAIT_STATUS = { exited: "completed", deadline: "deadline", aborted: "cancelled" } as const;
+
+export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
   const exit = report.exit;
+  const absolute = extras.absoluteUntil !== undefined;
+  const waitStatus = absolute || report.cancelled ? WAIT_STATUS[report.waitEnd] : undefined;
   const capped = capOutput(report.text, report.logPath);
   const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined);
   const wallSeconds = seconds(report.wallMs);
@@ -109,10 +135,15 @@ export function jobResult(report: JobReport, notice?: string): AgentToolResult<J
     ...(report.input ? { input: report.input.input } : {}),
     ...(failures.length ? { failure_message: failures.join("; ") } : {}),
     ...(report.logPartialReason ? { log_partial: true } : {}),
-    ...(notice ? { notice } : {}),
+    ...(extras.completion ? { completion_notification: extras.completion } : {}),
+    ...(absolute ? { wait_mode: "absolute" as const } : {}),
+    ...(waitStatus ? { wait_status: waitStatus } : {}),
+    ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
+    ...(report.wakeConsumed ? { on_exit_wake: "consumed" as const } : {}),
+    ...(extras.notice ? { notice: extras.notice } : {}),
     ...(warning ? { warning } : {}),
   };
-  const status = exit ? ("exited" as const) : ("running" as const);
+  const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
 
   const details: JobDetails = {
     command: bounded(report.command, DETAILS_COMMAND_CHARS),
@@ -137,10 +168,16 @@ export function jobResult(report: JobReport, notice?: string): AgentToolResult<J
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
     ...(capped.truncation.truncated ? { truncation: truncationDetails(capped.truncation) } : {}),
+    ...(fields.completion_notification ? { completion_notification: fields.completion_notification } : {}),
+    ...(fields.wait_mode ? { wait_mode: fields.wait_mode } : {}),
+    ...(fields.wait_status ? { wait_status: fields.wait_status } : {}),
+    ...(fields.yield_until ? { yield_until: fields.yield_until } : {}),
+    ...(fields.on_exit_wake ? { on_exit_wake: fields.on_exit_wake } : {}),
   };
+  const title = { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
 
   return {
-    content: [{ type: "text", text: `${headerLines(exit ? "[exited]" : "[still running]", fields)}\n---\n${capped.shown}` }],
+    content: [{ type: "text", text: `${headerLines(title, fields)}\n---\n${capped.shown}` }],
     details,
     structuredContent: { status, ...fields, output: capped.content, truncated: capped.truncation.truncated },
   };

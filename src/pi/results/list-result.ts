@@ -23,6 +23,7 @@ const sessionSchema = Type.Object({
   log_partial: Type.Optional(Type.Boolean()),
   deadline_remaining_seconds: Type.Optional(Type.Integer()),
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
+  wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
   cleanup: Type.Optional(Type.Literal("unconfirmed", { description: "Exit already reported, but processes of the job still run." })),
 });
 
@@ -61,6 +62,7 @@ function entry(job: JobListing) {
     ...(job.logPartial ? { log_partial: true } : {}),
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),
+    wake_armed: job.wakeArmed,
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };
 }

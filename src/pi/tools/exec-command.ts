@@ -17,7 +17,7 @@ import { type HostShellSettings, prepareExec } from "../../core/request.ts";
 import { SHELL_NAMES } from "../../core/shell.ts";
 import { checkArguments } from "../arguments.ts";
 import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
-import type { RuntimeSlot } from "../runtime-slot.ts";
+import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
 
 export const execCommandParameters = Type.Object(
   {
@@ -41,6 +41,15 @@ export const execCommandParameters = Type.Object(
         description: `How long this call waits for the command before returning (default ${DEFAULT_EXEC_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}). It returns earlier only if the command exits. Not a timeout: the command keeps running afterwards.`,
       }),
     ),
+    on_exit: Type.Optional(
+      Type.Unsafe<"none" | "wake">({
+        type: "string",
+        enum: ["none", "wake"],
+        description:
+          'What happens when the job exits while no call is watching it. "none" (default): nothing; poll with write_stdin. ' +
+          '"wake": one follow-up prompt tells you it finished (use only when the user wants to be told; set_on_exit changes it).',
+      }),
+    ),
     timeout_s: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -52,7 +61,7 @@ export const execCommandParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function execCommandTool(slot: RuntimeSlot, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
+export function execCommandTool({ slot, ledger }: ToolWiring, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
     label: "exec_command",
@@ -64,9 +73,17 @@ export function execCommandTool(slot: RuntimeSlot, hostSettings: () => HostShell
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("exec_command", execCommandParameters, raw),
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+    async execute(toolCallId, params, signal, _onUpdate, ctx) {
       const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
-      return jobResult(await slot.current().exec(request, signal), request.shell.notice);
+      const report = await slot.current().exec(request, { signal, callId: toolCallId, onExit: params.on_exit ?? "none" });
+      if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      // Print and JSON runs end the process with the run: say so rather than promise a wake that cannot come.
+      const completion = report.wakeArmed
+        ? wakesOutliveRun(ctx.mode)
+          ? "armed"
+          : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead"
+        : undefined;
+      return jobResult(report, { notice: request.shell.notice, completion });
     },
   };
 }

@@ -4,7 +4,7 @@ import { KILL_GRACE_MS } from "../../core/constants.ts";
 import { KILL_SIGNALS, normalizeSignal } from "../../core/signals.ts";
 import { checkArguments } from "../arguments.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
-import type { RuntimeSlot } from "../runtime-slot.ts";
+import type { ToolWiring } from "../wiring.ts";
 
 export const killSessionParameters = Type.Object(
   {
@@ -18,7 +18,7 @@ export const killSessionParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function killSessionTool(slot: RuntimeSlot): ToolDefinition<typeof killSessionParameters, KillDetails> {
+export function killSessionTool({ slot, ledger }: ToolWiring): ToolDefinition<typeof killSessionParameters, KillDetails> {
   return {
     name: "kill_session",
     label: "kill_session",
@@ -29,9 +29,11 @@ export function killSessionTool(slot: RuntimeSlot): ToolDefinition<typeof killSe
     parameters: killSessionParameters,
     outputSchema: killResultSchema,
     prepareArguments: (raw) => checkArguments("kill_session", killSessionParameters, raw),
-    async execute(_toolCallId, params) {
+    async execute(toolCallId, params) {
       const signal = normalizeSignal(params.signal ?? "SIGTERM");
-      return killResult(await slot.current().kill(params.session_id, signal));
+      const report = await slot.current().kill(params.session_id, signal, toolCallId);
+      if (report.exit) ledger.observed(toolCallId, { tool: "kill_session", sessionId: report.sessionId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      return killResult(report);
     },
   };
 }

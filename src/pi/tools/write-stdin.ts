@@ -1,11 +1,13 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { MAX_COLS, MAX_EMPTY_POLL_MS, MAX_ROWS, MAX_YIELD_MS, MIN_COLS, MIN_EMPTY_POLL_MS, MIN_ROWS, MIN_YIELD_MS } from "../../core/constants.ts";
+import { WaitRequestError } from "../../core/errors.ts";
 import { parseInput } from "../../core/input.ts";
-import { emptyPollWindow, inputWindow } from "../../core/wait-policy.ts";
+import { monotonicDeadline, parseUtcDeadline } from "../../core/time.ts";
+import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
 import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
-import type { RuntimeSlot } from "../runtime-slot.ts";
+import type { ToolWiring } from "../wiring.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -28,11 +30,25 @@ export const writeStdinParameters = Type.Object(
           `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${MAX_EMPTY_POLL_MS}; more is refused. Returns earlier only if the job exits.`,
       }),
     ),
+    yield_until: Type.Optional(
+      Type.String({
+        description:
+          "Empty poll only, instead of yield_time_ms, and only when the user asks for a long wait on a job that ends by itself: " +
+          "stay attached until this UTC time (2026-07-21T18:30:00Z) or the exit, whichever is first. Never for REPLs, servers, " +
+          "watchers or prompts.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
-export function writeStdinTool(slot: RuntimeSlot): ToolDefinition<typeof writeStdinParameters, JobDetails> {
+/** The window of an absolute wait: until the deadline, converted once to the monotonic clock. */
+function absoluteWindow(yieldUntil: string): Window & { until: string } {
+  const epoch = parseUtcDeadline(yieldUntil);
+  return { ms: Math.max(0, monotonicDeadline(epoch) - performance.now()), until: new Date(epoch).toISOString() };
+}
+
+export function writeStdinTool({ slot, ledger }: ToolWiring): ToolDefinition<typeof writeStdinParameters, JobDetails> {
   return {
     name: "write_stdin",
     label: "write_stdin",
@@ -44,13 +60,30 @@ export function writeStdinTool(slot: RuntimeSlot): ToolDefinition<typeof writeSt
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
-    async execute(_toolCallId, params, signal) {
+    async execute(toolCallId, params, signal) {
       const input = parseInput(params.chars, params.chars_b64);
       const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
+      if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined)) {
+        throw new WaitRequestError(
+          "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols or rows. Nothing was written.",
+        );
+      }
       // A resize is input too: the program redraws, and the call should wait like a write, not a poll.
-      const window = input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env);
+      const absolute = params.yield_until !== undefined ? absoluteWindow(params.yield_until) : undefined;
+      const window =
+        absolute ??
+        (input || resize
+            ? inputWindow(params.yield_time_ms)
+            : emptyPollWindow(params.yield_time_ms, process.env));
       const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
-      return jobResult(await slot.current().interact(params.session_id, interaction, window, signal));
+      const nested = ledger.isNested(toolCallId);
+      const report = await slot.current().interact(params.session_id, interaction, window, {
+        signal,
+        callId: toolCallId,
+        ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),
+      });
+      if (report.exit) ledger.observed(toolCallId, { tool: "write_stdin", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      return jobResult(report, { absoluteUntil: absolute?.until });
     },
   };
 }

@@ -67,7 +67,7 @@ describe("ExecRuntime", () => {
     const runtime = new ExecRuntime();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
-    const report = await runtime.exec(request("sleep 5", 20_000), controller.signal);
+    const report = await runtime.exec(request("sleep 5", 20_000), { signal: controller.signal });
     assert.equal(report.waitEnd, "aborted");
     assert.ok(report.sessionId);
     assert.equal(runtime.jobs().length, 1);

@@ -70,6 +70,7 @@ describe("list_sessions results", () => {
     logPartial: false,
     deadlineRemainingMs: 1_787_000,
     attached: false,
+    wakeArmed: false,
     ...over,
   });
 

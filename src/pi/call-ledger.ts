@@ -20,7 +20,7 @@ export class CallLedger {
   private readonly parents = new Map<string, string>();
   private readonly observations = new Map<string, ObservedExit[]>();
   /** Exits seen by nested calls, per outermost call, for its receipt. */
-  private readonly receipts = new Map<string, { kept: ObservedExit[]; total: number }>();
+  private readonly receipts = new Map<string, { kept: ObservedExit[]; total: number; sessions: Set<number> }>();
 
   constructor(private readonly runtime: () => ExecRuntime | undefined) {}
 
@@ -60,10 +60,13 @@ export class CallLedger {
       this.parents.delete(callId);
       if (isError) return runtime?.completion.release(callId);
       runtime?.completion.transfer(callId, root);
-      if (seen.length) {
-        const receipt = this.receipts.get(root) ?? { kept: [], total: 0 };
-        receipt.kept.push(...seen);
-        receipt.total += seen.length;
+      // A job's exit is named once, however often nested reads replayed it.
+      const receipt = this.receipts.get(root) ?? { kept: [], total: 0, sessions: new Set<number>() };
+      const fresh = seen.filter((exit) => !receipt.sessions.has(exit.sessionId));
+      if (fresh.length) {
+        for (const exit of fresh) receipt.sessions.add(exit.sessionId);
+        receipt.kept.push(...fresh);
+        receipt.total += fresh.length;
         receipt.kept.splice(0, Math.max(0, receipt.kept.length - RECEIPT_MAX_KEPT));
         this.receipts.set(root, receipt);
       }

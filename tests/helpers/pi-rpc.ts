@@ -74,6 +74,11 @@ export class PiRpcHost {
     });
   }
 
+  /** The script for the turns a completion wake starts (default: a short acknowledgement). */
+  setWakeScript(script: Script): void {
+    this.pi.model.wakeScript = script;
+  }
+
   /** Answers extension dialogs: return the response fields (`value`, `confirmed`, `cancelled`). */
   onUiRequest(handler: UiHandler | undefined): void {
     this.uiHandler = handler;

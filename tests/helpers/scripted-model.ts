@@ -28,6 +28,8 @@ export interface SeenResult {
 /** What a script sees: the prompt and the tool results since it, in order. */
 export interface ModelView {
   prompt: string;
+  /** The turn answers a completion wake (a custom message this extension sent), not a user prompt. */
+  wake: boolean;
   /** Model replies already given since the prompt: 0 for the first reply. */
   turn: number;
   /** Every tool result since the prompt. */
@@ -64,6 +66,9 @@ export function steps(...list: (ModelStep | ((view: ModelView) => ModelStep))[])
   };
 }
 
+/** How this extension's wake prompts begin (Pi hands custom messages to the model as user messages). */
+const WAKE_PREFIX = "[unified-exec]";
+
 interface TranscriptMessage {
   role: string;
   content?: unknown;
@@ -95,12 +100,15 @@ export function viewOf(messages: TranscriptMessage[]): ModelView {
       last.push(seen);
     }
   }
-  return { prompt: textOf(messages[start]?.content), turn, results, last, messages };
+  const prompt = textOf(messages[start]?.content);
+  return { prompt, wake: prompt.startsWith(WAKE_PREFIX), turn, results, last, messages };
 }
 
 export class ScriptedModel {
   /** The script that answers the next model requests. */
   script: Script = () => say("no script set");
+  /** What the model answers to a completion wake (it may arrive in the middle of a test's run). */
+  wakeScript: Script = () => say("noted the finished job");
   /** Errors thrown by scripts, so a test can fail with the cause rather than a confused transcript. */
   readonly errors: Error[] = [];
   private constructor(
@@ -120,7 +128,8 @@ export class ScriptedModel {
         let reply: object;
         try {
           const { messages } = JSON.parse(body) as { messages: TranscriptMessage[] };
-          reply = model!.script(viewOf(messages));
+          const view = viewOf(messages);
+          reply = (view.wake ? model!.wakeScript : model!.script)(view);
         } catch (error) {
           model!.errors.push(error as Error);
           reply = { error: `script failed: ${(error as Error).stack ?? error}` };

@@ -227,3 +227,15 @@ describe("Job log", () => {
     assert.ok(maxPending <= LOG_PENDING_BYTES + 256 * 1024, `at most ~1 MiB pending, saw ${maxPending}`);
   });
 });
+
+describe("long waits", () => {
+  it("a wait longer than Node's timer range (2^31-1 ms) does not fire early", async () => {
+    const job = start("sleep 300");
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const thirtyDays = 30 * 24 * 3_600_000;
+    assert.equal(await waitForExit(job, performance.now() + thirtyDays, controller.signal), "aborted", "not an overflowed 1 ms timer");
+    job.signal("SIGKILL");
+    await untilExit(job);
+  });
+});

@@ -5,8 +5,10 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { CallLedger } from "./pi/call-ledger.ts";
 import { hostShellSettings } from "./pi/host-settings.ts";
+import { JobsUi } from "./pi/jobs-ui.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
-import { RuntimeSlot } from "./pi/runtime-slot.ts";
+import { registerSessionsCommand } from "./pi/sessions-command.ts";
+import { SessionRuntimes } from "./pi/session-runtimes.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
 import { killSessionTool } from "./pi/tools/kill-session.ts";
 import { listSessionsTool } from "./pi/tools/list-sessions.ts";
@@ -14,13 +16,15 @@ import { setOnExitTool } from "./pi/tools/set-on-exit.ts";
 import { writeStdinTool } from "./pi/tools/write-stdin.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
-  const slot = new RuntimeSlot();
-  const ledger = new CallLedger(() => slot.existing());
-  const wiring = { slot, ledger };
+  const runtimes = new SessionRuntimes();
+  const ledger = new CallLedger(() => runtimes.existing());
+  const ui = new JobsUi();
+  const wiring = { runtimes, ledger };
   pi.registerTool(execCommandTool(wiring, () => hostShellSettings(pi)));
   pi.registerTool(writeStdinTool(wiring));
   pi.registerTool(killSessionTool(wiring));
   pi.registerTool(listSessionsTool(wiring));
   pi.registerTool(setOnExitTool(wiring));
-  registerLifecycle(pi, slot, ledger);
+  registerSessionsCommand(pi, runtimes);
+  registerLifecycle(pi, { runtimes, ledger, ui });
 }

@@ -109,6 +109,15 @@ export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
 export const WAKE_MAX_LISTED = 16;
 
+/** The latest output kept per job for the UI's live preview, separate from what the model reads. */
+export const PREVIEW_BYTES = 32 * 1024;
+/** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */
+export const UPDATE_INTERVAL_MS = 250;
+/** While an absolute (`yield_until`) wait stays quiet, the UI is refreshed at most this often. */
+export const LONG_WAIT_UPDATE_MS = 30_000;
+/** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
+export const RELOAD_ADOPTION_MS = 10_000;
+
 /** Nested exits kept for one enclosing call's receipt, and how many of them it names. */
 export const RECEIPT_MAX_KEPT = 64;
 export const RECEIPT_MAX_SHOWN = 16;

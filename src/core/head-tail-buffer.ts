@@ -72,6 +72,15 @@ export class HeadTailBuffer {
     if (rest.length > 0) this.pushTail(rest);
   }
 
+  /** Everything retained since the last drain, without resetting (copies). */
+  snapshot(): RetainedOutput {
+    return {
+      head: Buffer.from(this.head.subarray(0, this.headLength)),
+      tail: Buffer.from(this.ringContents()),
+      omittedBytes: this.omitted,
+    };
+  }
+
   /** Everything retained since the last drain, and resets the buffer (storage is released). */
   drain(): RetainedOutput {
     const output: RetainedOutput = {

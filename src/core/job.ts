@@ -1,9 +1,9 @@
 import { constants as osConstants } from "node:os";
-import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS, LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS } from "./constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS, LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS, PREVIEW_BYTES } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import type { JobInput } from "./input.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
-import { OutputDecoder } from "./output-decoder.ts";
+import { continuationPrefix, OutputDecoder } from "./output-decoder.ts";
 import { aliveGroups } from "./process-group.ts";
 import { descendantsOf, livingPids } from "./process-table.ts";
 import type { TerminalSize } from "./terminal-size.ts";
@@ -89,6 +89,8 @@ export class Job {
   private readonly log: JobLog;
   private readonly output = new HeadTailBuffer();
   private readonly decoder = new OutputDecoder();
+  /** The latest output, for the UI only: reading it never drains what the model reads. */
+  private readonly preview = new HeadTailBuffer(PREVIEW_BYTES, 0);
   private totalBytes = 0;
   private lastOutputMono: number | undefined;
   private leaderExit: LeaderExit | undefined;
@@ -215,6 +217,19 @@ export class Job {
     this.attachedCall = undefined;
   }
 
+  /**
+   * The latest output for a live preview: at most the last {@link PREVIEW_BYTES}, and only what
+   * arrived after byte `sinceTotal` of the stream (so a call previews its own output). Terminal
+   * controls are stripped; it drains nothing.
+   */
+  previewText(sinceTotal = 0): string {
+    const want = Math.min(PREVIEW_BYTES, this.totalBytes - sinceTotal);
+    if (want <= 0) return "";
+    const { tail } = this.preview.snapshot();
+    const bytes = tail.subarray(Math.max(0, tail.length - want));
+    return new OutputDecoder().take({ head: Buffer.alloc(0), tail: bytes.subarray(continuationPrefix(bytes)), omittedBytes: 0 }, true);
+  }
+
   /** Model text of the output retained since the previous call; the buffer starts over. */
   takeOutput(): OutputDelta {
     const retained = this.output.drain();
@@ -310,6 +325,7 @@ export class Job {
     this.totalBytes += chunk.length;
     this.lastOutputMono = performance.now();
     this.output.push(chunk);
+    this.preview.push(chunk);
     if (!this.log.write(chunk) && !this.pausedForLog) {
       // Backpressure: the child blocks on a full pipe until the disk catches up.
       this.pausedForLog = true;

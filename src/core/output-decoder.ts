@@ -2,7 +2,7 @@ import { type RetainedOutput, omissionMarker } from "./head-tail-buffer.ts";
 import { renderTerminalText, unfinishedSequenceStart } from "./sanitize.ts";
 
 /** Bytes 0x80–0xBF continue a UTF-8 character; a tail cut by retention may start with some. */
-function continuationPrefix(bytes: Buffer): number {
+export function continuationPrefix(bytes: Buffer): number {
   let n = 0;
   while (n < bytes.length && n < 3 && (bytes[n]! & 0xc0) === 0x80) n++;
   return n;

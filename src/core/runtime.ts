@@ -1,5 +1,12 @@
 import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
-import { EARLY_EXIT_GRACE_MS, GROUP_PROBE_INTERVAL_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS, WARN_JOBS } from "./constants.ts";
+import {
+  EARLY_EXIT_GRACE_MS,
+  GROUP_PROBE_INTERVAL_MS,
+  SHUTDOWN_GRACE_MS,
+  SHUTDOWN_KILL_CONFIRM_MS,
+  UPDATE_INTERVAL_MS,
+  WARN_JOBS,
+} from "./constants.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
@@ -53,9 +60,24 @@ export interface JobReport {
   wakeArmed?: boolean;
 }
 
+/** A live view of a wait in progress, for the UI. */
+export interface WaitProgress {
+  sessionId: number;
+  /** The latest output of this call (at most 32 KiB, controls stripped). */
+  preview: string;
+  /** Bytes this call has seen so far. */
+  outputBytes: number;
+  elapsedMs: number;
+  logPath: string;
+}
+
 /** Who is asking, for exactly-once completion: the tool call's id, and the outermost call it runs in. */
 export interface CallContext {
   signal?: AbortSignal;
+  /** Called while the call waits: when output arrived (at most every 250 ms), and every `quietRefreshMs` when quiet. */
+  onProgress?: (progress: WaitProgress) => void;
+  /** For long waits: refresh a quiet wait this seldom (no heartbeat for hours); none by default. */
+  quietRefreshMs?: number;
   /** The tool call id; its observation lease is committed when Pi finalizes this call. */
   callId?: string;
   /**
@@ -113,6 +135,13 @@ export interface JobListing {
   cleanup?: "unconfirmed";
 }
 
+/** A running job as the UI shows it. */
+export interface LiveJob {
+  sessionId: number;
+  command: string;
+  wakeArmed: boolean;
+}
+
 /** What shutdown did, for the caller to log or test. */
 export interface ShutdownReport {
   terminated: number;
@@ -155,6 +184,7 @@ export class ExecRuntime {
   private readonly replays = new Map<number, { scope: string; report: JobReport }>();
   /** Completion wakes; Pi binds its sender. */
   readonly completion = new CompletionCoordinator(undefined);
+  private readonly changeListeners = new Set<() => void>();
   private closed = false;
 
   constructor(
@@ -188,8 +218,12 @@ export class ExecRuntime {
     });
     this.registry.add(job);
     this.tracked.add(job);
-    job.onExit(() => this.completion.jobExited(wakeJob(job)));
+    job.onExit(() => {
+      this.completion.jobExited(wakeJob(job));
+      this.changed();
+    });
     job.attach("exec_command");
+    const stopProgress = watchProgress(job, 0, call);
     try {
       const start = job.startedMono;
       let end = await settle(job, await waitForExit(job, start + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal));
@@ -211,7 +245,9 @@ export class ExecRuntime {
       }
       return report;
     } finally {
+      stopProgress();
       job.detach();
+      this.changed();
     }
   }
 
@@ -239,6 +275,7 @@ export class ExecRuntime {
     if (!job.attach("write_stdin")) throw busyError(job);
     if (callId) this.completion.lease(callId, job.id);
     let report: JobReport | undefined;
+    const stopProgress = watchProgress(job, job.outputBytesTotal, call);
     try {
       const start = performance.now();
       const size = resize && current ? terminalSize(resize.cols, resize.rows, current) : undefined;
@@ -252,8 +289,10 @@ export class ExecRuntime {
       report = this.report(job, window, end, start, outcome, size);
       return report;
     } finally {
+      stopProgress();
       job.detach();
       if (callId) this.settleLease(callId, job.id, report, call.replayScope);
+      this.changed();
     }
   }
 
@@ -302,7 +341,9 @@ export class ExecRuntime {
     const termination = await job.terminate(signal, "killed");
     if (termination.failure || !job.exit) restore();
     else this.completion.dropWake(job.id);
-    return this.killReport(job, start, termination, false, registered !== undefined);
+    const report = this.killReport(job, start, termination, false, registered !== undefined);
+    this.changed();
+    return report;
   }
 
   /**
@@ -321,7 +362,32 @@ export class ExecRuntime {
       // Listing an exit reports it: it consumes a wake not yet sent.
       if (callId) this.completion.observed(callId, job.id);
     }
+    this.changed();
     return listing;
+  }
+
+  /** Running jobs, oldest first, as the footer and the sessions picker show them. */
+  liveJobs(): LiveJob[] {
+    return this.registry
+      .jobs()
+      .filter((job) => !job.exit)
+      .map((job) => ({ sessionId: job.id, command: job.command, wakeArmed: this.completion.isArmed(job.id) }));
+  }
+
+  /** Calls `listener` whenever a job starts, exits or is forgotten. Returns an unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener();
+      } catch {
+        // A UI listener must never break the runtime; the UI redraws on the next change.
+      }
+    }
   }
 
   /** Published jobs (running, or exited but not yet reported). */
@@ -352,6 +418,7 @@ export class ExecRuntime {
     for (const pgid of stubborn) send(pgid, "SIGKILL");
     const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
     this.pruneTracked();
+    this.changeListeners.clear();
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
   }
 
@@ -448,6 +515,32 @@ export class ExecRuntime {
       if (!job.groups().some((group) => alive.has(group))) this.tracked.delete(job);
     }
   }
+}
+
+/**
+ * Reports a wait's progress: when output arrived (checked every 250 ms, so a flood costs one update
+ * per interval, not one per chunk), and when quiet only every `quietRefreshMs` if that is set.
+ */
+function watchProgress(job: Job, sinceTotal: number, call: CallContext): () => void {
+  const { onProgress, quietRefreshMs } = call;
+  if (!onProgress) return () => {};
+  const start = performance.now();
+  let seen = job.outputBytesTotal;
+  let last = start;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const total = job.outputBytesTotal;
+    if (total === seen && (quietRefreshMs === undefined || now - last < quietRefreshMs)) return;
+    seen = total;
+    last = now;
+    try {
+      onProgress({ sessionId: job.id, preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start, logPath: job.logPath });
+    } catch {
+      // The UI failing to draw must not end the wait.
+    }
+  }, UPDATE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**

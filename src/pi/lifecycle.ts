@@ -1,22 +1,67 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { CallLedger } from "./call-ledger.ts";
-import type { RuntimeSlot } from "./runtime-slot.ts";
+import type { JobsUi } from "./jobs-ui.ts";
+import type { SessionRuntimes } from "./session-runtimes.ts";
 import { wakeSender } from "./wake-message.ts";
 
+export const KEEP_BASH_FLAG = "keep-builtin-bash";
+
+export interface LifecycleParts {
+  runtimes: SessionRuntimes;
+  ledger: CallLedger;
+  ui: JobsUi;
+}
+
 /**
- * Session lifecycle and the events exactly-once completion needs:
- * - `session_start` binds wake delivery to this Pi API (sending inside the factory would throw) and
- *   retries what could not be sent before;
+ * Session lifecycle and the events the tools rely on:
+ * - `session_start` binds this instance (wake delivery, UI) to the session, adopts the runtime a
+ *   `/reload` parked, and takes Pi's built-in `bash` out of the active tools unless
+ *   `--keep-builtin-bash` says otherwise;
+ * - `session_shutdown` parks the runtime for `/reload`, and at any other boundary (new, resume,
+ *   fork, quit) drops pending wakes and stops every job's process group; Pi awaits it;
  * - `tool_execution_start` / `_end` tell the ledger which call runs inside which, and when Pi has
  *   finalized a call, the moment its observations of job exits are committed;
  * - `tool_result` appends the receipt of exits seen by nested calls to the enclosing call's result;
- * - `agent_settled` retries sends that threw (a stale API);
- * - `session_shutdown` drops pending wakes and stops every job's process group (SIGTERM, grace,
- *   SIGKILL) so neither a test nor a user is left with orphaned children. Pi awaits it.
+ * - `agent_settled` retries wake sends that threw (a stale API);
+ * - `session_tree` shows the live jobs above the editor (they survive branch navigation).
  */
-export function registerLifecycle(pi: ExtensionAPI, slot: RuntimeSlot, ledger: CallLedger): void {
-  pi.on("session_start", () => {
-    slot.bindSender(wakeSender(pi));
+export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: LifecycleParts): void {
+  pi.registerFlag(KEEP_BASH_FLAG, { type: "boolean", default: false, description: "Keep Pi's built-in bash tool next to exec_command" });
+  runtimes.onRuntime((runtime) => ui.watch(runtime));
+
+  pi.on("session_start", async (event, ctx) => {
+    ui.bind(ctx.ui);
+    if (event.reason === "reload") {
+      const adoption = runtimes.adopt(ctx.sessionManager);
+      if (adoption && "refused" in adoption) {
+        await adoption.refused.shutdown();
+        ctx.ui.notify(
+          `pi-unified-exec: jobs started by an incompatible earlier version (runtime format ${adoption.format}) were stopped at reload.`,
+          "warning",
+        );
+      }
+    }
+    runtimes.bind(ctx.sessionManager, wakeSender(pi));
+    if (!pi.getFlag(KEEP_BASH_FLAG)) pi.setActiveTools(pi.getActiveTools().filter((name) => name !== "bash"));
+  });
+
+  pi.on("session_shutdown", async (event, ctx) => {
+    ui.unbind();
+    ledger.clear();
+    if (event.reason === "reload") {
+      runtimes.park(ctx.sessionManager);
+      return;
+    }
+    const report = await runtimes.end(ctx.sessionManager);
+    if (!report) return;
+    const problems = [...report.errors];
+    if (report.survivors.length > 0) problems.push(`process groups still alive after SIGKILL: ${report.survivors.join(", ")}`);
+    // Thrown so Pi reports it: a child that outlives the session must never go unnoticed.
+    if (problems.length > 0) throw new Error(`pi-unified-exec could not stop every job: ${problems.join("; ")}`);
+  });
+
+  pi.on("session_tree", () => {
+    ui.showWidget();
   });
 
   pi.on("tool_execution_start", (event) => {
@@ -39,16 +84,6 @@ export function registerLifecycle(pi: ExtensionAPI, slot: RuntimeSlot, ledger: C
   });
 
   pi.on("agent_settled", () => {
-    slot.existing()?.completion.retry();
-  });
-
-  pi.on("session_shutdown", async () => {
-    ledger.clear();
-    const report = await slot.shutdown();
-    if (!report) return;
-    const problems = [...report.errors];
-    if (report.survivors.length > 0) problems.push(`process groups still alive after SIGKILL: ${report.survivors.join(", ")}`);
-    // Thrown so Pi reports it: a child that outlives the session must never go unnoticed.
-    if (problems.length > 0) throw new Error(`pi-unified-exec could not stop every job: ${problems.join("; ")}`);
+    runtimes.existing()?.completion.retry();
   });
 }

@@ -1,9 +1,9 @@
 import type { CallLedger } from "./call-ledger.ts";
-import type { RuntimeSlot } from "./runtime-slot.ts";
+import type { SessionRuntimes } from "./session-runtimes.ts";
 
-/** What every tool of this extension works with: the session's runtime and the call ledger. */
+/** What every tool of this extension works with: the session runtimes and the call ledger. */
 export interface ToolWiring {
-  slot: RuntimeSlot;
+  runtimes: SessionRuntimes;
   ledger: CallLedger;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobExit } from "../../core/job.ts";
-import type { JobReport, SlotUse } from "../../core/runtime.ts";
+import type { JobReport, SlotUse, WaitProgress } from "../../core/runtime.ts";
 import { bounded, capOutput, headerLines, seconds, truncationDetails } from "./format.ts";
 
 /**
@@ -102,6 +102,25 @@ export function stopMessage(exit: JobExit | undefined): string | undefined {
 export function slotWarning(slots: SlotUse | undefined): string | undefined {
   if (!slots) return undefined;
   return `${slots.used} of ${slots.capacity} job slots are in use; stop jobs you no longer need with kill_session, or new commands will be refused`;
+}
+
+/** A streaming update while a call waits: the live preview and what the footer needs. */
+export function progressResult(progress: WaitProgress, command: string, cwd: string): AgentToolResult<JobDetails> {
+  return {
+    content: [{ type: "text", text: progress.preview }],
+    details: {
+      command: bounded(command, DETAILS_COMMAND_CHARS),
+      cwd,
+      status: "running",
+      session_id: progress.sessionId,
+      log_path: progress.logPath,
+      wall_time_seconds: seconds(progress.elapsedMs),
+      output_bytes_total: progress.outputBytes,
+      quiet_ms: 0,
+      tty: false,
+      yield_time_ms: 0,
+    },
+  };
 }
 
 const WAIT_STATUS = { exited: "completed", deadline: "deadline", aborted: "cancelled" } as const;

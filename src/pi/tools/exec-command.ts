@@ -16,7 +16,8 @@ import {
 import { type HostShellSettings, prepareExec } from "../../core/request.ts";
 import { SHELL_NAMES } from "../../core/shell.ts";
 import { checkArguments } from "../arguments.ts";
-import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
+import { execCommandRenderer } from "../render.ts";
+import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
 
 export const execCommandParameters = Type.Object(
@@ -61,7 +62,7 @@ export const execCommandParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function execCommandTool({ slot, ledger }: ToolWiring, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
+export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
     label: "exec_command",
@@ -70,12 +71,24 @@ export function execCommandTool({ slot, ledger }: ToolWiring, hostSettings: () =
       "returns its output and exit_code; otherwise returns the output so far and a session_id, and the command keeps running. " +
       "Continue with write_stdin(session_id) to get the output that arrives later and the exit.",
     promptSnippet: "exec_command: run a shell command as a job; long ones return a session_id to poll with write_stdin",
+    promptGuidelines: [
+      "exec_command: a command still running when yield_time_ms ends returns a session_id; keep it and poll with write_stdin instead of starting the command again.",
+      "exec_command: use tty: true for programs that need a terminal (REPLs, ssh, sudo, TUIs) and submit their input lines with \\r.",
+      'exec_command: set on_exit: "wake" only when the user wants to hear when a finite job ends; never for servers, REPLs or watchers.',
+    ],
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("exec_command", execCommandParameters, raw),
-    async execute(toolCallId, params, signal, _onUpdate, ctx) {
+    ...execCommandRenderer,
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
+      runtimes.assertNoUnstoppedChildren();
       const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
-      const report = await slot.current().exec(request, { signal, callId: toolCallId, onExit: params.on_exit ?? "none" });
+      const report = await runtimes.runtimeFor(ctx.sessionManager).exec(request, {
+        signal,
+        callId: toolCallId,
+        onExit: params.on_exit ?? "none",
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.command, request.cwd)) } : {}),
+      });
       if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
       // Print and JSON runs end the process with the run: say so rather than promise a wake that cannot come.
       const completion = report.wakeArmed

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { KILL_GRACE_MS } from "../../core/constants.ts";
 import { KILL_SIGNALS, normalizeSignal } from "../../core/signals.ts";
 import { checkArguments } from "../arguments.ts";
+import { killSessionRenderer } from "../render.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
 import type { ToolWiring } from "../wiring.ts";
 
@@ -18,7 +19,7 @@ export const killSessionParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function killSessionTool({ slot, ledger }: ToolWiring): ToolDefinition<typeof killSessionParameters, KillDetails> {
+export function killSessionTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof killSessionParameters, KillDetails> {
   return {
     name: "kill_session",
     label: "kill_session",
@@ -26,12 +27,14 @@ export function killSessionTool({ slot, ledger }: ToolWiring): ToolDefinition<ty
       "Stops a job and its process group: the signal, then SIGKILL after 2 s if needed. Works while another call waits on " +
       "the job. Reports the exit, whether it escalated, and cleanup evidence (confirmed only when every process is gone).",
     promptSnippet: "kill_session: stop a job by session_id (SIGTERM, then SIGKILL)",
+    promptGuidelines: ["kill_session: stop the jobs you started once they are no longer needed, such as dev servers at the end of a task."],
     parameters: killSessionParameters,
     outputSchema: killResultSchema,
     prepareArguments: (raw) => checkArguments("kill_session", killSessionParameters, raw),
-    async execute(toolCallId, params) {
+    ...killSessionRenderer,
+    async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       const signal = normalizeSignal(params.signal ?? "SIGTERM");
-      const report = await slot.current().kill(params.session_id, signal, toolCallId);
+      const report = await runtimes.runtimeFor(ctx.sessionManager).kill(params.session_id, signal, toolCallId);
       if (report.exit) ledger.observed(toolCallId, { tool: "kill_session", sessionId: report.sessionId, exitCode: report.exit.exitCode, signal: report.exit.signal });
       return killResult(report);
     },

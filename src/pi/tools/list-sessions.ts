@@ -1,12 +1,13 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
+import { listSessionsRenderer } from "../render.ts";
 import { type ListDetails, listResult, listResultSchema } from "../results/list-result.ts";
 import type { ToolWiring } from "../wiring.ts";
 
 export const listSessionsParameters = Type.Object({}, { additionalProperties: false });
 
-export function listSessionsTool({ slot, ledger }: ToolWiring): ToolDefinition<typeof listSessionsParameters, ListDetails> {
+export function listSessionsTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof listSessionsParameters, ListDetails> {
   return {
     name: "list_sessions",
     label: "list_sessions",
@@ -18,8 +19,9 @@ export function listSessionsTool({ slot, ledger }: ToolWiring): ToolDefinition<t
     parameters: listSessionsParameters,
     outputSchema: listResultSchema,
     prepareArguments: (raw) => checkArguments("list_sessions", listSessionsParameters, raw ?? {}),
-    async execute(toolCallId) {
-      const jobs = slot.current().list(toolCallId);
+    ...listSessionsRenderer,
+    async execute(toolCallId, _params, _signal, _onUpdate, ctx) {
+      const jobs = runtimes.runtimeFor(ctx.sessionManager).list(toolCallId);
       for (const job of jobs) {
         if (job.exit && !job.cleanup && !job.attached) {
           ledger.observed(toolCallId, { tool: "list_sessions", sessionId: job.sessionId, exitCode: job.exit.exitCode, signal: job.exit.signal });

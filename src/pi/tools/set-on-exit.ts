@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
+import { setOnExitRenderer } from "../render.ts";
 import { type SetOnExitDetails, setOnExitResult, setOnExitResultSchema } from "../results/set-on-exit-result.ts";
 import type { ToolWiring } from "../wiring.ts";
 
@@ -16,7 +17,7 @@ export const setOnExitParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function setOnExitTool({ slot }: ToolWiring): ToolDefinition<typeof setOnExitParameters, SetOnExitDetails> {
+export function setOnExitTool({ runtimes }: ToolWiring): ToolDefinition<typeof setOnExitParameters, SetOnExitDetails> {
   return {
     name: "set_on_exit",
     label: "set_on_exit",
@@ -24,11 +25,13 @@ export function setOnExitTool({ slot }: ToolWiring): ToolDefinition<typeof setOn
       "Arms or disarms a job's completion wake without touching the process. Disarm wakes you no longer need (abandoned " +
       "approach, the user changed their mind). Works on a finished job whose wake has not gone out yet.",
     promptSnippet: "set_on_exit: arm or disarm a job's completion wake",
+    promptGuidelines: ['set_on_exit: disarm (on_exit: "none") the wake of a job whose result you no longer need.'],
     parameters: setOnExitParameters,
     outputSchema: setOnExitResultSchema,
     prepareArguments: (raw) => checkArguments("set_on_exit", setOnExitParameters, raw),
-    async execute(_toolCallId, params) {
-      return setOnExitResult(params.session_id, params.on_exit, slot.current().setOnExit(params.session_id, params.on_exit));
+    ...setOnExitRenderer,
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      return setOnExitResult(params.session_id, params.on_exit, runtimes.runtimeFor(ctx.sessionManager).setOnExit(params.session_id, params.on_exit));
     },
   };
 }

@@ -6,7 +6,9 @@ import { parseInput } from "../../core/input.ts";
 import { monotonicDeadline, parseUtcDeadline } from "../../core/time.ts";
 import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
-import { type JobDetails, jobResult, jobResultSchema } from "../results/job-result.ts";
+import { LONG_WAIT_UPDATE_MS } from "../../core/constants.ts";
+import { writeStdinRenderer } from "../render.ts";
+import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { ToolWiring } from "../wiring.ts";
 
 export const writeStdinParameters = Type.Object(
@@ -48,7 +50,7 @@ function absoluteWindow(yieldUntil: string): Window & { until: string } {
   return { ms: Math.max(0, monotonicDeadline(epoch) - performance.now()), until: new Date(epoch).toISOString() };
 }
 
-export function writeStdinTool({ slot, ledger }: ToolWiring): ToolDefinition<typeof writeStdinParameters, JobDetails> {
+export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof writeStdinParameters, JobDetails> {
   return {
     name: "write_stdin",
     label: "write_stdin",
@@ -57,10 +59,16 @@ export function writeStdinTool({ slot, ledger }: ToolWiring): ToolDefinition<typ
       "returns the output that arrived since the previous call and, once the job has exited, its exit_code. An exit is " +
       "reported once; after that the session_id is unknown.",
     promptSnippet: "write_stdin: send input to a running job, or poll it, by session_id",
+    promptGuidelines: [
+      "write_stdin: to wait for a job, poll with yield_time_ms of at most 290000 and poll again as needed.",
+      "write_stdin: use yield_until only when the user asks for a long wait on a job that ends by itself; never for REPLs, servers, watchers or prompts.",
+      'write_stdin: chars "\\x03" interrupts the job and "\\x04" ends its input.',
+    ],
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
-    async execute(toolCallId, params, signal) {
+    ...writeStdinRenderer,
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
       const input = parseInput(params.chars, params.chars_b64);
       const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
       if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined)) {
@@ -77,9 +85,14 @@ export function writeStdinTool({ slot, ledger }: ToolWiring): ToolDefinition<typ
             : emptyPollWindow(params.yield_time_ms, process.env));
       const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
       const nested = ledger.isNested(toolCallId);
-      const report = await slot.current().interact(params.session_id, interaction, window, {
+      const runtime = runtimes.runtimeFor(ctx.sessionManager);
+      const job = runtime.jobs().find((candidate) => candidate.id === params.session_id);
+      const report = await runtime.interact(params.session_id, interaction, window, {
         signal,
         callId: toolCallId,
+        ...(onUpdate && job ? { onProgress: (progress) => onUpdate(progressResult(progress, job.command, job.cwd)) } : {}),
+        // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
+        ...(absolute ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
         ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),
       });
       if (report.exit) ledger.observed(toolCallId, { tool: "write_stdin", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });

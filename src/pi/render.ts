@@ -1,0 +1,272 @@
+/**
+ * How the five tools look in Pi's TUI, in the style of Pi's own bash tool: a bold command banner, a
+ * collapsed 5-line preview of the output (the expand key shows all of it), a live elapsed counter,
+ * and a one-line footer (`yielded …` / `took … · exit_code=…`). Rendering is kept apart from
+ * execution; it reads only the call's arguments and the result's text and details.
+ *
+ * Terminal safety: everything a child printed, and every argument the model wrote, passes through
+ * the control-sequence stripper before it is drawn, so output such as an OSC 52 clipboard write, a
+ * title change or cursor movement never reaches the user's terminal.
+ */
+import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
+import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
+import { LONG_WAIT_UPDATE_MS } from "../core/constants.ts";
+import { decodeEscapes } from "../core/escapes.ts";
+import { stripControlSequences } from "../core/sanitize.ts";
+
+const PREVIEW_LINES = 5;
+const ARGUMENT_CHARS = 80;
+
+/** Per-row state Pi keeps between renders: when the call started, and the redraw timer. */
+interface RowState {
+  startedAt?: number;
+  endedAt?: number;
+  interval?: NodeJS.Timeout;
+}
+
+interface ResultLike {
+  content: { type: string; text?: string }[];
+  details?: unknown;
+}
+
+/** The part of Pi's render context these renderers use (Pi 1.4 does not export the type by name). */
+interface Context {
+  args: object;
+  state: RowState;
+  invalidate: () => void;
+  lastComponent: Component | undefined;
+  executionStarted: boolean;
+  isError: boolean;
+  durationMs: number | undefined;
+}
+
+type Args = Record<string, unknown>;
+
+const safe = (text: string) => stripControlSequences(text);
+
+function textOf(result: ResultLike): string {
+  return result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+}
+
+function seconds(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes}m${Math.floor((ms % 60_000) / 1000)}s`;
+  return `${Math.floor(minutes / 60)}h${minutes % 60}m`;
+}
+
+function tildify(path: string): string {
+  const home = process.env.HOME;
+  return home && path.startsWith(home) ? `~${path.slice(home.length)}` : path;
+}
+
+/**
+ * The row's clock: started when the call starts executing, redrawn every `everyMs` while the result
+ * is partial (an absolute wait redraws seldom: no heartbeat for hours), stopped at the final result.
+ */
+function elapsed(context: Context, isPartial: boolean, everyMs = 1000): number | undefined {
+  const state = context.state;
+  if (context.executionStarted && state.startedAt === undefined) state.startedAt = Date.now();
+  if (state.startedAt !== undefined && isPartial && !state.interval) {
+    state.interval = setInterval(() => context.invalidate(), everyMs);
+    state.interval.unref?.();
+  }
+  if (!isPartial || context.isError) {
+    state.endedAt ??= Date.now();
+    clearInterval(state.interval);
+    state.interval = undefined;
+  }
+  if (!isPartial && context.durationMs !== undefined) return context.durationMs;
+  return state.startedAt === undefined ? undefined : (state.endedAt ?? Date.now()) - state.startedAt;
+}
+
+/** The output part of a job result's text: after the header, without the cap's footer (the footer line says where the log is). */
+function outputPart(text: string): string {
+  const start = text.indexOf("\n---\n");
+  let output = start === -1 ? text : text.slice(start + 5);
+  const footer = output.lastIndexOf("\n\n[Showing ");
+  if (footer !== -1) output = output.slice(0, footer);
+  return output.replace(/\n+$/, "");
+}
+
+/** Collapsed output: the last visual lines, with a hint to expand; caches per width. */
+class TailPreview implements Component {
+  private cache: { width: number; lines: string[] } | undefined;
+  constructor(
+    private readonly text: string,
+    private readonly theme: Theme,
+  ) {}
+  render(width: number): string[] {
+    if (this.cache?.width === width) return this.cache.lines;
+    const { visualLines, skippedCount } = truncateToVisualLines(this.text, PREVIEW_LINES, width, 0, "end");
+    const hint = skippedCount
+      ? [this.theme.fg("muted", `... (${skippedCount} earlier lines,`) + ` ${keyHint("app.tools.expand", "to expand")}${this.theme.fg("muted", ")")}`]
+      : [];
+    this.cache = { width, lines: [...hint, ...visualLines] };
+    return this.cache.lines;
+  }
+  invalidate(): void {
+    this.cache = undefined;
+  }
+}
+
+function outputBlock(container: Container, output: string, expanded: boolean, theme: Theme): void {
+  if (!output) return;
+  const styled = safe(output)
+    .split("\n")
+    .map((line) => theme.fg("toolOutput", line))
+    .join("\n");
+  container.addChild(new Spacer(1));
+  container.addChild(expanded ? new Text(styled, 0, 0) : new TailPreview(styled, theme));
+}
+
+function reuse<T extends Component>(context: Context, make: () => T, is: (component: Component) => component is T): T {
+  const last = context.lastComponent;
+  return last && is(last) ? last : make();
+}
+const isText = (component: Component): component is Text => component instanceof Text;
+const isContainer = (component: Component): component is Container => component instanceof Container;
+
+function banner(context: Context, text: string): Component {
+  const component = reuse(context, () => new Text("", 0, 0), isText);
+  component.setText(text);
+  return component;
+}
+
+/** `\x03` as `^C`, a newline as `\n`: what the model sent, readable and inert. */
+export function showInput(chars: string): string {
+  const decoded = decodeEscapes(chars).toString("utf8");
+  let shown = "";
+  for (const char of decoded) {
+    const code = char.codePointAt(0)!;
+    if (char === "\n") shown += "\\n";
+    else if (char === "\r") shown += "\\r";
+    else if (char === "\t") shown += "\\t";
+    else if (code < 0x20) shown += `^${String.fromCharCode(code + 64)}`;
+    else if (code === 0x7f) shown += "^?";
+    else if (code >= 0x80 && code < 0xa0) shown += `\\x${code.toString(16)}`;
+    else shown += char;
+  }
+  return shown.length > ARGUMENT_CHARS ? `${shown.slice(0, ARGUMENT_CHARS)}…` : shown;
+}
+
+// ---- exec_command ------------------------------------------------------------------------------
+
+export const execCommandRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const command = typeof args.cmd === "string" ? safe(args.cmd) : "…";
+    const notes = [
+      `yield ${seconds(typeof args.yield_time_ms === "number" ? args.yield_time_ms : 10_000)}`,
+      ...(typeof args.workdir === "string" ? [`cwd: ${tildify(safe(args.workdir))}`] : []),
+      ...(args.tty === true ? ["tty"] : []),
+      ...(args.on_exit === "wake" ? ["wake"] : []),
+    ];
+    return banner(context, theme.fg("toolTitle", theme.bold(`$ ${command}`)) + theme.fg("muted", ` (${notes.join(" · ")})`));
+  },
+
+  renderResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
+    return jobResultComponent(result, options, theme, context);
+  },
+};
+
+/** The result of `exec_command` or `write_stdin`: output preview and the footer line. */
+function jobResultComponent(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context, quietRedrawMs?: number): Component {
+  const container = reuse(context, () => new Container(), isContainer);
+  container.clear();
+  const details = (result.details ?? {}) as Record<string, unknown>;
+  const took = elapsed(context, options.isPartial, quietRedrawMs);
+  if (context.isError) {
+    container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
+    return container;
+  }
+  const text = textOf(result);
+  outputBlock(container, options.isPartial ? text : outputPart(text), options.expanded, theme);
+  const time = took === undefined ? "" : seconds(took);
+  const log = typeof details.log_path === "string" ? ` · log: ${tildify(details.log_path)}` : "";
+  let footer: string;
+  if (options.isPartial) footer = `elapsed ${time}${details.session_id !== undefined ? ` · session_id=${details.session_id}` : ""}${log}`;
+  else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${details.session_id}`;
+  else if (details.status === "running") footer = `yielded ${time} · session_id=${details.session_id}${log}`;
+  else {
+    const exit = [`exit_code=${details.exit_code ?? "null"}`, ...(details.signal ? [`signal=${details.signal}`] : [])].join(" · ");
+    footer = `took ${time} · ${exit}${log}`;
+  }
+  const flags = [
+    ...(details.timed_out ? ["timed out"] : []),
+    ...(typeof details.failure_message === "string" ? [safe(details.failure_message)] : []),
+    ...(details.log_partial_reason ? ["log partial"] : []),
+    ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
+  ];
+  container.addChild(new Text(`\n${theme.fg("muted", footer)}${flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : ""}`, 0, 0));
+  container.invalidate();
+  return container;
+}
+
+// ---- write_stdin -------------------------------------------------------------------------------
+
+export const writeStdinRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const target = ` → session_id=${args.session_id ?? "?"}`;
+    let wait: string;
+    if (typeof args.yield_until === "string") {
+      const remaining = Date.parse(args.yield_until) - Date.now();
+      wait = Number.isNaN(remaining) ? `until ${safe(args.yield_until)}` : remaining > 0 ? `until ${safe(args.yield_until)}, ${seconds(remaining)} left` : "deadline passed";
+    } else wait = `yield ${seconds(typeof args.yield_time_ms === "number" ? args.yield_time_ms : 250)}`;
+    const resize = args.cols !== undefined || args.rows !== undefined ? ` resize ${args.cols ?? "·"}×${args.rows ?? "·"}` : "";
+    let head: string;
+    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.from(args.chars_b64, "base64").length} bytes)`;
+    else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;
+    else head = resize ? "»" : "⟳ poll";
+    return banner(context, theme.fg("toolTitle", theme.bold(`${head}${resize}`)) + theme.fg("muted", `${target} (${wait})`));
+  },
+
+  renderResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
+    // An absolute wait may last hours: its clock redraws every 30 s, not every second.
+    const quiet = typeof (context.args as Args).yield_until === "string" ? LONG_WAIT_UPDATE_MS : undefined;
+    return jobResultComponent(result, options, theme, context, quiet);
+  },
+};
+
+// ---- kill_session, list_sessions, set_on_exit --------------------------------------------------
+
+/** A result drawn as its header lines (the fields are short and already sanitized), output collapsed. */
+function summaryResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
+  const container = reuse(context, () => new Container(), isContainer);
+  container.clear();
+  const text = safe(textOf(result));
+  if (context.isError) {
+    container.addChild(new Text(`\n${theme.fg("error", text)}`, 0, 0));
+    return container;
+  }
+  const [header = "", output = ""] = text.split("\n---\n");
+  container.addChild(new Text(`\n${theme.fg("muted", header)}`, 0, 0));
+  outputBlock(container, output.replace(/\n+$/, ""), options.expanded, theme);
+  return container;
+}
+
+export const killSessionRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const signal = typeof args.signal === "string" ? safe(args.signal) : "SIGTERM";
+    return banner(context, theme.fg("toolTitle", theme.bold(`✕ kill session_id=${args.session_id ?? "?"}`)) + theme.fg("muted", ` (${signal})`));
+  },
+  renderResult: summaryResult,
+};
+
+export const listSessionsRenderer = {
+  renderCall(_args: object, theme: Theme, context: Context): Component {
+    return banner(context, theme.fg("toolTitle", theme.bold("≡ list_sessions")));
+  },
+  renderResult: summaryResult,
+};
+
+export const setOnExitRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const policy = typeof args.on_exit === "string" ? safe(args.on_exit) : "?";
+    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${args.session_id ?? "?"} → ${policy}`)));
+  },
+  renderResult: summaryResult,
+};

@@ -1,0 +1,118 @@
+import type { WakeSender } from "../core/completion.ts";
+import { RELOAD_ADOPTION_MS } from "../core/constants.ts";
+import { ExecRequestError } from "../core/errors.ts";
+import { aliveGroups } from "../core/process-group.ts";
+import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
+import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
+
+/** What adopting a parked runtime after `/reload` came to. */
+export type Adoption = { adopted: ExecRuntime } | { refused: ExecRuntime; format: number } | undefined;
+
+/**
+ * This extension instance's view of the runtimes: the one of the session it serves, created on the
+ * first tool call (activation starts nothing), parked across `/reload`, adopted by the next instance,
+ * and stopped at a session boundary. Delivery of wakes and the UI are bound per instance, because the
+ * old instance's `pi` and `ctx` throw once Pi replaced them.
+ */
+export class SessionRuntimes {
+  private manager: object | undefined;
+  private sender: WakeSender | undefined;
+  private readonly created = new Set<(runtime: ExecRuntime) => void>();
+
+  constructor(private readonly state: HostState = hostState()) {}
+
+  /** The session this instance serves (from `session_start`), with its wake delivery. */
+  bind(manager: object, sender: WakeSender): void {
+    this.manager = manager;
+    this.sender = sender;
+    const runtime = this.existing(manager);
+    if (runtime) this.connect(runtime);
+  }
+
+  /** Runs `listener` for the bound session's runtime when it is created or adopted. */
+  onRuntime(listener: (runtime: ExecRuntime) => void): void {
+    this.created.add(listener);
+  }
+
+  /** The runtime of `manager`'s session, created on first use. */
+  runtimeFor(manager: object): ExecRuntime {
+    const hosted = this.state.runtimes.get(manager);
+    if (hosted && !hosted.parked) return hosted.runtime;
+    const runtime = new ExecRuntime();
+    this.state.runtimes.set(manager, { format: RUNTIME_FORMAT, runtime });
+    if (manager === this.manager) this.connect(runtime);
+    return runtime;
+  }
+
+  /** The runtime of `manager`'s session if it has one (events must not create one). */
+  existing(manager: object | undefined = this.manager): ExecRuntime | undefined {
+    const hosted = manager && this.state.runtimes.get(manager);
+    return hosted && !hosted.parked ? hosted.runtime : undefined;
+  }
+
+  /**
+   * `/reload`: the runtime keeps running (jobs, buffers, logs, deadlines, pending wakes) without
+   * delivery, for the next instance to adopt. Not adopted in time, it stops its jobs.
+   */
+  park(manager: object): void {
+    const hosted = this.state.runtimes.get(manager);
+    if (!hosted || hosted.parked) return;
+    hosted.runtime.completion.setSender(undefined);
+    const timer = setTimeout(() => {
+      if (this.state.runtimes.get(manager) !== hosted) return;
+      this.state.runtimes.delete(manager);
+      void hosted.runtime.shutdown();
+    }, RELOAD_ADOPTION_MS);
+    timer.unref();
+    hosted.parked = { timer };
+  }
+
+  /**
+   * `session_start` after `/reload`: takes over the parked runtime, or refuses one stamped by another
+   * build (the caller stops it and tells the user).
+   */
+  adopt(manager: object): Adoption {
+    const hosted = this.state.runtimes.get(manager);
+    if (!hosted?.parked) return undefined;
+    clearTimeout(hosted.parked.timer);
+    if (hosted.format !== RUNTIME_FORMAT) {
+      this.state.runtimes.delete(manager);
+      return { refused: hosted.runtime, format: hosted.format };
+    }
+    hosted.parked = undefined;
+    return { adopted: hosted.runtime };
+  }
+
+  /**
+   * A session boundary (`new`, `resume`, `fork`, `quit`): the session's jobs are stopped (pending
+   * wakes first) and its runtime forgotten. Groups that could not be stopped are remembered
+   * process-wide and block new commands until they are gone.
+   */
+  async end(manager: object): Promise<ShutdownReport | undefined> {
+    const hosted = this.state.runtimes.get(manager);
+    if (!hosted) return undefined;
+    this.state.runtimes.delete(manager);
+    if (hosted.parked) clearTimeout(hosted.parked.timer);
+    const report = await hosted.runtime.shutdown();
+    for (const pgid of report.survivors) this.state.unstopped.add(pgid);
+    return report;
+  }
+
+  /** Refuses new commands while children of an earlier session could not be stopped. */
+  assertNoUnstoppedChildren(): void {
+    const alive = aliveGroups([...this.state.unstopped]);
+    this.state.unstopped.clear();
+    for (const pgid of alive) this.state.unstopped.add(pgid);
+    if (alive.length === 0) return;
+    throw new ExecRequestError(
+      `Processes of an earlier session could not be stopped (process groups ${alive.join(", ")}), so no new command is ` +
+        `started until they are gone. Stop them by hand (kill -KILL -${alive[0]}) or wait for them to exit.`,
+    );
+  }
+
+  private connect(runtime: ExecRuntime): void {
+    runtime.completion.setSender(this.sender);
+    runtime.completion.retry();
+    for (const listener of this.created) listener(runtime);
+  }
+}

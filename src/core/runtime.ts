@@ -1,4 +1,5 @@
 import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
+import { guardAtExit } from "./exit-guard.ts";
 import {
   EARLY_EXIT_GRACE_MS,
   GROUP_PROBE_INTERVAL_MS,
@@ -186,6 +187,8 @@ export class ExecRuntime {
   readonly completion = new CompletionCoordinator(undefined);
   private readonly changeListeners = new Set<() => void>();
   private closed = false;
+  /** Releases the process-exit guard; set while this runtime has jobs to protect. */
+  private unguard: (() => void) | undefined;
 
   constructor(
     private readonly logs: LogDirectory = new LogDirectory(),
@@ -218,6 +221,7 @@ export class ExecRuntime {
     });
     this.registry.add(job);
     this.tracked.add(job);
+    this.unguard ??= guardAtExit({ killNow: () => this.killNow() });
     job.onExit(() => {
       this.completion.jobExited(wakeJob(job));
       this.changed();
@@ -402,6 +406,8 @@ export class ExecRuntime {
    */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
+    this.unguard?.();
+    this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completion.dropAll();
     const errors: string[] = [];
@@ -420,6 +426,19 @@ export class ExecRuntime {
     this.pruneTracked();
     this.changeListeners.clear();
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
+  }
+
+  /** At process exit, with no time left for grace: SIGKILL to every group still alive. */
+  private killNow(): void {
+    for (const job of this.tracked) {
+      for (const pgid of job.groups()) {
+        try {
+          signalGroup(pgid, "SIGKILL");
+        } catch {
+          // The process is exiting; there is no one left to report to.
+        }
+      }
+    }
   }
 
   private slotUse(): SlotUse | undefined {

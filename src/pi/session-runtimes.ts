@@ -19,7 +19,10 @@ export class SessionRuntimes {
   private sender: WakeSender | undefined;
   private readonly created = new Set<(runtime: ExecRuntime) => void>();
 
-  constructor(private readonly state: HostState = hostState()) {}
+  constructor(
+    private readonly state: HostState = hostState(),
+    private readonly adoptionMs: number = RELOAD_ADOPTION_MS,
+  ) {}
 
   /** The session this instance serves (from `session_start`), with its wake delivery. */
   bind(manager: object, sender: WakeSender): void {
@@ -62,7 +65,7 @@ export class SessionRuntimes {
       if (this.state.runtimes.get(manager) !== hosted) return;
       this.state.runtimes.delete(manager);
       void hosted.runtime.shutdown();
-    }, RELOAD_ADOPTION_MS);
+    }, this.adoptionMs);
     timer.unref();
     hosted.parked = { timer };
   }

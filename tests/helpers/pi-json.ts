@@ -20,7 +20,8 @@ export async function runJson(
   script: Script,
   options: LaunchOptions & { timeoutMs?: number; keepDirs?: boolean } = {},
 ): Promise<JsonRun> {
-  const pi = await launchPi(host, "json", { ...options, args: [...(options.args ?? []), prompt] });
+  // The prompt goes before extra flags: Pi reads the token after an extension's boolean flag as its value.
+  const pi = await launchPi(host, "json", { ...options, args: [prompt, ...(options.args ?? [])] });
   pi.model.script = script;
   pi.child.stdin.end();
   const timeoutMs = options.timeoutMs ?? 60_000;

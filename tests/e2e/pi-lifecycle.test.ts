@@ -1,0 +1,168 @@
+/**
+ * Living inside Pi, through the real CLI (RPC mode) on every host: jobs survive /reload with their
+ * ids, output and wakes; /new ends the old session's jobs; the built-in bash is removed unless
+ * --keep-builtin-bash; the sessions command works through RPC dialogs; the footer status follows the
+ * running jobs.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type PiEvent, headerOf, outputOf } from "../helpers/events.ts";
+import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
+import { runJson } from "../helpers/pi-json.ts";
+import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
+import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
+
+const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
+const isWake = (record: PiEvent) => record.type === "message_end" && record.message?.customType === "unified-exec-wake";
+const statusTexts = (records: readonly PiEvent[]) =>
+  records.filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "unified-exec").map((r) => r.statusText as string | undefined);
+
+for (const host of PI_HOSTS) {
+  describe(`reload and session boundaries on ${host.name}`, () => {
+    let pi: PiRpcHost;
+    before(async () => {
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE] });
+    });
+    after(async () => {
+      await pi?.close();
+    });
+
+    const reload = async (name: string) => {
+      const marker = join(pi.dirs.root, name);
+      await pi.run(`/test-reload ${marker}`, steps());
+      await waitFor(() => existsSync(marker), "the reload to finish", 30_000);
+    };
+
+    it("a job started before /reload keeps its id, its output continues without a gap, and its wake fires once after", async () => {
+      const from = pi.records.length;
+      const run = await pi.run(
+        "before reload",
+        steps(
+          callAll(
+            ["exec_command", { cmd: "for i in $(seq 1 40); do echo line $i; sleep 0.05; done", yield_time_ms: 300 }],
+            ["exec_command", { cmd: "sleep 2.5; exit 7", yield_time_ms: 250, on_exit: "wake" }],
+          ),
+          say("started"),
+        ),
+      );
+      const counter = run.tools.find((tool) => String(tool.args.cmd).startsWith("for"))!;
+      const before = outputOf(counter.text);
+      const counterSession = Number(headerOf(counter.text).session_id);
+      assert.ok(counterSession > 0);
+      await reload("reloaded-1");
+      const after = await pi.run("after reload", steps(call("write_stdin", { session_id: counterSession, yield_time_ms: 10_000 })));
+      const polled = after.tools[0]!;
+      assert.equal(polled.isError, false, polled.text);
+      assert.equal(headerOf(polled.text).exit_code, "0");
+      const lines = `${before}${outputOf(polled.text)}`.trim().split("\n");
+      assert.deepEqual(lines, Array.from({ length: 40 }, (_, i) => `line ${i + 1}`), "no gap, no repeat across the reload");
+      const wake = await pi.waitForRecord(isWake, from, 15_000, "the wake armed before the reload");
+      assert.match(wake.message.content, /exit_code 7/);
+      await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly once");
+    });
+
+    it("the footer status counts running jobs and clears the moment they exit, also after a reload", async () => {
+      const from = pi.records.length;
+      await pi.run("status", steps(call("exec_command", { cmd: "sleep 1", yield_time_ms: 250 }), say("ok")));
+      await waitFor(() => statusTexts(pi.records.slice(from)).includes("unified-exec: 1 session running"), "the running status");
+      await waitFor(() => statusTexts(pi.records.slice(from)).at(-1) === undefined, "the status to clear after the exit", 10_000);
+      await reload("reloaded-2");
+      const afterReload = pi.records.length;
+      await pi.run("status again", steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }), say("ok")));
+      await waitFor(() => statusTexts(pi.records.slice(afterReload)).includes("unified-exec: 1 session running"), "the status after reload");
+    });
+
+    it("/new ends the old session's jobs; nothing of them crosses the boundary", async () => {
+      const run = await pi.run("to be ended", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const [pid] = pidsIn(outputOf(run.tools[0]!.text));
+      assert.ok(pid && processAlive(pid));
+      const from = pi.records.length;
+      const response = await pi.request({ type: "new_session" });
+      assert.equal(response.success, true);
+      await waitFor(() => !processAlive(pid), "the old session's job to end");
+      const listed = await pi.run("list after new", steps(call("list_sessions", {})));
+      assert.deepEqual(listed.tools[0]!.structuredContent.sessions, []);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.deepEqual(pi.records.slice(from).filter(isWake), []);
+    });
+  });
+
+  describe(`the built-in bash tool on ${host.name}`, () => {
+    it("is removed by default: a call to bash is an unknown-tool error", async () => {
+      const run = await runJson(host, "bash", steps(call("bash", { command: "echo via-bash" })));
+      assert.equal(run.tools[0]!.isError, true);
+      assert.match(run.tools[0]!.text, /Tool bash not found/);
+    });
+
+    it("stays with --keep-builtin-bash", async () => {
+      const run = await runJson(host, "bash", steps(call("bash", { command: "echo via-bash" })), { args: ["--keep-builtin-bash"] });
+      assert.equal(run.tools[0]!.isError, false, run.tools[0]!.text);
+      assert.match(run.tools[0]!.text, /via-bash/);
+    });
+  });
+
+  describe(`/unified-exec-sessions on ${host.name}`, () => {
+    let pi: PiRpcHost;
+    before(async () => {
+      pi = await PiRpcHost.start(host);
+    });
+    after(async () => {
+      await pi?.close();
+    });
+
+    it("lists live jobs ([wake] marked), kills a chosen one without waking anyone, and disarms a wake", async () => {
+      const run = await pi.run(
+        "jobs",
+        steps(
+          callAll(
+            ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }],
+            ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }],
+          ),
+          say("ok"),
+        ),
+      );
+      const [first, second] = run.tools.map((tool) => ({ id: headerOf(tool.text).session_id!, pid: pidsIn(outputOf(tool.text))[0]! }));
+      const requests: PiEvent[] = [];
+      pi.onUiRequest((request) => {
+        if (request.method !== "select") return undefined;
+        requests.push(request);
+        const options = request.options as string[];
+        if (requests.length === 1) return { value: options.find((o) => o.startsWith(`${first!.id} ·`)) };
+        if (requests.length === 2) return { value: options.find((o) => o.startsWith("Kill")) };
+        if (requests.length === 3) return { value: options.find((o) => o.startsWith(`${second!.id} ·`)) };
+        return { value: options.find((o) => o.startsWith("Disarm")) };
+      });
+      const from = pi.records.length;
+      await pi.run("/unified-exec-sessions", steps());
+      await waitFor(() => !processAlive(first!.pid), "the chosen job to be killed");
+      assert.match((requests[0]!.options as string[]).join("\n"), new RegExp(`^${first!.id} · echo \\$\\$; sleep 300 \\[wake\\]$`, "m"));
+      assert.ok((requests[0]!.options as string[]).includes("Kill all"));
+      await pi.run("/unified-exec-sessions", steps());
+      await waitFor(() => requests.length === 4, "the disarm dialog");
+      await waitFor(() => pi.records.slice(from).some((r) => r.method === "notify" && /wake disarmed/.test(r.message)), "the disarm notice");
+      assert.ok(processAlive(second!.pid), "disarming leaves the job running");
+      const listed = await pi.run("list", steps(call("list_sessions", {})));
+      const sessions = listed.tools[0]!.structuredContent.sessions as { session_id: number; wake_armed: boolean }[];
+      assert.deepEqual(sessions.map((s) => [s.session_id, s.wake_armed]), [[Number(second!.id), false]]);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
+      pi.onUiRequest(undefined);
+    });
+  });
+
+  describe(`/unified-exec-sessions without a UI on ${host.name}`, () => {
+    it("posts the listing as a message that does not start a turn", async () => {
+      const run = await runJson(host, "/unified-exec-sessions", steps());
+      assert.equal(run.exitCode, 0, run.stderr);
+      const posted = run.events.find((e) => e.type === "message_end" && e.message?.customType === "unified-exec-sessions");
+      assert.ok(posted, JSON.stringify(run.events.map((e) => e.type)));
+      assert.match(posted.message.content, /No unified-exec sessions are running\./);
+      assert.equal(run.events.filter((e) => e.type === "agent_start").length, 0, "no turn started");
+    });
+  });
+}

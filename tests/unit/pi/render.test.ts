@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
+import type { Component } from "@earendil-works/pi-tui";
+import { execCommandRenderer, killSessionRenderer, listSessionsRenderer, setOnExitRenderer, showInput, writeStdinRenderer } from "../../../src/pi/render.ts";
+
+// The expand hint reads Pi's global theme, as it does in the TUI.
+initTheme();
+
+/** A theme that leaves text plain, so tests read what is drawn. */
+const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+
+function context(args: Record<string, unknown>, over: Record<string, unknown> = {}) {
+  return { args, state: {}, invalidate: () => {}, lastComponent: undefined, executionStarted: true, isError: false, durationMs: 4_200, ...over };
+}
+
+const lines = (component: Component, width = 100) => component.render(width).map((line) => line.trimEnd());
+const ESCAPES = /[\u001b\u009b\u009d\u0007]/;
+
+function jobResultText(output: string, header = "[exited]\nexit_code: 0") {
+  return { content: [{ type: "text", text: `${header}\n---\n${output}` }], details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log" } };
+}
+
+describe("renderers", () => {
+  it("exec_command: command banner with the yield and cwd", () => {
+    const call = execCommandRenderer.renderCall({ cmd: "npm test", yield_time_ms: 2_500, workdir: "/srv/app", on_exit: "wake" }, theme, context({}));
+    assert.deepEqual(lines(call), ["$ npm test (yield 2.5s · cwd: /srv/app · wake)"]);
+  });
+
+  it("exec_command: collapsed to the last 5 lines with an expand hint, and the took/exit footer", () => {
+    const output = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join("\n");
+    const result = execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: false, isPartial: false }, theme, context({}));
+    const shown = lines(result);
+    assert.match(shown.join("\n"), /\.\.\. \(7 earlier lines,.*to expand.*\)/);
+    assert.ok(shown.includes("line 12") && !shown.includes("line 7"));
+    assert.equal(shown.at(-1), "took 4.2s · exit_code=0 · log: /tmp/l/job-1.log");
+    const expanded = lines(execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: true, isPartial: false }, theme, context({})));
+    assert.ok(expanded.includes("line 1"));
+  });
+
+  it("a yielded job says so with its session_id", () => {
+    const result = {
+      content: [{ type: "text", text: "[still running]\nsession_id: 2\n---\nstarted\n" }],
+      details: { status: "running", session_id: 2, log_path: "/tmp/l/job-2.log" },
+    };
+    assert.equal(lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}))).at(-1), "yielded 4.2s · session_id=2 · log: /tmp/l/job-2.log");
+  });
+
+  it("write_stdin: poll, input with control bytes as ^C, base64 as a byte count, absolute waits with time left", () => {
+    const banner = (args: Record<string, unknown>) => lines(writeStdinRenderer.renderCall(args, theme, context(args)))[0];
+    assert.equal(banner({ session_id: 2 }), "⟳ poll → session_id=2 (yield 0.3s)");
+    assert.equal(banner({ session_id: 1, chars: "print(7*6)\\r", yield_time_ms: 1_000 }), "» print(7*6)\\r → session_id=1 (yield 1.0s)");
+    assert.equal(banner({ session_id: 1, chars: "\\x03" }), "» ^C → session_id=1 (yield 0.3s)");
+    assert.equal(banner({ session_id: 1, chars: "\u0004" }), "» ^D → session_id=1 (yield 0.3s)");
+    assert.equal(banner({ session_id: 1, chars_b64: "AP8KGw==" }), "» (base64, 4 bytes) → session_id=1 (yield 0.3s)");
+    assert.equal(banner({ session_id: 1, cols: 90, rows: 20 }), "» resize 90×20 → session_id=1 (yield 0.3s)");
+    const until = new Date(Date.now() + 2 * 3_600_000 + 40 * 60_000 + 30_000).toISOString();
+    assert.match(banner({ session_id: 3, yield_until: until })!, /^⟳ poll → session_id=3 \(until .*Z, 2h40m left\)$/);
+  });
+
+  it("kill_session, list_sessions and set_on_exit have their own banners", () => {
+    assert.deepEqual(lines(killSessionRenderer.renderCall({ session_id: 3, signal: "SIGKILL" }, theme, context({}))), ["✕ kill session_id=3 (SIGKILL)"]);
+    assert.deepEqual(lines(listSessionsRenderer.renderCall({}, theme, context({}))), ["≡ list_sessions"]);
+    assert.deepEqual(lines(setOnExitRenderer.renderCall({ session_id: 2, on_exit: "none" }, theme, context({}))), ["set_on_exit session_id=2 → none"]);
+  });
+
+  it("is terminal-safe: nothing a child printed or the model wrote reaches the terminal as an escape sequence", () => {
+    const hostile = "\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\u001b[2J\u001b[H\u009b31mred";
+    const rendered = [
+      ...lines(execCommandRenderer.renderCall({ cmd: `echo ${hostile}` }, theme, context({}))),
+      ...lines(execCommandRenderer.renderResult(jobResultText(`${hostile}\n`), { expanded: true, isPartial: false }, theme, context({}))),
+      ...lines(execCommandRenderer.renderResult({ content: [{ type: "text", text: hostile }], details: {} }, { expanded: false, isPartial: true }, theme, context({}))),
+      ...lines(writeStdinRenderer.renderCall({ session_id: 1, chars: hostile }, theme, context({}))),
+      ...lines(killSessionRenderer.renderResult({ content: [{ type: "text", text: `[killed]\n---\n${hostile}` }], details: {} }, { expanded: true, isPartial: false }, theme, context({}))),
+    ];
+    for (const line of rendered) assert.doesNotMatch(line, ESCAPES, JSON.stringify(line));
+    assert.ok(rendered.some((line) => line.includes("red")));
+  });
+
+  it("errors are drawn as errors", () => {
+    const result = { content: [{ type: "text", text: "Unknown session_id 9" }], details: {} };
+    assert.ok(lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true }))).join("\n").includes("Unknown session_id 9"));
+  });
+
+  it("shows input bytes readably and bounded", () => {
+    assert.equal(showInput("a\\tb\\x1b[A\\x7f"), "a\\tb^[[A^?");
+    assert.equal(showInput("x".repeat(200)).length, 81);
+  });
+});

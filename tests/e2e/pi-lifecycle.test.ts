@@ -77,6 +77,25 @@ for (const host of PI_HOSTS) {
       await waitFor(() => statusTexts(pi.records.slice(afterReload)).includes("unified-exec: 1 session running"), "the status after reload");
     });
 
+    it("tree navigation keeps jobs, and a widget above the editor lists them", async () => {
+      const run = await pi.run("tree job", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const id = headerOf(run.tools[0]!.text).session_id;
+      const [pid] = pidsIn(outputOf(run.tools[0]!.text));
+      const from = pi.records.length;
+      await pi.run("/test-tree", steps());
+      const widget = await pi.waitForRecord(
+        (r) => r.type === "extension_ui_request" && r.method === "setWidget" && r.widgetKey === "unified-exec-jobs" && Array.isArray(r.widgetLines),
+        from,
+        10_000,
+        "the jobs widget",
+      );
+      assert.equal(widget.widgetPlacement, "aboveEditor");
+      assert.ok((widget.widgetLines as string[]).some((line) => line.includes(`${id} · echo $$; sleep 300 [wake]`)), JSON.stringify(widget.widgetLines));
+      assert.ok(processAlive(pid!), "navigation does not stop jobs");
+      await pi.run("stop tree job", steps(call("kill_session", { session_id: Number(id) })));
+      await pi.waitForRecord((r) => r.type === "extension_ui_request" && r.method === "setWidget" && r.widgetKey === "unified-exec-jobs" && r.widgetLines === undefined, from, 10_000, "the widget to go");
+    });
+
     it("/new ends the old session's jobs; nothing of them crosses the boundary", async () => {
       const run = await pi.run("to be ended", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")));
       const [pid] = pidsIn(outputOf(run.tools[0]!.text));

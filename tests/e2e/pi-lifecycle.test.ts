@@ -92,8 +92,19 @@ for (const host of PI_HOSTS) {
       assert.equal(widget.widgetPlacement, "aboveEditor");
       assert.ok((widget.widgetLines as string[]).some((line) => line.includes(`${id} · echo $$; sleep 300 [wake]`)), JSON.stringify(widget.widgetLines));
       assert.ok(processAlive(pid!), "navigation does not stop jobs");
+      // The widget follows the jobs: the killed one leaves it (and with no job left, the widget goes).
+      const afterKill = pi.records.length;
       await pi.run("stop tree job", steps(call("kill_session", { session_id: Number(id) })));
-      await pi.waitForRecord((r) => r.type === "extension_ui_request" && r.method === "setWidget" && r.widgetKey === "unified-exec-jobs" && r.widgetLines === undefined, from, 10_000, "the widget to go");
+      await pi.waitForRecord(
+        (r) =>
+          r.type === "extension_ui_request" &&
+          r.method === "setWidget" &&
+          r.widgetKey === "unified-exec-jobs" &&
+          !(r.widgetLines as string[] | undefined)?.some((line) => line.includes(`${id} · `)),
+        afterKill,
+        10_000,
+        "the widget to drop the killed job",
+      );
     });
 
     it("/new ends the old session's jobs; nothing of them crosses the boundary", async () => {

@@ -51,6 +51,18 @@ export function makeDirs(): PiDirs {
   return dirs;
 }
 
+/** The environment that isolates a test's Pi: its own HOME and agent dir, offline, the scripted model. */
+export function isolatedPiEnvironment(dirs: PiDirs, modelUrl: string): Record<string, string> {
+  return {
+    HOME: dirs.home,
+    PI_CODING_AGENT_DIR: dirs.agentDir,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    PI_TELEMETRY: "0",
+    PIUE_TEST_MODEL_URL: modelUrl,
+  };
+}
+
 export async function launchPi(host: PiHost, mode: "rpc" | "json", options: LaunchOptions = {}): Promise<LaunchedPi> {
   const model = await ScriptedModel.start();
   const dirs = makeDirs();
@@ -71,17 +83,7 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
   ];
   const child = spawn(process.execPath, args, {
     cwd: dirs.cwd,
-    env: {
-      ...process.env,
-      HOME: dirs.home,
-      PI_CODING_AGENT_DIR: dirs.agentDir,
-      PI_OFFLINE: "1",
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_TELEMETRY: "0",
-      PIUE_TEST_MODEL_URL: model.url,
-      ...options.env,
-      ...setupEnv,
-    },
+    env: { ...process.env, ...isolatedPiEnvironment(dirs, model.url), ...options.env, ...setupEnv },
     stdio: ["pipe", "pipe", "pipe"],
   });
 

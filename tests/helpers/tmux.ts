@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXTENSION_ENTRY, type PiHost } from "./hosts.ts";
-import { FAUX_EXTENSION, makeDirs, type PiDirs } from "./pi-process.ts";
+import { FAUX_EXTENSION, isolatedPiEnvironment, makeDirs, type PiDirs } from "./pi-process.ts";
 import { waitFor } from "./processes.ts";
 import { ScriptedModel } from "./scripted-model.ts";
 
@@ -22,14 +22,7 @@ export class TmuxPi {
   static async start(host: PiHost): Promise<TmuxPi> {
     const model = await ScriptedModel.start();
     const dirs = makeDirs();
-    const env = {
-      HOME: dirs.home,
-      PI_CODING_AGENT_DIR: dirs.agentDir,
-      PI_OFFLINE: "1",
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_TELEMETRY: "0",
-      PIUE_TEST_MODEL_URL: model.url,
-    };
+    const env = isolatedPiEnvironment(dirs, model.url);
     const script = join(dirs.root, "pi.sh");
     const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
     writeFileSync(

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 
-describe("examples", () => {
+describe("examples", { concurrency: 2 }, () => {
   const dir = join(REPO_ROOT, "examples");
   for (const file of readdirSync(dir).filter((name) => name.endsWith(".ts"))) {
     it(`${file} runs and passes its own checks`, () => {

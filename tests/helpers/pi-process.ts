@@ -16,6 +16,11 @@ export const FAUX_EXTENSION = join(REPO_ROOT, "tests", "helpers", "faux-extensio
 export interface LaunchOptions {
   /** Extensions to load besides the faux model (default: this checkout). */
   extensions?: readonly string[];
+  /**
+   * Pass `-ne` (default true): only the named extensions load. False loads what the agent dir has
+   * installed too, as a user's Pi does (the packed-artifact test).
+   */
+  noExtensions?: boolean;
   /** More CLI arguments (flags, or the prompt in JSON mode). */
   args?: readonly string[];
   env?: Record<string, string>;
@@ -70,7 +75,7 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
   const extensions = [FAUX_EXTENSION, ...(options.extensions ?? [EXTENSION_ENTRY])];
   const args = [
     host.cliPath,
-    "-ne",
+    ...(options.noExtensions === false ? [] : ["-ne"]),
     "--no-session",
     ...extensions.flatMap((path) => ["-e", path]),
     "--provider",

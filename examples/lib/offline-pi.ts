@@ -1,0 +1,122 @@
+/**
+ * Shared by the examples: Pi's SDK in this process, offline, with pi-ai's faux provider standing in
+ * for the model and this extension loaded from the checkout. Each example scripts the "model" as a
+ * list of steps, runs a prompt, and prints every tool call with the text the model would see.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type FauxResponseStep, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
+import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
+
+const EXTENSION = fileURLToPath(new URL("../../src/index.ts", import.meta.url));
+
+export interface ToolCallSeen {
+  name: string;
+  args: Record<string, unknown>;
+  text: string;
+  details: Record<string, unknown>;
+}
+
+/** A model step that calls one tool; `args` may be computed from the calls so far. */
+export function callTool(name: string, args: Record<string, unknown> | ((calls: ToolCallSeen[]) => Record<string, unknown>)) {
+  return { name, args };
+}
+
+export interface OfflinePi {
+  /** Every finished tool call, in order. */
+  calls: ToolCallSeen[];
+  /** Completion wakes the extension sent (custom messages). */
+  wakes: string[];
+  /** Runs one prompt; the model answers with `steps`, then `reply`. */
+  prompt(text: string, steps: ReturnType<typeof callTool>[], reply?: string): Promise<void>;
+  /** Queues what the model says when a wake starts a turn. */
+  answerWakes(reply: string): void;
+  /** Resolves when `count` wakes arrived and their turns ended. */
+  settledAfterWakes(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function offlinePi(): Promise<OfflinePi> {
+  const root = mkdtempSync(join(tmpdir(), "piue-example-"));
+  const faux = fauxProvider();
+  const calls: ToolCallSeen[] = [];
+  const wakes: string[] = [];
+  let wakeReply = "Noted.";
+  let settled = 0;
+
+  const settingsManager = SettingsManager.inMemory({ retry: { enabled: false } });
+  const resourceLoader = new DefaultResourceLoader({
+    cwd: root,
+    agentDir: root,
+    settingsManager,
+    noExtensions: true,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+    additionalExtensionPaths: [EXTENSION],
+    extensionFactories: [(pi) => pi.registerProvider(faux.provider)],
+  });
+  await resourceLoader.reload();
+  const { session } = await createAgentSession({
+    cwd: root,
+    agentDir: root,
+    settingsManager,
+    resourceLoader,
+    sessionManager: SessionManager.inMemory(root),
+    model: faux.getModel(),
+    noTools: "builtin",
+  });
+  // A long-lived host: wakes can arrive after a prompt's run (the SDK's default mode is "print").
+  await session.bindExtensions({ mode: "rpc" });
+
+  const argsOf = new Map<string, Record<string, unknown>>();
+  session.subscribe((event) => {
+    if (event.type === "tool_execution_start") {
+      argsOf.set(event.toolCallId, event.args as Record<string, unknown>);
+      console.log(`\n> ${event.toolName} ${JSON.stringify(event.args)}`);
+    }
+    if (event.type === "tool_execution_end") {
+      const text = event.result.content.map((block: { type: string; text?: string }) => block.text ?? "").join("");
+      calls.push({ name: event.toolName, args: argsOf.get(event.toolCallId) ?? {}, text, details: (event.result.details ?? {}) as Record<string, unknown> });
+      console.log(text);
+    }
+    if (event.type === "message_end" && (event.message as { customType?: string }).customType === "unified-exec-wake") {
+      const content = String((event.message as { content: unknown }).content);
+      wakes.push(content);
+      console.log(`\n[wake] ${content}`);
+      faux.appendResponses([fauxAssistantMessage(wakeReply)]);
+    }
+    if (event.type === "agent_end") settled++;
+  });
+
+  return {
+    calls,
+    wakes,
+    async prompt(text, steps, reply = "Done.") {
+      const responses: FauxResponseStep[] = steps.map(({ name, args }) => () =>
+        fauxAssistantMessage(fauxToolCall(name, (typeof args === "function" ? args(calls) : args) as Parameters<typeof fauxToolCall>[1]), { stopReason: "toolUse" }),
+      );
+      faux.setResponses([...responses, fauxAssistantMessage(reply)]);
+      console.log(`\nuser: ${text}`);
+      await session.prompt(text);
+    },
+    answerWakes(reply) {
+      wakeReply = reply;
+    },
+    async settledAfterWakes(count, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      const start = settled;
+      while (wakes.length < count || settled <= start) {
+        if (Date.now() > deadline) throw new Error(`no ${count} wake(s) within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async close() {
+      session.dispose();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

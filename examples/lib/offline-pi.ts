@@ -8,7 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FauxResponseStep, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
-import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
+import * as piSdk from "@earendil-works/pi-coding-agent";
+
+/** Pi's SDK module; the tests pass each Pi version's own. */
+export type PiSdk = typeof piSdk;
 
 const EXTENSION = fileURLToPath(new URL("../../src/index.ts", import.meta.url));
 
@@ -38,7 +41,16 @@ export interface OfflinePi {
   close(): Promise<void>;
 }
 
-export async function offlinePi(): Promise<OfflinePi> {
+export interface OfflinePiOptions {
+  /** The SDK to use (default: the installed `@earendil-works/pi-coding-agent`). */
+  sdk?: PiSdk;
+  /** Print nothing (tests). */
+  quiet?: boolean;
+}
+
+export async function offlinePi(options: OfflinePiOptions = {}): Promise<OfflinePi> {
+  const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = options.sdk ?? piSdk;
+  const log = options.quiet ? () => {} : (text: string) => console.log(text);
   const root = mkdtempSync(join(tmpdir(), "piue-example-"));
   const faux = fauxProvider();
   const calls: ToolCallSeen[] = [];
@@ -76,17 +88,17 @@ export async function offlinePi(): Promise<OfflinePi> {
   session.subscribe((event) => {
     if (event.type === "tool_execution_start") {
       argsOf.set(event.toolCallId, event.args as Record<string, unknown>);
-      console.log(`\n> ${event.toolName} ${JSON.stringify(event.args)}`);
+      log(`\n> ${event.toolName} ${JSON.stringify(event.args)}`);
     }
     if (event.type === "tool_execution_end") {
       const text = event.result.content.map((block: { type: string; text?: string }) => block.text ?? "").join("");
       calls.push({ name: event.toolName, args: argsOf.get(event.toolCallId) ?? {}, text, details: (event.result.details ?? {}) as Record<string, unknown> });
-      console.log(text);
+      log(text);
     }
     if (event.type === "message_end" && (event.message as { customType?: string }).customType === "unified-exec-wake") {
       const content = String((event.message as { content: unknown }).content);
       wakes.push(content);
-      console.log(`\n[wake] ${content}`);
+      log(`\n[wake] ${content}`);
       faux.appendResponses([fauxAssistantMessage(wakeReply)]);
     }
     if (event.type === "agent_end") settled++;
@@ -100,7 +112,7 @@ export async function offlinePi(): Promise<OfflinePi> {
         fauxAssistantMessage(fauxToolCall(name, (typeof args === "function" ? args(calls) : args) as Parameters<typeof fauxToolCall>[1]), { stopReason: "toolUse" }),
       );
       faux.setResponses([...responses, fauxAssistantMessage(reply)]);
-      console.log(`\nuser: ${text}`);
+      log(`\nuser: ${text}`);
       await session.prompt(text);
     },
     answerWakes(reply) {

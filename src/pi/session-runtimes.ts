@@ -41,6 +41,13 @@ export class SessionRuntimes {
   runtimeFor(manager: object): ExecRuntime {
     const hosted = this.state.runtimes.get(manager);
     if (hosted && !hosted.parked) return hosted.runtime;
+    // A parked runtime is never replaced (its jobs would be lost): it is adopted, or refused and stopped.
+    const adoption = hosted?.parked ? this.adopt(manager) : undefined;
+    if (adoption && "adopted" in adoption) {
+      if (manager === this.manager) this.connect(adoption.adopted);
+      return adoption.adopted;
+    }
+    if (adoption) void adoption.refused.shutdown();
     const runtime = new ExecRuntime();
     this.state.runtimes.set(manager, { format: RUNTIME_FORMAT, runtime });
     if (manager === this.manager) this.connect(runtime);

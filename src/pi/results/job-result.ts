@@ -99,7 +99,7 @@ export function stopMessage(exit: JobExit | undefined): string | undefined {
 }
 
 /** The warning results carry while the registry is nearly full. */
-export function slotWarning(slots: SlotUse | undefined): string | undefined {
+function slotWarning(slots: SlotUse | undefined): string | undefined {
   if (!slots) return undefined;
   return `${slots.used} of ${slots.capacity} job slots are in use; stop jobs you no longer need with kill_session, or new commands will be refused`;
 }

@@ -43,6 +43,16 @@ describe("session runtimes", () => {
     await runtime.shutdown();
   });
 
+  it("a parked runtime is adopted, never replaced, when a call asks for the session's runtime first", async () => {
+    const state = freshState();
+    const manager = {};
+    const before = new SessionRuntimes(state);
+    const runtime = before.runtimeFor(manager);
+    before.park(manager);
+    assert.equal(new SessionRuntimes(state).runtimeFor(manager), runtime);
+    await runtime.shutdown();
+  });
+
   it("a runtime not adopted in time stops its jobs", async () => {
     const state = freshState();
     const manager = {};

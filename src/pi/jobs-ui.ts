@@ -21,9 +21,12 @@ export class JobsUi {
   private runtime: ExecRuntime | undefined;
   private unsubscribe: (() => void) | undefined;
   private widget = false;
+  /** What was last drawn, so an unchanged status is not sent again (every job start and exit refreshes). */
+  private shown: { status: string | undefined; widget: string } | undefined;
 
   bind(ui: ExtensionUIContext): void {
     this.ui = ui;
+    this.shown = undefined;
     this.refresh();
   }
 
@@ -48,19 +51,24 @@ export class JobsUi {
     this.runtime = undefined;
     this.ui = undefined;
     this.widget = false;
+    this.shown = undefined;
   }
 
   refresh(): void {
     const ui = this.ui;
     if (!ui) return;
     const live = this.runtime?.liveJobs() ?? [];
-    ui.setStatus(STATUS_KEY, live.length ? `unified-exec: ${live.length} session${live.length === 1 ? "" : "s"} running` : undefined);
-    if (!this.widget) return;
-    if (live.length === 0) {
-      this.widget = false;
-      ui.setWidget(WIDGET_KEY, undefined);
-      return;
+    const status = live.length ? `unified-exec: ${live.length} session${live.length === 1 ? "" : "s"} running` : undefined;
+    const lines = this.widget && live.length ? ["unified-exec sessions still running:", ...live.map((job) => `  ${jobLabel(job)}`)] : [];
+    const widget = this.widget ? JSON.stringify(lines) : "";
+    if (this.shown?.status !== status || this.shown === undefined) ui.setStatus(STATUS_KEY, status);
+    if (this.widget && this.shown?.widget !== widget) {
+      if (lines.length) ui.setWidget(WIDGET_KEY, lines, { placement: "aboveEditor" });
+      else {
+        ui.setWidget(WIDGET_KEY, undefined);
+        this.widget = false;
+      }
     }
-    ui.setWidget(WIDGET_KEY, ["unified-exec sessions still running:", ...live.map((job) => `  ${jobLabel(job)}`)], { placement: "aboveEditor" });
+    this.shown = { status, widget: this.widget ? widget : "" };
   }
 }

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
+import type { ExecRuntime, LiveJob } from "../../../src/core/runtime.ts";
+import { JobsUi } from "../../../src/pi/jobs-ui.ts";
+
+/** A runtime stand-in: the jobs it reports, and the change listener the UI registers. */
+function fakeRuntime(jobs: LiveJob[]) {
+  let listener: (() => void) | undefined;
+  const runtime = {
+    liveJobs: () => jobs,
+    onChange: (fn: () => void) => {
+      listener = fn;
+      return () => (listener = undefined);
+    },
+  } as unknown as ExecRuntime;
+  return { runtime, change: () => listener?.(), jobs };
+}
+
+function fakeUi() {
+  const calls: unknown[][] = [];
+  const ui = {
+    setStatus: (...args: unknown[]) => calls.push(["status", ...args]),
+    setWidget: (...args: unknown[]) => calls.push(["widget", ...args]),
+  } as unknown as ExtensionUIContext;
+  return { ui, calls };
+}
+
+describe("jobs UI", () => {
+  it("shows the running count, sends it only when it changes, and clears it", () => {
+    const { runtime, change, jobs } = fakeRuntime([{ sessionId: 1, command: "npm run dev", wakeArmed: false }]);
+    const { ui, calls } = fakeUi();
+    const view = new JobsUi();
+    view.bind(ui);
+    view.watch(runtime);
+    change();
+    change();
+    jobs.push({ sessionId: 2, command: "make", wakeArmed: true });
+    change();
+    jobs.length = 0;
+    change();
+    assert.deepEqual(calls, [
+      ["status", "unified-exec", undefined],
+      ["status", "unified-exec", "unified-exec: 1 session running"],
+      ["status", "unified-exec", "unified-exec: 2 sessions running"],
+      ["status", "unified-exec", undefined],
+    ]);
+  });
+
+  it("after tree navigation lists live jobs above the editor until none is left", () => {
+    const { runtime, change, jobs } = fakeRuntime([{ sessionId: 3, command: "sleep 300", wakeArmed: true }]);
+    const { ui, calls } = fakeUi();
+    const view = new JobsUi();
+    view.bind(ui);
+    view.watch(runtime);
+    view.showWidget();
+    jobs.length = 0;
+    change();
+    const widgets = calls.filter((call) => call[0] === "widget");
+    assert.deepEqual(widgets, [
+      ["widget", "unified-exec-jobs", ["unified-exec sessions still running:", "  3 · sleep 300 [wake]"], { placement: "aboveEditor" }],
+      ["widget", "unified-exec-jobs", undefined],
+    ]);
+  });
+
+  it("never touches the UI after unbind (the old context throws after a reload)", () => {
+    const { runtime, change } = fakeRuntime([{ sessionId: 1, command: "x", wakeArmed: false }]);
+    const { ui, calls } = fakeUi();
+    const view = new JobsUi();
+    view.bind(ui);
+    view.watch(runtime);
+    const before = calls.length;
+    view.unbind();
+    change();
+    view.refresh();
+    assert.equal(calls.length, before);
+  });
+});

@@ -63,7 +63,8 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "setsid",
         steps(
-          call("exec_command", { cmd: "setsid sleep 300 & echo $!; sleep 300", yield_time_ms: 500 }),
+          // python3 rather than setsid(1), which macOS lacks; it prints its pid once out of the group.
+          call("exec_command", { cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])" & sleep 300`, yield_time_ms: 1_000 }),
           (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
         ),
       );

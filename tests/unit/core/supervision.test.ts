@@ -15,6 +15,8 @@ import { waitForExit } from "../../../src/core/wait.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const bash = resolveShell("bash", currentShellHost());
+/** A process that leaves its process group and session (portable: macOS has no `setsid` command). */
+const ESCAPE_GROUP = `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])"`;
 const started: Job[] = [];
 const escaped: number[] = [];
 let nextId = 1;
@@ -73,12 +75,12 @@ describe("stopping a job", () => {
   });
 
   it("a grandchild that escaped with setsid makes the cleanup unconfirmed, never confirmed", async () => {
-    const job = start("setsid sleep 300 & echo $!; sleep 300");
+    // The grandchild prints its pid once it has left the group (setsid), then becomes `sleep`.
+    const job = start(`${ESCAPE_GROUP} & sleep 300`);
     await waitFor(() => job.outputBytesTotal > 0, "the grandchild's pid");
     const [grandchild] = pidsIn(job.takeOutput().text);
     assert.ok(grandchild);
     escaped.push(grandchild);
-    await waitFor(() => readFileSync(`/proc/${grandchild}/stat`, "utf8").includes("(sleep)"), "setsid to exec sleep");
     const stop = await job.terminate("SIGTERM", "killed");
     assert.equal(stop.cleanup, "unconfirmed");
     assert.deepEqual(stop.survivors, [grandchild]);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 import type { WakeBatch } from "../../../src/core/completion.ts";
-import { procStat } from "../../../src/core/process-table.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
@@ -87,7 +87,8 @@ describe("session runtimes", () => {
     assert.deepEqual(report?.survivors, []);
     assert.equal(runtimes.existing(manager), undefined);
     runtimes.assertNoUnstoppedChildren();
-    state.unstopped.add(Number(procStat(process.pid)![2])); // a group that is alive: this process's own
+    const ownGroup = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim());
+    state.unstopped.add(ownGroup); // a group that is alive: this process's own
     assert.throws(() => runtimes.assertNoUnstoppedChildren(), /Processes of an earlier session could not be stopped .* no new command is started/);
     state.unstopped.clear();
   });

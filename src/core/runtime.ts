@@ -5,7 +5,6 @@ import {
   GROUP_PROBE_INTERVAL_MS,
   SHUTDOWN_GRACE_MS,
   SHUTDOWN_KILL_CONFIRM_MS,
-  UPDATE_INTERVAL_MS,
   WARN_JOBS,
 } from "./constants.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
@@ -13,6 +12,7 @@ import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
+import { type ProgressOptions, watchProgress } from "./progress.ts";
 import { JobRegistry } from "./registry.ts";
 import type { ExecRequest } from "./request.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
@@ -61,22 +61,11 @@ export interface JobReport {
   wakeArmed?: boolean;
 }
 
-/** A live view of a wait in progress, for the UI. */
-export interface WaitProgress {
-  sessionId: number;
-  /** The latest output of this call (at most 32 KiB, controls stripped). */
-  preview: string;
-  /** Bytes this call has seen so far. */
-  outputBytes: number;
-  elapsedMs: number;
-  logPath: string;
-}
-
 /** Who is asking, for exactly-once completion: the tool call's id, and the outermost call it runs in. */
 export interface CallContext {
   signal?: AbortSignal;
   /** Called while the call waits: when output arrived (at most every 250 ms), and every `quietRefreshMs` when quiet. */
-  onProgress?: (progress: WaitProgress) => void;
+  onProgress?: ProgressOptions["onProgress"];
   /** For long waits: refresh a quiet wait this seldom (no heartbeat for hours); none by default. */
   quietRefreshMs?: number;
   /** The tool call id; its observation lease is committed when Pi finalizes this call. */
@@ -534,32 +523,6 @@ export class ExecRuntime {
       if (!job.groups().some((group) => alive.has(group))) this.tracked.delete(job);
     }
   }
-}
-
-/**
- * Reports a wait's progress: when output arrived (checked every 250 ms, so a flood costs one update
- * per interval, not one per chunk), and when quiet only every `quietRefreshMs` if that is set.
- */
-function watchProgress(job: Job, sinceTotal: number, call: CallContext): () => void {
-  const { onProgress, quietRefreshMs } = call;
-  if (!onProgress) return () => {};
-  const start = performance.now();
-  let seen = job.outputBytesTotal;
-  let last = start;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const total = job.outputBytesTotal;
-    if (total === seen && (quietRefreshMs === undefined || now - last < quietRefreshMs)) return;
-    seen = total;
-    last = now;
-    try {
-      onProgress({ sessionId: job.id, preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start, logPath: job.logPath });
-    } catch {
-      // The UI failing to draw must not end the wait.
-    }
-  }, UPDATE_INTERVAL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /**

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobExit } from "../../core/job.ts";
-import type { JobReport, SlotUse, WaitProgress } from "../../core/runtime.ts";
+import type { WaitProgress } from "../../core/progress.ts";
+import type { JobReport, SlotUse } from "../../core/runtime.ts";
 import { bounded, capOutput, headerLines, seconds, truncationDetails } from "./format.ts";
 
 /**

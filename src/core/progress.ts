@@ -1,0 +1,46 @@
+import { UPDATE_INTERVAL_MS } from "./constants.ts";
+import type { Job } from "./job.ts";
+
+/** A live view of a wait in progress, for the UI. */
+export interface WaitProgress {
+  sessionId: number;
+  /** The latest output of this call (at most 32 KiB, controls stripped). */
+  preview: string;
+  /** Bytes this call has seen so far. */
+  outputBytes: number;
+  elapsedMs: number;
+  logPath: string;
+}
+
+/** Who wants to hear about a wait's progress, and how often when nothing happens. */
+export interface ProgressOptions {
+  onProgress?: ((progress: WaitProgress) => void) | undefined;
+  quietRefreshMs?: number | undefined;
+}
+
+/**
+ * Reports a wait's progress: when output arrived (checked every 250 ms, so a flood costs one update
+ * per interval, not one per chunk), and when quiet only every `quietRefreshMs` if that is set.
+ */
+export function watchProgress(job: Job, sinceTotal: number, call: ProgressOptions): () => void {
+  const { onProgress, quietRefreshMs } = call;
+  if (!onProgress) return () => {};
+  const start = performance.now();
+  let seen = job.outputBytesTotal;
+  let last = start;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const total = job.outputBytesTotal;
+    if (total === seen && (quietRefreshMs === undefined || now - last < quietRefreshMs)) return;
+    seen = total;
+    last = now;
+    try {
+      onProgress({ sessionId: job.id, preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start, logPath: job.logPath });
+    } catch {
+      // The UI failing to draw must not end the wait.
+    }
+  }, UPDATE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+

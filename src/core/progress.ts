@@ -4,6 +4,8 @@ import type { Job } from "./job.ts";
 /** A live view of a wait in progress, for the UI. */
 export interface WaitProgress {
   sessionId: number;
+  command: string;
+  cwd: string;
   /** The latest output of this call (at most 32 KiB, controls stripped). */
   preview: string;
   /** Bytes this call has seen so far. */
@@ -35,7 +37,15 @@ export function watchProgress(job: Job, sinceTotal: number, call: ProgressOption
     seen = total;
     last = now;
     try {
-      onProgress({ sessionId: job.id, preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start, logPath: job.logPath });
+      onProgress({
+        sessionId: job.id,
+        command: job.command,
+        cwd: job.cwd,
+        preview: job.previewText(sinceTotal),
+        outputBytes: total - sinceTotal,
+        elapsedMs: now - start,
+        logPath: job.logPath,
+      });
     } catch {
       // The UI failing to draw must not end the wait.
     }

@@ -106,12 +106,12 @@ function slotWarning(slots: SlotUse | undefined): string | undefined {
 }
 
 /** A streaming update while a call waits: the live preview and what the footer needs. */
-export function progressResult(progress: WaitProgress, command: string, cwd: string): AgentToolResult<JobDetails> {
+export function progressResult(progress: WaitProgress): AgentToolResult<JobDetails> {
   return {
     content: [{ type: "text", text: progress.preview }],
     details: {
-      command: bounded(command, DETAILS_COMMAND_CHARS),
-      cwd,
+      command: bounded(progress.command, DETAILS_COMMAND_CHARS),
+      cwd: progress.cwd,
       status: "running",
       session_id: progress.sessionId,
       log_path: progress.logPath,

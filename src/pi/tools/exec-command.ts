@@ -87,7 +87,7 @@ export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: 
         signal,
         callId: toolCallId,
         onExit: params.on_exit ?? "none",
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.command, request.cwd)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
       });
       if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
       // Print and JSON runs end the process with the run: say so rather than promise a wake that cannot come.

@@ -85,12 +85,10 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
             : emptyPollWindow(params.yield_time_ms, process.env));
       const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
       const nested = ledger.isNested(toolCallId);
-      const runtime = runtimes.runtimeFor(ctx.sessionManager);
-      const job = runtime.jobs().find((candidate) => candidate.id === params.session_id);
-      const report = await runtime.interact(params.session_id, interaction, window, {
+      const report = await runtimes.runtimeFor(ctx.sessionManager).interact(params.session_id, interaction, window, {
         signal,
         callId: toolCallId,
-        ...(onUpdate && job ? { onProgress: (progress) => onUpdate(progressResult(progress, job.command, job.cwd)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
         // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
         ...(absolute ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
         ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),

@@ -5,16 +5,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type PiEvent, headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
+import { headerOf, inCallOrder, isWake, outputOf } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { call, callAll, type ModelView, say, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, firstSession, type ModelView, say, steps } from "../helpers/scripted-model.ts";
 
 const NESTED = join(REPO_ROOT, "tests", "fixtures", "nested-tool-extension.ts");
-const WAKE = "unified-exec-wake";
-const firstSession = (view: ModelView) => view.results[0]!.details.session_id as number;
-const isWake = (record: PiEvent) => record.type === "message_end" && record.message?.customType === WAKE;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const utcIn = (ms: number) => new Date(Date.now() + ms).toISOString();
 

@@ -13,9 +13,8 @@ import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
-import { call, callAll, type ModelView, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-const firstSession = (view: ModelView) => view.results[0]!.details.session_id as number;
 
 for (const host of PI_HOSTS) {
   describe(`interactive sessions on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {

@@ -11,9 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { call, callAll, type ModelView, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-const firstSession = (view: ModelView) => view.results[0]!.details.session_id as number;
 
 for (const host of PI_HOSTS) {
   describe(`input and output on ${host.name}`, () => {

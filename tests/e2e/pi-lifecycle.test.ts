@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type PiEvent, headerOf, outputOf } from "../helpers/events.ts";
+import { headerOf, isWake, outputOf, type PiEvent } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
@@ -16,7 +16,6 @@ import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
 
 const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
-const isWake = (record: PiEvent) => record.type === "message_end" && record.message?.customType === "unified-exec-wake";
 const statusTexts = (records: readonly PiEvent[]) =>
   records.filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "unified-exec").map((r) => r.statusText as string | undefined);
 

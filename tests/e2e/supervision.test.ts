@@ -11,9 +11,8 @@ import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { pidsIn, processAlive } from "../helpers/processes.ts";
-import { call, callAll, type ModelView, say, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
-const firstSession = (view: ModelView) => view.results[0]!.details.session_id as number;
 const JOB_QUOTA = 1024 * 1024;
 
 for (const host of PI_HOSTS) {

@@ -1,4 +1,5 @@
 /** Turns a host's event stream into what tests assert on: one record per tool call. */
+import { WAKE_MESSAGE_TYPE } from "../../src/pi/wake-message.ts";
 
 /** A finalized tool call, from `tool_execution_start` and `tool_execution_end`. */
 export interface ToolRecord {
@@ -78,4 +79,9 @@ export function headerOf(text: string): Record<string, string> {
 export function outputOf(text: string): string {
   const end = text.indexOf("\n---\n");
   return end === -1 ? "" : text.slice(end + 5);
+}
+
+/** A completion wake the extension sent, as it appears in the event stream. */
+export function isWake(record: PiEvent): boolean {
+  return record.type === "message_end" && record.message?.customType === WAKE_MESSAGE_TYPE;
 }

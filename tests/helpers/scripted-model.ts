@@ -42,6 +42,11 @@ export interface ModelView {
 
 export type Script = (view: ModelView) => ModelStep;
 
+/** The session_id the first tool result of this prompt returned (the usual "the job I just started"). */
+export function firstSession(view: ModelView): number {
+  return view.results[0]!.details.session_id as number;
+}
+
 /** Calls one tool. */
 export function call(name: string, args: Record<string, unknown>): ModelStep {
   return { toolCalls: [{ name, arguments: args }] };

@@ -14,7 +14,7 @@ import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import type { PiDirs } from "../helpers/pi-process.ts";
-import { call, type ModelView, steps } from "../helpers/scripted-model.ts";
+import { call, firstSession, type ModelView, steps } from "../helpers/scripted-model.ts";
 
 let work: string;
 let tarball: string;
@@ -61,7 +61,6 @@ describe("the packed tarball", () => {
 for (const host of PI_HOSTS) {
   describe(`installing the tarball with ${host.name}`, () => {
     it("npm:pi-unified-exec@file:<absolute tarball> installs, and a run without -ne drives all five tools", async () => {
-      const firstSession = (view: ModelView) => view.results[0]!.details.session_id as number;
       const lastSession = (view: ModelView) => view.results.at(-1)!.details.session_id as number;
       const run = await runJson(
         host,

@@ -34,11 +34,36 @@ export const DEFAULT_WRITE_YIELD_MS = 250;
 export const EARLY_EXIT_GRACE_MS = 150;
 
 /**
- * After the leader exits, output is still read until the streams close or this much time passes.
- * A backgrounded descendant (`npm run dev &`) can hold the pipe open forever; it must not delay the
- * exit report. Codex waits 50 ms; 100 ms leaves room for a loaded machine to flush the last write.
+ * After the leader exits, output is still read until the streams close or the stream has been quiet
+ * this long (counting only time spent reading). A backgrounded descendant (`npm run dev &`) can hold
+ * the pipe open forever; it must not delay the exit report. Codex waits 50 ms; 100 ms leaves room for
+ * a loaded machine to read what the leader wrote last (up to a kernel buffer of 64 KiB or more).
  */
 export const POST_EXIT_DRAIN_MS = 100;
+
+/**
+ * The quiet window above restarts with every chunk, so the leader's last output is never cut off while
+ * it is still being read; this caps the drain for a descendant that prints without pause, whose output
+ * after the report is still logged.
+ */
+export const POST_EXIT_DRAIN_CAP_MS = 2_000;
+
+/**
+ * Bytes a job's stdin may hold that the child has not read yet (our queue plus what is handed to the OS
+ * and not yet consumed). A child that stops reading costs at most this much memory; a write beyond it
+ * waits within its call's window and is then refused in part, with the counts in the result.
+ */
+export const INPUT_QUEUE_BYTES = 1024 * 1024;
+
+/** Input is handed to the OS in pieces of at most this size, so one write never holds the event loop. */
+export const INPUT_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A PTY whose input buffer is full answers writes with EAGAIN and has no event to say it has room
+ * again; the writer retries after a delay that doubles up to this bound (an interactive write almost
+ * never waits: the line discipline has room).
+ */
+export const PTY_WRITE_RETRY_MAX_MS = 50;
 
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;
@@ -133,3 +158,9 @@ export const SHUTDOWN_KILL_CONFIRM_MS = 1_000;
 
 /** How often a group's emptiness is re-checked while waiting for it (a condition poll, not a delay). */
 export const GROUP_PROBE_INTERVAL_MS = 20;
+
+/**
+ * Set in every job's environment to `<runtime token>:<job id>`. Descendants inherit it wherever they
+ * move, so shutdown finds (and stops) processes that left their job's process groups with `setsid`.
+ */
+export const JOB_MARKER_ENV = "PI_UNIFIED_EXEC_JOB";

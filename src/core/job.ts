@@ -1,14 +1,16 @@
 import { constants as osConstants } from "node:os";
-import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS, LOG_FLUSH_ON_EXIT_MS, POST_EXIT_DRAIN_MS, PREVIEW_BYTES } from "./constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS, LOG_FLUSH_ON_EXIT_MS, MAX_YIELD_MS, PREVIEW_BYTES } from "./constants.ts";
+import { ExitDrain } from "./exit-drain.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import type { JobInput } from "./input.ts";
+import { InputQueue } from "./input-queue.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { continuationPrefix, OutputDecoder } from "./output-decoder.ts";
 import { aliveGroups } from "./process-group.ts";
 import { descendantsOf, livingPids } from "./process-table.ts";
 import type { TerminalSize } from "./terminal-size.ts";
 import { PipeTransport } from "./transport/pipe.ts";
-import { loadPtyModule, PtyTransport } from "./transport/pty.ts";
+import { loadPtyModule, spawnPty } from "./transport/pty.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./transport/types.ts";
 
 export type JobStatus = "running" | "exited";
@@ -44,10 +46,14 @@ export interface OutputDelta {
   omittedBytes: number;
 }
 
-/** What a `send` did: the kind of input, and why it failed if it did. */
+/** What a `send` did: the kind of input, what is still waiting or was refused, and why it failed if it did. */
 export interface InputOutcome {
   input: "bytes" | "interrupt" | "eof";
   failure?: string;
+  /** Bytes of the job's stdin the child has not read yet (this call's and earlier ones'). */
+  pendingBytes?: number;
+  /** Bytes of this input that did not fit in the job's bounded stdin within the call's window. */
+  refusedBytes?: number;
 }
 
 /**
@@ -69,10 +75,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One command's process and everything known about it: state, output retained between reads, the
- * log of every byte, its hard deadline, and the exit. The exit is the leader's exit, reported once the
- * output streams close or {@link POST_EXIT_DRAIN_MS} of reading has passed, whichever is first, so a
- * backgrounded descendant that keeps the pipe open never delays it; output arriving later is still
- * logged, retained and counted.
+ * log of every byte, its bounded stdin, its hard deadline, and the exit. The exit is the leader's
+ * exit, reported once the output streams close or the stream has been quiet after it (see
+ * {@link ExitDrain}), so a backgrounded descendant that keeps the pipe open never delays it for long;
+ * output arriving later is still logged, retained and counted.
  */
 export class Job {
   readonly id: number;
@@ -96,12 +102,16 @@ export class Job {
   private leaderExit: LeaderExit | undefined;
   private final: JobExit | undefined;
   private finishing = false;
-  private drainTimer: NodeJS.Timeout | undefined;
+  private readonly drain = new ExitDrain(() => void this.finish());
+  private readonly input: InputQueue;
   private readonly deadlineTimer: NodeJS.Timeout;
   private stopReason: StopReason | undefined;
   /** True while output reading is paused for the log to catch up. */
   private pausedForLog = false;
-  private drainExpiredWhilePaused = false;
+  /** The transport said `closed`: nothing more will be read. */
+  private streamsClosed = false;
+  /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
+  private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
   /** The call attached to this job, if any: only one reads or writes at a time. */
   private attachedCall: string | undefined;
@@ -126,19 +136,22 @@ export class Job {
           void this.finish(`could not start ${spec.file} in ${spec.cwd}: ${exit.error.message}`);
           return;
         }
-        this.startDrainTimer();
+        this.drain.start(this.pausedForLog);
       },
       closed: () => {
+        this.streamsClosed = true;
         this.log.close();
+        this.drain.cancel();
         if (this.leaderExit) void this.finish();
       },
     };
     if (spec.terminal) {
       this.size = { cols: spec.terminal.cols, rows: spec.terminal.rows };
-      this.transport = new PtyTransport({ ...spec, ...this.size }, events, loadPtyModule(spec.env));
+      this.transport = spawnPty({ ...spec, ...this.size }, events, loadPtyModule(spec.env));
     } else {
       this.transport = new PipeTransport(spec, events);
     }
+    this.input = new InputQueue(this.transport);
     // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
     this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
     this.deadlineTimer.unref();
@@ -172,8 +185,9 @@ export class Job {
     return this.transport.pid;
   }
 
+  /** The leader's process group (the leader starts its own). */
   get pgid(): number | undefined {
-    return this.transport.pgid;
+    return this.transport.pid;
   }
 
   /** Where every byte of output is mirrored. */
@@ -237,22 +251,67 @@ export class Job {
   }
 
   /**
-   * Sends input. On pipes: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF. On a
-   * PTY every byte goes to the terminal, whose line discipline gives Ctrl-C and Ctrl-D their meaning
-   * (or passes them on, to a program in raw mode). Never throws: a child that closed its stdin, or a
-   * job already gone, is reported as a failure of the write.
+   * Sends input, within the call's window. On pipes: bytes to stdin, Ctrl-C as SIGINT to the process
+   * group, Ctrl-D as EOF (after the bytes queued before it). On a PTY every byte goes to the terminal,
+   * whose line discipline gives Ctrl-C and Ctrl-D their meaning (or passes them on, to a program in raw
+   * mode). Bytes go through the job's bounded stdin: the call waits until its bytes are handed to the
+   * OS or `deadlineMono` passes (by default the longest window a call has), then says what still waits
+   * and what did not fit. Never throws.
    */
-  async send(input: JobInput): Promise<InputOutcome> {
+  async send(input: JobInput, deadlineMono: number = performance.now() + MAX_YIELD_MS): Promise<InputOutcome> {
     const kind = this.tty ? "bytes" : input.kind;
     if (this.final) return { input: kind, failure: "stdin write failed: the job has already exited" };
-    try {
-      if (this.tty || input.kind === "bytes") await this.transport.write(inputBytes(input));
-      else if (input.kind === "interrupt") this.transport.signal("SIGINT");
-      else this.transport.closeInput();
-      return { input: kind };
-    } catch (error) {
-      return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
+    if (!this.tty && input.kind === "interrupt") {
+      try {
+        this.transport.signal("SIGINT");
+        return { input: kind };
+      } catch (error) {
+        return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
+      }
     }
+    if (!this.tty && input.kind === "eof") {
+      this.input.end();
+      return this.inputOutcome(kind, 0);
+    }
+    const bytes = inputBytes(input);
+    let offset = this.input.offer(bytes);
+    while (offset < bytes.length && !this.input.failed && (await this.inputChanged(deadlineMono))) {
+      offset += this.input.offer(bytes.subarray(offset));
+    }
+    // The call's own bytes are delivered when the OS has everything up to the last of them.
+    const end = this.input.accepted;
+    while (this.input.flushed < end && !this.input.failed && (await this.inputChanged(deadlineMono)));
+    return this.inputOutcome(kind, bytes.length - offset);
+  }
+
+  /** Waits for the input queue to change; false once the deadline passed or the job is over. */
+  private async inputChanged(deadlineMono: number): Promise<boolean> {
+    if (this.final || performance.now() >= deadlineMono) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadlineMono - performance.now()));
+    });
+    try {
+      return await Promise.race([this.input.changed().then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private inputOutcome(kind: InputOutcome["input"], refusedBytes: number): InputOutcome {
+    const pendingBytes = this.input.pendingBytes;
+    const failure = this.input.failed
+      ? this.input.failed
+      : refusedBytes > 0
+        ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
+          "send them again once it reads (for bulk data, give the command a file instead)"
+        : undefined;
+    return {
+      input: kind,
+      ...(failure ? { failure } : {}),
+      ...(pendingBytes > 0 ? { pendingBytes } : {}),
+      ...(refusedBytes > 0 ? { refusedBytes } : {}),
+    };
   }
 
   /** Resizes the job's PTY (the child gets SIGWINCH). Only for PTY jobs; the caller checks. */
@@ -262,10 +321,26 @@ export class Job {
     this.size = { cols: size.cols, rows: size.rows };
   }
 
-  /** Every process group a signal to this job must reach (for a PTY, also the terminal's foreground group). */
+  /** Every process group a signal to this job must reach: its session's groups, the leader's first. */
   groups(): number[] {
-    return this.final ? this.transport.groups().slice(0, 1) : this.transport.groups();
+    return this.groupsEnded ? [] : this.transport.groups();
   }
+
+  /** Closes our end of the job's streams (shutdown, after its processes were stopped): `closed` follows. */
+  closeStreams(): void {
+    this.transport.close();
+  }
+
+  /** The runtime saw every group of the exited job empty: they are never named again. */
+  noteGroupsEnded(): void {
+    if (this.final) this.groupsEnded = true;
+  }
+
+  /** Our end of the job's streams is still open (a descendant may still print). */
+  get streamsOpen(): boolean {
+    return !this.streamsClosed;
+  }
+
 
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
   onExit(listener: () => void): () => void {
@@ -326,10 +401,12 @@ export class Job {
     this.lastOutputMono = performance.now();
     this.output.push(chunk);
     this.preview.push(chunk);
+    this.drain.data();
     if (!this.log.write(chunk) && !this.pausedForLog) {
       // Backpressure: the child blocks on a full pipe until the disk catches up.
       this.pausedForLog = true;
       this.transport.pause();
+      this.drain.pause();
     }
   }
 
@@ -337,26 +414,16 @@ export class Job {
     if (!this.pausedForLog) return;
     this.pausedForLog = false;
     this.transport.resume();
-    if (this.drainExpiredWhilePaused) {
-      this.drainExpiredWhilePaused = false;
-      this.startDrainTimer();
-    }
-  }
-
-  /** The post-exit drain counts reading time only: bytes waiting behind a slow disk are not dropped. */
-  private startDrainTimer(): void {
-    clearTimeout(this.drainTimer);
-    this.drainTimer = setTimeout(() => {
-      if (this.pausedForLog) this.drainExpiredWhilePaused = true;
-      else void this.finish();
-    }, POST_EXIT_DRAIN_MS);
+    this.drain.resume();
   }
 
   private async finish(failure?: string): Promise<void> {
     if (this.final || this.finishing || !this.leaderExit) return;
     this.finishing = true;
-    clearTimeout(this.drainTimer);
+    this.drain.cancel();
     clearTimeout(this.deadlineTimer);
+    // Input nobody will read any more is dropped; a call waiting on it returns.
+    this.input.dispose("stdin write failed: the job has exited");
     // The exit is reported with the log complete up to it, so the model can read the log at once.
     this.log.appendTail();
     let timer: NodeJS.Timeout | undefined;

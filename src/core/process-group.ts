@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { win32 } from "node:path";
-import { procStat, processTable } from "./process-table.ts";
+import { procStat, processTable, sessionGroups } from "./process-table.ts";
 
 /**
  * Process-group probes and signals. A pipe job's leader starts its own group (setsid), and a PTY
@@ -84,6 +84,20 @@ export function foregroundGroup(pid: number): number | undefined {
     tpgid = Number(ps.stdout?.trim());
   }
   return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
+}
+
+/**
+ * Every process group a signal to a job must reach. The leader starts a session of its own (pipes:
+ * setsid; PTYs: the terminal's session), so these are its session's groups, an interactive shell's
+ * background jobs included, and always the leader's own. Where sessions are not visible, the leader's
+ * group and, for a terminal, its foreground group (a job-control shell moves a running program there).
+ */
+export function jobGroups(leader: number): number[] {
+  if (process.platform === "win32") return [leader];
+  const session = sessionGroups(leader);
+  if (session) return [leader, ...session.filter((pgid) => pgid !== leader)];
+  const foreground = foregroundGroup(leader);
+  return foreground !== undefined && foreground !== leader ? [leader, foreground] : [leader];
 }
 
 /**

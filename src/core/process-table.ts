@@ -11,6 +11,8 @@ export interface ProcessEntry {
   pid: number;
   ppid: number;
   pgid: number;
+  /** Session id, where the platform tells it (Linux, and `ps` where its `sess` column is numeric). */
+  sid?: number;
   /** Dead but not yet reaped: it holds a pid and answers `kill(pid, 0)`, yet runs nothing. */
   zombie: boolean;
 }
@@ -38,19 +40,27 @@ function fromProc(): ProcessEntry[] | undefined {
     if (!/^\d+$/.test(entry)) continue;
     const fields = procStat(entry); // undefined when the process ended while we looked
     if (!fields) continue;
-    table.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), zombie: fields[0] === "Z" || fields[0] === "X" });
+    table.push({
+      pid: Number(entry),
+      ppid: Number(fields[1]),
+      pgid: Number(fields[2]),
+      sid: Number(fields[3]),
+      zombie: fields[0] === "Z" || fields[0] === "X",
+    });
   }
   return table;
 }
 
 function fromPs(): ProcessEntry[] | undefined {
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,stat="], { encoding: "utf8", timeout: 5_000 });
+  const ps = spawnSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,sess=,stat="], { encoding: "utf8", timeout: 5_000 });
   if (ps.status !== 0 || !ps.stdout) return undefined;
   const table: ProcessEntry[] = [];
   for (const line of ps.stdout.split("\n")) {
-    const [pid, ppid, pgid, stat] = line.trim().split(/\s+/);
+    const [pid, ppid, pgid, sess, stat] = line.trim().split(/\s+/);
     if (!pid || !/^\d+$/.test(pid)) continue;
-    table.push({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), zombie: (stat ?? "").startsWith("Z") });
+    // Some `ps` print a kernel address rather than a session id; then sessions are unknown here.
+    const sid = sess && /^\d+$/.test(sess) ? Number(sess) : undefined;
+    table.push({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), ...(sid !== undefined ? { sid } : {}), zombie: (stat ?? "").startsWith("Z") });
   }
   return table;
 }
@@ -86,4 +96,40 @@ export function livingPids(pids: readonly number[], table: ProcessEntry[] | unde
   if (!table) return [...pids];
   const living = new Set(table.filter((entry) => !entry.zombie).map((entry) => entry.pid));
   return pids.filter((pid) => living.has(pid));
+}
+
+/**
+ * The process groups of session `sid` that have a living member, or undefined where the table does not
+ * tell sessions. A job's leader starts its own session, so an interactive shell's background jobs, which
+ * it moves into groups of their own, are found here too; a process that left with `setsid` is not.
+ */
+export function sessionGroups(sid: number, table: ProcessEntry[] | undefined = processTable()): number[] | undefined {
+  if (!table || !table.some((entry) => entry.sid !== undefined)) return undefined;
+  const groups = new Set<number>();
+  for (const entry of table) if (entry.sid === sid && !entry.zombie) groups.add(entry.pgid);
+  return [...groups];
+}
+
+/**
+ * Living processes other than this one whose environment holds `variable` with a value starting with
+ * `prefix`. Children inherit their parent's environment whatever process group or session they move
+ * to, so a variable set for every job finds the descendants that left its groups with `setsid`.
+ * Linux only (reads /proc); empty elsewhere.
+ */
+export function processesWithEnvironment(variable: string, prefix: string): number[] {
+  if (process.platform !== "linux") return [];
+  const needle = Buffer.from(`${variable}=${prefix}`);
+  const found: number[] = [];
+  for (const entry of processTable() ?? []) {
+    if (entry.zombie || entry.pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${entry.pid}/environ`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    const at = environ.indexOf(needle);
+    if (at === 0 || (at > 0 && environ[at - 1] === 0)) found.push(entry.pid);
+  }
+  return found;
 }

@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
 import { guardAtExit } from "./exit-guard.ts";
 import {
   EARLY_EXIT_GRACE_MS,
+  JOB_MARKER_ENV,
   GROUP_PROBE_INTERVAL_MS,
   SHUTDOWN_GRACE_MS,
   SHUTDOWN_KILL_CONFIRM_MS,
@@ -12,6 +14,7 @@ import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
+import { processesWithEnvironment, processTable } from "./process-table.ts";
 import { type ProgressOptions, watchProgress } from "./progress.ts";
 import { JobRegistry } from "./registry.ts";
 import type { ExecRequest } from "./request.ts";
@@ -138,6 +141,11 @@ export interface ShutdownReport {
   killed: number;
   /** Groups still alive after SIGKILL (a process in uninterruptible sleep, or one we may not signal). */
   survivors: number[];
+  /**
+   * Descendants of jobs that had left their job's process groups (setsid), found by the marker every
+   * job's environment carries, and stopped with the rest.
+   */
+  escaped: number[];
   /** Signals that could not be sent, with the reason. */
   errors: string[];
 }
@@ -176,6 +184,8 @@ export class ExecRuntime {
   readonly completion = new CompletionCoordinator(undefined);
   private readonly changeListeners = new Set<() => void>();
   private closed = false;
+  /** Marks this runtime's jobs in their environment (with the job id), so escaped descendants are found. */
+  private readonly token = randomBytes(6).toString("hex");
   /** Releases the process-exit guard; set while this runtime has jobs to protect. */
   private unguard: (() => void) | undefined;
 
@@ -196,14 +206,15 @@ export class ExecRuntime {
     if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     this.pruneTracked();
     this.registry.makeRoom();
+    const id = this.registry.allocateId();
     const job = new Job({
-      id: this.registry.allocateId(),
+      id,
       command: request.command,
       file: request.shell.path,
       args: request.invocation.args,
       verbatim: request.invocation.verbatim,
       cwd: request.cwd,
-      env: request.env,
+      env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
       logs: this.logs,
       timeoutMs: request.timeoutMs,
       ...(request.terminal ? { terminal: request.terminal } : {}),
@@ -275,7 +286,7 @@ export class ExecRuntime {
       // Resize before writing, so what the input starts (a redraw, a new prompt) sees the new size.
       if (size && !job.leaderExited) job.resize(size);
       const deadline = start + window.ms;
-      const outcome = input ? await sendWithin(job, input, deadline) : undefined;
+      const outcome = input ? await job.send(input, deadline) : undefined;
       let end = await settle(job, await waitForExit(job, deadline, signal));
       // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
       if (signal?.aborted) end = "aborted";
@@ -407,14 +418,19 @@ export class ExecRuntime {
         errors.push(`${signal} to process group ${pgid} failed: ${(error as Error).message}`);
       }
     };
-    const groups = this.liveGroups();
+    const jobGroups = this.liveGroups();
+    const escaped = this.escapees(jobGroups);
+    const groups = [...new Set([...jobGroups, ...escaped.map(({ pgid }) => pgid)])];
     for (const pgid of groups) send(pgid, "SIGTERM");
     const stubborn = await waitForGroupsEmpty(groups, SHUTDOWN_GRACE_MS, GROUP_PROBE_INTERVAL_MS);
     for (const pgid of stubborn) send(pgid, "SIGKILL");
     const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
+    // Whatever still holds a job's streams (a daemon that left its process group) must not keep Pi
+    // running: our end is closed, so a print or JSON run exits at once.
+    for (const job of this.tracked) job.closeStreams();
     this.pruneTracked();
     this.changeListeners.clear();
-    return { terminated: groups.length, killed: stubborn.length, survivors, errors };
+    return { terminated: groups.length, killed: stubborn.length, survivors, escaped: escaped.map(({ pid }) => pid), errors };
   }
 
   /** At process exit, with no time left for grace: SIGKILL to every group still alive. */
@@ -506,6 +522,14 @@ export class ExecRuntime {
     };
   }
 
+  /** Living processes outside `groups` that carry this runtime's job marker, with their own groups. */
+  private escapees(groups: readonly number[]): { pid: number; pgid: number }[] {
+    const marked = new Set(processesWithEnvironment(JOB_MARKER_ENV, `${this.token}:`));
+    if (marked.size === 0) return [];
+    const ours = new Set(groups);
+    return (processTable() ?? []).filter((entry) => marked.has(entry.pid) && !ours.has(entry.pgid)).map(({ pid, pgid }) => ({ pid, pgid }));
+  }
+
   /** Process groups of tracked jobs that still have living members, deduplicated. */
   private liveGroups(): number[] {
     this.pruneTracked();
@@ -513,34 +537,20 @@ export class ExecRuntime {
   }
 
   /**
-   * Forgets jobs that are over and whose group is proven empty. Done before each spawn, each listing
-   * and at shutdown, so a pgid is never kept past its group's end and later mistaken for a reused id.
+   * Forgets jobs that are over, whose groups are proven empty and whose streams are closed. Done
+   * before each spawn, each listing and at shutdown. A job whose groups were once seen empty never
+   * names them again, so a reused id is never mistaken for it; one whose streams a daemon still holds
+   * stays, so shutdown finds the daemon and closes our end.
    */
   private pruneTracked(): void {
     const finished = [...this.tracked].filter((job) => job.exit);
-    const alive = new Set(aliveGroups(finished.flatMap((job) => job.groups())));
+    const groups = new Map(finished.map((job) => [job, job.groups()]));
+    const alive = new Set(aliveGroups([...groups.values()].flat()));
     for (const job of finished) {
-      if (!job.groups().some((group) => alive.has(group))) this.tracked.delete(job);
+      if (groups.get(job)!.some((group) => alive.has(group))) continue;
+      job.noteGroupsEnded();
+      if (!job.streamsOpen) this.tracked.delete(job);
     }
-  }
-}
-
-/**
- * Sends input, but never waits past the call's deadline for it: a child that does not read its stdin
- * fills the pipe, and the write then stays pending until it reads.
- */
-async function sendWithin(job: Job, input: JobInput, deadlineMono: number): Promise<InputOutcome> {
-  let timer: NodeJS.Timeout | undefined;
-  const pending = new Promise<InputOutcome>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ input: input.kind, failure: "stdin write still pending: the job has not read its input yet (its stdin pipe is full)" }),
-      Math.max(0, deadlineMono - performance.now()),
-    );
-  });
-  try {
-    return await Promise.race([job.send(input), pending]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

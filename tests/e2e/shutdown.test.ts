@@ -9,7 +9,7 @@ import { PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { pidsIn, processAlive } from "../helpers/processes.ts";
-import { callAll, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, steps } from "../helpers/scripted-model.ts";
 
 const leaveChildren = steps(
   callAll(
@@ -39,6 +39,26 @@ for (const host of PI_HOSTS) {
       const pids = run.tools.flatMap((tool) => pidsIn(outputOf(tool.text)));
       assert.equal(pids.length, 3);
       assert.deepEqual(pids.filter(processAlive), []);
+    });
+  });
+}
+
+for (const host of PI_HOSTS) {
+  // Finding a descendant that left its groups reads /proc.
+  describe(`a daemon holding a job's output on ${host.name}`, { skip: process.platform !== "linux" && "reads /proc" }, () => {
+    it("does not keep a JSON run alive: Pi exits at once and the daemon is stopped", async () => {
+      const started = performance.now();
+      const run = await runJson(
+        host,
+        "start a daemon",
+        steps(call("exec_command", { cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '60'])" & sleep 0.3`, yield_time_ms: 2_000 })),
+        { timeoutMs: 30_000 },
+      );
+      assert.equal(run.exitCode, 0, run.stderr);
+      const [daemon] = pidsIn(outputOf(run.tools[0]!.text));
+      assert.ok(daemon, run.tools[0]!.text);
+      assert.ok(performance.now() - started < 10_000, `Pi took ${Math.round(performance.now() - started)} ms`);
+      assert.equal(processAlive(daemon), false, "the daemon that held the job's output outlived Pi");
     });
   });
 }

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { signalGroup } from "../process-group.ts";
+import { spawnStdio } from "../fd-hygiene.ts";
+import { jobGroups, signalGroup } from "../process-group.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /**
@@ -10,7 +11,6 @@ import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;
   readonly pid: number | undefined;
-  readonly pgid: number | undefined;
   private readonly child: ChildProcessWithoutNullStreams;
   /** Why stdin can no longer be written, once that is known. */
   private inputClosed: string | undefined;
@@ -20,13 +20,13 @@ export class PipeTransport implements Transport {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      // Beyond the three pipes: /dev/null over any PTY master of another job (see fd-hygiene).
+      stdio: spawnStdio(["pipe", "pipe", "pipe"]) as ["pipe", "pipe", "pipe"],
       windowsHide: true,
       windowsVerbatimArguments: spec.verbatim === true,
-    });
+    }) as ChildProcessWithoutNullStreams;
     this.child = child;
     this.pid = child.pid;
-    this.pgid = child.pid;
 
     let exited = false;
     const reportExit = (exit: LeaderExit) => {
@@ -48,12 +48,13 @@ export class PipeTransport implements Transport {
   }
 
   groups(): number[] {
-    return this.pgid === undefined ? [] : [this.pgid];
+    return this.pid === undefined ? [] : jobGroups(this.pid);
   }
 
   signal(signal: NodeJS.Signals): boolean {
-    if (this.pgid === undefined) return false;
-    return signalGroup(this.pgid, signal);
+    let reached = false;
+    for (const group of this.groups()) reached = signalGroup(group, signal) || reached;
+    return reached;
   }
 
   write(bytes: Buffer): Promise<void> {
@@ -80,5 +81,13 @@ export class PipeTransport implements Transport {
   resume(): void {
     this.child.stdout.resume();
     this.child.stderr.resume();
+  }
+
+
+  close(): void {
+    this.inputClosed ??= "the job's streams were closed";
+    this.child.stdin.destroy();
+    this.child.stdout.destroy();
+    this.child.stderr.destroy();
   }
 }

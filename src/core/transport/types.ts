@@ -1,4 +1,8 @@
-/** The contract between a job and the thing that runs its process (pipes now; a PTY later). */
+/**
+ * The contract between a job and what runs its process: plain pipes, or a pseudo-terminal (POSIX
+ * PTYs through node-pty's native fork, ConPTY on Windows). Both keep it the same way, and the
+ * transport contract tests run the same scenarios against each.
+ */
 
 /** How the leader process ended. `error` is set when it never started (ENOENT shell or workdir). */
 export interface LeaderExit {
@@ -7,13 +11,16 @@ export interface LeaderExit {
   error?: Error;
 }
 
-/** What a transport reports, in this order: data (any number of times), exit once, closed once. */
+/**
+ * What a transport reports, in this order: data (any number of times), exit once, closed once. Data
+ * may follow the exit (the leader's last bytes, a descendant's output) until `closed`.
+ */
 export interface TransportEvents {
   /** Output bytes, stdout and stderr merged in arrival order. */
   data(chunk: Buffer): void;
-  /** The leader exited or failed to start. Output may still follow until `closed`. */
+  /** The leader exited (and was reaped) or failed to start. */
   exit(exit: LeaderExit): void;
-  /** Every output stream reached its end. */
+  /** Every output stream reached its end and our side of it is closed; nothing more will be read. */
   closed(): void;
 }
 
@@ -30,19 +37,25 @@ export interface Transport {
   readonly kind: "pipe" | "pty";
   /** Leader pid; undefined when the spawn failed. */
   readonly pid: number | undefined;
-  /** The leader's process group; equals `pid` because the leader starts its own group. */
-  readonly pgid: number | undefined;
-  /** Every process group a signal to the job must reach. */
+  /** Every process group a signal to the job must reach: its session's groups, the leader's first. */
   groups(): number[];
   /** Signals the job's process groups. False when they are already empty. */
   signal(signal: NodeJS.Signals): boolean;
-  /** Writes to the child's stdin; resolves once handed to the OS, rejects with why it could not be. */
+  /**
+   * Hands `bytes` to the child's input; resolves once the OS has all of them, rejects with why it
+   * cannot. Never blocks the event loop: a child that does not read leaves the promise pending.
+   */
   write(bytes: Buffer): Promise<void>;
-  /** Closes the child's stdin: the child reads EOF. */
+  /** Ends the child's input: EOF on pipes; on a terminal, Ctrl-D through the line discipline. */
   closeInput(): void;
   /** Changes a terminal's size (the child gets SIGWINCH); absent on pipes. */
   resize?(cols: number, rows: number): void;
-  /** Stops reading output (the child blocks once the pipe is full) until `resume`. */
+  /** Stops reading output (the child blocks once the OS buffer is full) until `resume`. Nothing is lost. */
   pause(): void;
   resume(): void;
+  /**
+   * Closes our end of every stream now, whoever else still holds them (a daemon that kept the pipe):
+   * for shutdown, after the job's processes were stopped. `closed` follows.
+   */
+  close(): void;
 }

@@ -33,6 +33,8 @@ export const jobResultSchema = Type.Object({
   cols: Type.Optional(Type.Integer()),
   rows: Type.Optional(Type.Integer()),
   input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
+  input_pending_bytes: Type.Optional(Type.Integer({ description: "Bytes of stdin the job has not read yet (bounded at 1 MiB per job)." })),
+  input_refused_bytes: Type.Optional(Type.Integer({ description: "Bytes of this input that did not fit in the job's stdin; send them again later." })),
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
@@ -60,6 +62,8 @@ export interface JobDetails {
   log_path: string;
   log_partial_reason?: string;
   input?: "bytes" | "interrupt" | "eof";
+  input_pending_bytes?: number;
+  input_refused_bytes?: number;
   wall_time_seconds: number;
   output_bytes_total: number;
   quiet_ms: number;
@@ -153,6 +157,8 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     tty: report.tty,
     ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
+    ...(report.input?.pendingBytes ? { input_pending_bytes: report.input.pendingBytes } : {}),
+    ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.join("; ") } : {}),
     ...(report.logPartialReason ? { log_partial: true } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
@@ -177,6 +183,8 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     log_path: report.logPath,
     ...(report.logPartialReason ? { log_partial_reason: report.logPartialReason } : {}),
     ...(fields.input ? { input: fields.input } : {}),
+    ...(fields.input_pending_bytes ? { input_pending_bytes: fields.input_pending_bytes } : {}),
+    ...(fields.input_refused_bytes ? { input_refused_bytes: fields.input_refused_bytes } : {}),
     wall_time_seconds: wallSeconds,
     output_bytes_total: report.outputBytesTotal,
     quiet_ms: report.quietMs,

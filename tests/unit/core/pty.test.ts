@@ -1,13 +1,18 @@
 import assert from "node:assert/strict";
+import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
+import { logConfig } from "../../../src/core/config.ts";
+import { jobEnvironment } from "../../../src/core/environment.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
-import { jobEnvironment } from "../../../src/core/environment.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
 import { waitForExit } from "../../../src/core/wait.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { startBurners } from "../../helpers/load.ts";
+import { processAlive, waitFor } from "../../helpers/processes.ts";
 import { PTY_LOAD_ERROR, SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 const bash = resolveShell("bash", currentShellHost());
@@ -112,5 +117,60 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
     const { readFileSync } = await import("node:fs");
     assert.equal(readFileSync(job.logPath, "latin1"), "a\x1b[31mb\r\n");
     assert.equal(seen(job), "ab\n");
+  });
+});
+
+describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () => {
+  it("the last numbered line is in the result and in the log, byte for byte: 30 runs with CPU burners and a slow disk", async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `numbered line ${i + 1} of the output that matters`);
+    const expected = Buffer.from(`${lines.join("\r\n")}\r\n`);
+    const stop = startBurners(2);
+    try {
+      for (let run = 0; run < 30; run++) {
+        // A disk that takes a while per write: the job's reading is paused for it, and nothing may be lost.
+        const written: Buffer[] = [];
+        const slowDisk = () =>
+          new Writable({
+            highWaterMark: 64 * 1024,
+            write(chunk: Buffer, _encoding, callback) {
+              written.push(chunk);
+              setTimeout(callback, 1);
+            },
+          });
+        const runtime = new ExecRuntime(new LogDirectory(logConfig(), slowDisk));
+        const request = prepareExec({ cmd: "for i in $(seq 1 3000); do echo \"numbered line $i of the output that matters\"; done", tty: true, yield_time_ms: 20_000 }, process.cwd(), process.env);
+        const report = await runtime.exec(request);
+        assert.equal(report.exit?.exitCode, 0, `run ${run}`);
+        assert.equal(report.text.trimEnd().split("\n").at(-1), lines.at(-1), `run ${run}: the result ends ${JSON.stringify(report.text.slice(-60))}`);
+        assert.ok(Buffer.concat(written).equals(expected), `run ${run}: the log holds ${Buffer.concat(written).length} of ${expected.length} bytes`);
+        await runtime.shutdown();
+      }
+    } finally {
+      stop();
+    }
+  });
+
+  it("a kill reaches every process group of the terminal's session: an interactive shell's background job too", async () => {
+    const runtime = new ExecRuntime();
+    const started = await runtime.exec(prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env));
+    const id = started.sessionId!;
+    const bg = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } }, { ms: 1_000 });
+    const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
+    assert.ok(processAlive(pid), "the background job runs in its own process group");
+    const killed = await runtime.kill(id, "SIGTERM");
+    assert.equal(killed.cleanup, "confirmed");
+    assert.equal(processAlive(pid), false, "the background job was stopped with its shell");
+    await runtime.shutdown();
+  });
+
+  it("shutdown stops an interactive shell's background jobs too", async () => {
+    const runtime = new ExecRuntime();
+    const started = await runtime.exec(prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env));
+    const bg = await runtime.interact(started.sessionId!, { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } }, { ms: 1_000 });
+    const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
+    assert.ok(processAlive(pid));
+    const report = await runtime.shutdown();
+    assert.deepEqual(report.survivors, []);
+    assert.equal(processAlive(pid), false);
   });
 });

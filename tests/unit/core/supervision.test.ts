@@ -159,6 +159,17 @@ describe("log quotas", () => {
 });
 
 describe("runtime supervision", () => {
+  it("shutdown also stops a job's descendant that left its process group, found by the job's marker", { skip: process.platform !== "linux" && "reads /proc" }, async () => {
+    const runtime = new ExecRuntime();
+    const report = await runtime.exec(request(`${ESCAPE_GROUP} & sleep 0.5`, 2_000));
+    const [daemon] = pidsIn(report.text);
+    assert.ok(daemon && processAlive(daemon), report.text);
+    escaped.push(daemon);
+    const shutdown = await runtime.shutdown();
+    assert.deepEqual(shutdown.escaped, [daemon]);
+    await waitFor(() => !processAlive(daemon), "the escaped descendant to be stopped");
+  });
+
   it("lists jobs with their fields; an exited job once more, then it is gone", async () => {
     const runtime = new ExecRuntime();
     const long = await runtime.exec(request("echo hi; sleep 300"));

@@ -1,0 +1,87 @@
+import { accessSync, constants, openSync } from "node:fs";
+
+/**
+ * Keeps one job's descriptors out of every other child. Node opens everything close-on-exec, but a
+ * PTY master from node-pty's `forkpty` is not, and Node has no call to mark it: every child started
+ * after a PTY job would inherit the master, could type into that job's terminal, and would keep it
+ * open (and the job alive) after Pi is gone. So each spawn covers the masters we hold:
+ * - `child_process.spawn` gets /dev/null placed over each of them (an extra stdio entry at that
+ *   number, which libuv installs with dup2 in the child), at no cost;
+ * - a PTY child on Linux starts through a shell that closes them and `exec`s the real program with
+ *   the same argv, only while another PTY job is open. That shell is bash, in POSIX mode so that it
+ *   reads no startup file (not even `BASH_ENV`; its `exec` gives back the `SHLVL` it added): dash, Debian's
+ *   `/bin/sh`, cannot name descriptors above 9. Without a bash nothing is wrapped. (macOS spawns PTY
+ *   children with close-on-exec as the default, so nothing leaks there.)
+ * The set lives on `globalThis`: `/reload` re-evaluates this module while the masters stay open.
+ */
+
+interface FdState {
+  masters: Set<number>;
+  devNull?: number;
+  /** A bash, which can close any descriptor number; null when none was found. */
+  closer?: string | null;
+}
+
+const KEY = Symbol.for("pi-unified-exec/inheritable-fds");
+
+function state(): FdState {
+  const holder = globalThis as { [KEY]?: FdState };
+  holder[KEY] ??= { masters: new Set() };
+  return holder[KEY];
+}
+
+/** A PTY master is open in this process (and would be inherited). */
+export function holdMaster(fd: number): void {
+  state().masters.add(fd);
+}
+
+/** The master was closed. */
+export function releaseMaster(fd: number): void {
+  state().masters.delete(fd);
+}
+
+type StdioEntry = "pipe" | "ignore" | number;
+
+/** The `stdio` option for `child_process.spawn`: `base` for fds 0–2, then /dev/null over every open master. */
+export function spawnStdio(base: readonly StdioEntry[]): StdioEntry[] {
+  const { masters } = state();
+  if (masters.size === 0 || process.platform === "win32") return [...base];
+  const shared = state();
+  // Opened once per process, close-on-exec itself (Node's default), so only its dup2 copies reach children.
+  shared.devNull ??= openSync("/dev/null", "r");
+  const stdio: StdioEntry[] = [...base];
+  for (const fd of masters) {
+    if (fd < base.length) continue;
+    while (stdio.length < fd) stdio.push("ignore");
+    stdio[fd] = shared.devNull;
+  }
+  return stdio;
+}
+
+/** Where a bash lives, looked up once. */
+function closerShell(shared: FdState): string | null {
+  if (shared.closer !== undefined) return shared.closer;
+  shared.closer = null;
+  for (const candidate of ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      shared.closer = candidate;
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return shared.closer;
+}
+
+/**
+ * The program and arguments a PTY child is forked with: as given, or, while other masters are open,
+ * through a shell that closes them and then `exec`s `file` with `args` (same pid, same argv).
+ */
+export function ptyCommand(file: string, args: readonly string[], platform: NodeJS.Platform = process.platform): { file: string; args: string[] } {
+  const shared = state();
+  const closer = shared.masters.size > 0 && platform === "linux" ? closerShell(shared) : null;
+  if (!closer) return { file, args: [...args] };
+  const closes = [...shared.masters].map((fd) => `${fd}<&-`).join(" ");
+  return { file: closer, args: ["--posix", "-c", `exec ${closes}; exec "$0" "$@"`, file, ...args] };
+}

@@ -1,0 +1,232 @@
+import { closeSync, constants as fsConstants, openSync, readSync, write as fsWrite } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { ReadStream } from "node:tty";
+import { PTY_WRITE_RETRY_MAX_MS } from "../constants.ts";
+import { holdMaster, ptyCommand, releaseMaster } from "../fd-hygiene.ts";
+import { jobGroups, signalGroup } from "../process-group.ts";
+import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+
+/**
+ * PTYs on Linux and macOS: node-pty's native `fork` starts the child on a new terminal, and this
+ * transport does the rest itself, because node-pty's own terminal object loses data and can hang Pi:
+ * - it destroys the terminal's socket 200 ms after the child exits, whatever is still unread;
+ * - libuv, reading the master, reports end of file as soon as poll says "hang up" without "readable",
+ *   which happens while the kernel still holds up to ~12 KiB of the child's last output (measured:
+ *   every run with a slow reader lost the end). So after libuv's end of file we read the master
+ *   ourselves until the kernel says EIO: then everything is read;
+ * - libuv treats a PTY master as a terminal it must write to blockingly, while node-pty made the
+ *   descriptor non-blocking, so a write the child does not read spins the event loop on EAGAIN
+ *   forever. Writes here go through the thread pool and retry EAGAIN after a growing delay;
+ * - closing the master while the leader is still exiting hangs the terminal up, and the kernel's
+ *   SIGHUP then replaces the leader's real exit status (a `cat` ended by Ctrl-D reported as killed by
+ *   SIGHUP). We hold the terminal's slave side open until the leader is reaped, so the master can
+ *   only see the hang-up afterwards.
+ */
+
+/** node-pty's native binding on POSIX (not public API; the package is pinned exactly). */
+export interface NativePty {
+  fork(
+    file: string,
+    args: string[],
+    env: string[],
+    cwd: string,
+    cols: number,
+    rows: number,
+    uid: number,
+    gid: number,
+    utf8: boolean,
+    helperPath: string,
+    onExit: (code: number, signal: number) => void,
+  ): { fd: number; pid: number; pty: string };
+  resize(fd: number, cols: number, rows: number): void;
+}
+
+export interface UnixPtySpec extends SpawnSpec {
+  cols: number;
+  rows: number;
+}
+
+function signalName(signal: number): NodeJS.Signals | null {
+  const entry = Object.entries(osConstants.signals).find(([, number]) => number === signal);
+  return entry ? (entry[0] as NodeJS.Signals) : null;
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+const READ_BUFFER_BYTES = 64 * 1024;
+
+export class UnixPtyTransport implements Transport {
+  readonly kind = "pty" as const;
+  readonly pid: number;
+  private readonly fd: number;
+  private readonly reader: ReadStream;
+  /** Our descriptor of the terminal's slave side, held until the leader is reaped. */
+  private slave: number | undefined;
+  private state: "reading" | "draining" | "closed" = "reading";
+  private exited = false;
+  private closedPending = false;
+  private paused = false;
+  private drainTimer: NodeJS.Timeout | undefined;
+  /** Writes running in the thread pool: the master must not be closed (and its number reused) under them. */
+  private writesInFlight = 0;
+  private closeWhenIdle = false;
+
+  constructor(
+    spec: UnixPtySpec,
+    private readonly events: TransportEvents,
+    private readonly native: NativePty,
+    helperPath: string,
+  ) {
+    const env = Object.entries({ ...spec.env, PWD: spec.cwd })
+      .filter((entry): entry is [string, string] => entry[1] !== undefined)
+      .map(([key, value]) => `${key}=${value}`);
+    const { file, args } = ptyCommand(spec.file, spec.args);
+    // The exit callback runs on the main thread after node-pty's waiter thread reaped the leader.
+    const term = native.fork(file, args, env, spec.cwd, spec.cols, spec.rows, -1, -1, true, helperPath, (code, signal) =>
+      this.onReaped(code, signal),
+    );
+    this.fd = term.fd;
+    this.pid = term.pid;
+    holdMaster(this.fd);
+    try {
+      // Opened before this turn of the event loop ends, so even a leader that already exited cannot
+      // make the master hang up before it is reaped. Close-on-exec, like everything Node opens.
+      this.slave = openSync(term.pty, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+    } catch {
+      // Without it the exit status may rarely read as SIGHUP; the output is still read in full.
+    }
+    // allowHalfOpen: libuv's early end of file must not close the master before we read the rest.
+    this.reader = new ReadStream(this.fd, { allowHalfOpen: true });
+    this.reader.on("data", (chunk: Buffer) => this.events.data(chunk));
+    this.reader.on("end", () => this.drain());
+    // An unhandled 'error' would crash Pi; any read error means the same as the end: drain what is left.
+    this.reader.on("error", () => this.drain());
+    this.reader.on("close", () => this.finishClose());
+  }
+
+  groups(): number[] {
+    return jobGroups(this.pid);
+  }
+
+  signal(signal: NodeJS.Signals): boolean {
+    let reached = false;
+    for (const group of this.groups()) reached = signalGroup(group, signal) || reached;
+    return reached;
+  }
+
+  write(bytes: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let offset = 0;
+      let delay = 1;
+      const attempt = () => {
+        if (this.state === "closed") return reject(new Error("the terminal is closed"));
+        this.writesInFlight++;
+        fsWrite(this.fd, bytes, offset, bytes.length - offset, null, (error, written) => {
+          this.writesInFlight--;
+          if (this.closeWhenIdle && this.writesInFlight === 0) this.reader.destroy();
+          if (error && errnoCode(error) === "EAGAIN") {
+            // The terminal's input buffer is full (the program is not reading): try again later.
+            setTimeout(attempt, delay).unref();
+            delay = Math.min(delay * 2, PTY_WRITE_RETRY_MAX_MS);
+            return;
+          }
+          if (error) return reject(error);
+          offset += written;
+          delay = 1;
+          if (offset >= bytes.length) resolve();
+          else attempt();
+        });
+      };
+      attempt();
+    });
+  }
+
+  closeInput(): void {
+    void this.write(Buffer.of(0x04)).catch(() => {});
+  }
+
+  resize(cols: number, rows: number): void {
+    if (this.state === "closed") return;
+    this.native.resize(this.fd, cols, rows);
+  }
+
+  pause(): void {
+    this.paused = true;
+    if (this.state === "reading") this.reader.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (this.state === "reading") this.reader.resume();
+    else if (this.state === "draining") this.drain();
+  }
+
+
+  close(): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    clearTimeout(this.drainTimer);
+    this.releaseSlave();
+    this.closeMaster();
+  }
+
+  private onReaped(code: number, signal: number): void {
+    this.exited = true;
+    this.events.exit(signal ? { code: null, signal: signalName(signal) } : { code, signal: null });
+    // Now the terminal may hang up: once no process holds its slave side, the master reads EIO.
+    this.releaseSlave();
+    if (this.closedPending) this.events.closed();
+  }
+
+  private releaseSlave(): void {
+    if (this.slave === undefined) return;
+    closeSync(this.slave);
+    this.slave = undefined;
+  }
+
+  /**
+   * Reads what the kernel still holds after libuv's end of file, until EIO (every process closed
+   * the terminal and its buffer is empty). Bounded: the kernel holds at most its buffer (~64 KiB)
+   * once nobody writes. EAGAIN means someone opened the terminal again: look again later.
+   */
+  private drain(): void {
+    if (this.state === "closed") return;
+    this.state = "draining";
+    clearTimeout(this.drainTimer);
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    while (!this.paused) {
+      let count: number;
+      try {
+        count = readSync(this.fd, buffer, 0, buffer.length, null);
+      } catch (error) {
+        if (errnoCode(error) === "EAGAIN") {
+          this.drainTimer = setTimeout(() => this.drain(), PTY_WRITE_RETRY_MAX_MS);
+          return;
+        }
+        break; // EIO: everything is read
+      }
+      if (count === 0) break;
+      this.events.data(Buffer.from(buffer.subarray(0, count)));
+    }
+    if (this.paused) return; // `resume` continues the drain
+    this.state = "closed";
+    this.closeMaster();
+  }
+
+  /** Closes the master through the reader, once no write in the thread pool still uses its number. */
+  private closeMaster(): void {
+    if (this.writesInFlight === 0) this.reader.destroy();
+    else this.closeWhenIdle = true;
+  }
+
+  private finishClose(): void {
+    this.state = "closed";
+    releaseMaster(this.fd);
+    this.releaseSlave();
+    // `closed` comes after `exit`, as the contract says, even if the reader ended first.
+    if (this.exited) this.events.closed();
+    else this.closedPending = true;
+  }
+}

@@ -1,0 +1,67 @@
+/** When an exit may be reported while output still flows: a quiet window of reading time, and a cap. */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/constants.ts";
+import { ExitDrain } from "../../../src/core/exit-drain.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function timed() {
+  let doneAt: number | undefined;
+  const drain = new ExitDrain(() => {
+    doneAt = performance.now();
+  });
+  return { drain, doneAt: () => doneAt };
+}
+
+describe("ExitDrain", () => {
+  it("ends after a quiet window once the leader exited", async () => {
+    const { drain, doneAt } = timed();
+    const start = performance.now();
+    drain.start(false);
+    await sleep(POST_EXIT_DRAIN_MS * 3);
+    assert.ok(doneAt() !== undefined && doneAt()! - start >= POST_EXIT_DRAIN_MS - 5);
+  });
+
+  it("every chunk restarts the window, so output still being read is never cut off", async () => {
+    const { drain, doneAt } = timed();
+    drain.start(false);
+    for (let i = 0; i < 6; i++) {
+      await sleep(POST_EXIT_DRAIN_MS / 3);
+      drain.data();
+    }
+    assert.equal(doneAt(), undefined, "still reading");
+    await sleep(POST_EXIT_DRAIN_MS * 3);
+    assert.notEqual(doneAt(), undefined);
+  });
+
+  it("a descendant that never stops printing is cut off at the cap", async () => {
+    const { drain, doneAt } = timed();
+    const start = performance.now();
+    drain.start(false);
+    while (doneAt() === undefined && performance.now() - start < POST_EXIT_DRAIN_CAP_MS * 3) {
+      drain.data();
+      await sleep(10);
+    }
+    assert.ok(doneAt() !== undefined, "the cap ended it");
+    assert.ok(doneAt()! - start >= POST_EXIT_DRAIN_CAP_MS - 20);
+  });
+
+  it("the clock stands still while reading is paused", async () => {
+    const { drain, doneAt } = timed();
+    drain.start(true);
+    await sleep(POST_EXIT_DRAIN_MS * 3);
+    assert.equal(doneAt(), undefined, "paused: bytes behind a slow disk are not given up");
+    drain.resume();
+    await sleep(POST_EXIT_DRAIN_MS * 3);
+    assert.notEqual(doneAt(), undefined);
+  });
+
+  it("a cancelled drain never fires", async () => {
+    const { drain, doneAt } = timed();
+    drain.start(false);
+    drain.cancel();
+    await sleep(POST_EXIT_DRAIN_MS * 3);
+    assert.equal(doneAt(), undefined);
+  });
+});

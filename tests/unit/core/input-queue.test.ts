@@ -1,0 +1,124 @@
+/**
+ * A job's bounded stdin: order, the 1 MiB bound, refusal with counts, EOF after queued bytes, failures,
+ * and memory that stays flat however much is sent to a child that never reads.
+ */
+import assert from "node:assert/strict";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, it } from "node:test";
+import { INPUT_QUEUE_BYTES } from "../../../src/core/constants.ts";
+import { InputQueue, type InputSink } from "../../../src/core/input-queue.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+
+/** A sink that holds each write until the test releases it. */
+function heldSink() {
+  const writes: { bytes: Buffer; done: () => void; fail: (error: Error) => void }[] = [];
+  let ended = false;
+  const sink: InputSink = {
+    write: (bytes) => new Promise((resolve, reject) => writes.push({ bytes, done: resolve, fail: reject })),
+    closeInput: () => {
+      ended = true;
+    },
+  };
+  return { sink, writes, ended: () => ended };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("InputQueue", () => {
+  it("writes in order, one piece at a time, and counts what the OS has", async () => {
+    const { sink, writes } = heldSink();
+    const queue = new InputQueue(sink, 100);
+    assert.equal(queue.offer(Buffer.from("abc")), 3);
+    assert.equal(queue.offer(Buffer.from("de")), 2);
+    assert.equal(writes.length, 1, "the second piece waits for the first");
+    assert.equal(queue.pendingBytes, 5);
+    writes[0]!.done();
+    await settle();
+    assert.equal(writes.length, 2);
+    assert.equal(writes.map((write) => write.bytes.toString()).join(""), "abcde");
+    writes[1]!.done();
+    await settle();
+    assert.equal(queue.pendingBytes, 0);
+    assert.equal(queue.flushed, 5);
+  });
+
+  it("takes only what fits under its bound and refuses the rest", () => {
+    const { sink } = heldSink();
+    const queue = new InputQueue(sink, 10);
+    assert.equal(queue.offer(Buffer.alloc(25)), 10);
+    assert.equal(queue.offer(Buffer.alloc(5)), 0);
+    assert.equal(queue.pendingBytes, 10);
+  });
+
+  it("ends the input only after every byte queued before the end", async () => {
+    const { sink, writes, ended } = heldSink();
+    const queue = new InputQueue(sink, 100);
+    queue.offer(Buffer.from("last line\n"));
+    queue.end();
+    assert.equal(ended(), false);
+    writes[0]!.done();
+    await settle();
+    assert.equal(ended(), true);
+    assert.equal(queue.offer(Buffer.from("after the end")), 0);
+  });
+
+  it("a failed write drops what waits and says why", async () => {
+    const { sink, writes } = heldSink();
+    const queue = new InputQueue(sink, 100);
+    queue.offer(Buffer.from("abc"));
+    queue.offer(Buffer.from("def"));
+    writes[0]!.fail(new Error("write EPIPE"));
+    await settle();
+    assert.equal(queue.failed, "stdin write failed: write EPIPE");
+    assert.equal(queue.pendingBytes, 0);
+    assert.equal(queue.offer(Buffer.from("more")), 0);
+  });
+});
+
+describe("a job's stdin", () => {
+  it("keeps at most 1 MiB for a child that never reads, refuses the rest with counts, and memory stays flat", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const runtime = new ExecRuntime();
+    const started = await runtime.exec(prepareExec({ cmd: "echo ready; sleep 60", yield_time_ms: 300 }, process.cwd(), process.env));
+    const id = started.sessionId!;
+    gc();
+    const before = process.memoryUsage();
+    // The calls run in a function of their own: a suspended async frame keeps its temporaries (the
+    // 50 MiB argument) alive, which would measure the test rather than the job.
+    const write = async () => {
+      const t0 = performance.now();
+      const report = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.alloc(50 * 1024 * 1024, 0x61) } }, { ms: 300 });
+      return { ms: performance.now() - t0, ...report.input! };
+    };
+    for (let call = 0; call < 4; call++) {
+      const input = await write();
+      assert.ok(input.ms < 5_000, "the call returned within its window");
+      assert.ok(input.pendingBytes! <= INPUT_QUEUE_BYTES, `pending ${input.pendingBytes}`);
+      // Only the bound and what the OS pipe buffer took (64 KiB or so) were accepted on the first call.
+      const osBuffer = 256 * 1024;
+      assert.ok(input.refusedBytes! >= 50 * 1024 * 1024 - INPUT_QUEUE_BYTES - osBuffer, `refused ${input.refusedBytes}`);
+      assert.match(input.failure!, /stdin is full: the job has not read \d+ bytes yet, so \d+ bytes of this input were refused/);
+    }
+    gc();
+    const after = process.memoryUsage();
+    // Resident memory: four filled 50 MiB inputs held until the child reads would be 200 MiB.
+    const grown = after.rss - before.rss;
+    assert.ok(grown < 64 * 1024 * 1024, `resident memory grew by ${Math.round(grown / 1024 / 1024)} MiB`);
+    await runtime.shutdown();
+  });
+
+  it("a child that reads later gets every queued byte, in order", async () => {
+    const runtime = new ExecRuntime();
+    const started = await runtime.exec(prepareExec({ cmd: "sleep 1; wc -c", yield_time_ms: 250 }, process.cwd(), process.env));
+    const id = started.sessionId!;
+    const first = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.alloc(600 * 1024, 0x62) } }, { ms: 250 });
+    assert.equal(first.input!.refusedBytes, undefined);
+    await runtime.interact(id, { input: { kind: "eof" } }, { ms: 250 });
+    const last = await runtime.interact(id, {}, { ms: 10_000 });
+    assert.equal(last.text.trim(), String(600 * 1024));
+    await runtime.shutdown();
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * One line being redrawn after a carriage return, as cells a terminal would show: the cursor goes
+ * back to column 0 on CR and moves right one cell per character (one code point, one cell), later
+ * characters overwrite earlier ones, and erase-in-line blanks part of the line.
+ *
+ * Every operation is O(1) amortized, whatever the width of the line: an erase is not applied to the
+ * cells but recorded with the time it happened, and the line is resolved once when it is finished.
+ * A cell shows its character when it was written after the latest erase covering it. Of the erases
+ * to the start of the line (`ESC[1K`, covering columns 0..c) only those not covered by a later,
+ * wider one can matter, and the same holds for erases to the end (`ESC[0K`, c..∞; `ESC[2K` is one
+ * from column 0), so each kind is kept as a stack that a final sweep walks once.
+ */
+
+const BLANK = 0x20;
+const utf16 = new TextDecoder("utf-16le");
+
+/** Erases of one kind still able to matter: columns and times, oldest at index 0. */
+class EraseStack {
+  cols: number[] = [];
+  times: number[] = [];
+
+  /** Records an erase at `col`, dropping the older ones it dominates (`dominates(old col)`). */
+  push(col: number, time: number, dominates: (older: number) => boolean): void {
+    while (this.cols.length && dominates(this.cols[this.cols.length - 1]!)) {
+      this.cols.pop();
+      this.times.pop();
+    }
+    this.cols.push(col);
+    this.times.push(time);
+  }
+
+  clear(): void {
+    if (this.cols.length) {
+      this.cols = [];
+      this.times = [];
+    }
+  }
+}
+
+export class LineCells {
+  private chars = new Int32Array(256);
+  private stamps = new Uint32Array(256);
+  /** Code units of the rendered line. */
+  private out = new Uint16Array(512);
+  private length = 0;
+  private col = 0;
+  private time = 0;
+  /** `ESC[1K`: columns strictly decreasing from the oldest to the newest. */
+  private readonly toStart = new EraseStack();
+  /** `ESC[0K` and `ESC[2K` (from column 0): columns strictly increasing from the oldest to the newest. */
+  private readonly toEnd = new EraseStack();
+
+  /** Starts a new line: empty, cursor at column 0. */
+  reset(): void {
+    this.length = 0;
+    this.col = 0;
+    this.time = 0;
+    this.toStart.clear();
+    this.toEnd.clear();
+  }
+
+  carriageReturn(): void {
+    this.col = 0;
+  }
+
+  /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
+  write(text: string, start: number, end: number): number {
+    for (let k = start; k < end; k++) {
+      let cp = text.charCodeAt(k);
+      if (cp === 0x0a) return k;
+      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
+        const low = text.charCodeAt(k + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+          k++;
+        }
+      }
+      this.put(cp);
+    }
+    return -1;
+  }
+
+  /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */
+  erase(mode: 0 | 1 | 2): void {
+    const time = ++this.time;
+    const col = mode === 2 ? 0 : this.col;
+    if (mode === 1) this.toStart.push(col, time, (older) => older <= col);
+    else this.toEnd.push(col, time, (older) => older >= col);
+  }
+
+  /** The line as shown: erased cells blank, trailing blanks left out. */
+  render(): string {
+    const { chars, stamps, toStart, toEnd, length } = this;
+    if (this.out.length < 2 * length) this.out = new Uint16Array(4 * length);
+    const out = this.out;
+    let n = 0; // code units written
+    let end = 0; // code units up to the last cell that shows a character
+    let startIndex = toStart.cols.length - 1; // newest erase-to-start covering the column: the top one whose column reaches it
+    let endIndex = -1; // newest erase-to-end covering the column: the top one that starts at or before it
+    for (let j = 0; j < length; j++) {
+      while (startIndex >= 0 && toStart.cols[startIndex]! < j) startIndex--;
+      while (endIndex + 1 < toEnd.cols.length && toEnd.cols[endIndex + 1]! <= j) endIndex++;
+      const erasedAt = Math.max(startIndex >= 0 ? toStart.times[startIndex]! : 0, endIndex >= 0 ? toEnd.times[endIndex]! : 0);
+      if (stamps[j]! <= erasedAt) {
+        out[n++] = BLANK;
+        continue;
+      }
+      const cp = chars[j]!;
+      if (cp > 0xffff) {
+        out[n++] = 0xd800 + ((cp - 0x10000) >> 10);
+        out[n++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+      } else out[n++] = cp;
+      end = n;
+    }
+    return end === 0 ? "" : utf16.decode(out.subarray(0, end));
+  }
+
+  private put(cp: number): void {
+    const col = this.col;
+    if (col >= this.chars.length) this.grow();
+    this.chars[col] = cp;
+    this.stamps[col] = ++this.time;
+    this.col = col + 1;
+    if (this.col > this.length) this.length = this.col;
+  }
+
+  private grow(): void {
+    const chars = new Int32Array(this.chars.length * 2);
+    chars.set(this.chars);
+    this.chars = chars;
+    const stamps = new Uint32Array(this.stamps.length * 2);
+    stamps.set(this.stamps);
+    this.stamps = stamps;
+  }
+}

@@ -36,18 +36,23 @@ export const INVISIBLE_RANGES: readonly (readonly [number, number])[] = [
 const ZWJ = 0x200d;
 
 /**
- * Code units that may start an invisible character or a control: the BMP ranges above, every C0 and
- * C1 control and DEL, and the high surrogates of the astral ranges (the low half is checked in code).
- * TAB and LF are listed here; the variants below leave them out.
+ * What may be a control or an invisible character: every C0 and C1 control and DEL, the BMP ranges
+ * above, and the high surrogates of the astral ranges (the whole code point is checked in code).
  */
-const CANDIDATE_CLASS =
+const BMP_CLASS =
   "\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f" +
-  "\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb\\ud82f\\ud834\\udb40";
+  "\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb";
+const HIGH_SURROGATES = "\\ud82f\\ud834\\udb40";
 
-/** Controls (except TAB and LF) and invisible-character candidates: what output text must not keep as is. */
-export const SPECIAL_IN_TEXT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${CANDIDATE_CLASS}]`, "g");
+/**
+ * Controls (except TAB and LF) and invisible-character candidates, one code unit each: where the
+ * output renderer's plain-text scan stops (it reads the low half of a surrogate pair itself).
+ */
+export const SPECIAL_IN_TEXT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BMP_CLASS}${HIGH_SURROGATES}]`, "g");
+/** The same as whole characters (an astral candidate is matched as its pair), TAB and LF kept. */
+const TEXT_CANDIDATES = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`, "g");
 /** Every control and invisible-character candidate, TAB and LF included: what metadata must not keep. */
-const SPECIAL_IN_METADATA = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${CANDIDATE_CLASS}]`, "g");
+const METADATA_CANDIDATES = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`, "g");
 
 /** True for a code unit at or above U+00A0 that may start an invisible character (see {@link SPECIAL_IN_TEXT}). */
 export function isInvisibleCandidate(code: number): boolean {
@@ -143,7 +148,7 @@ function escapeWith(pattern: RegExp, text: string): string {
  * path or a shell command stays readable.
  */
 export function metadataLine(text: string): string {
-  return escapeWith(SPECIAL_IN_METADATA, text);
+  return escapeWith(METADATA_CANDIDATES, text);
 }
 
 /**
@@ -152,5 +157,5 @@ export function metadataLine(text: string): string {
  * change a title, write the clipboard or reorder the text around it.
  */
 export function visibleText(text: string): string {
-  return escapeWith(SPECIAL_IN_TEXT, text);
+  return escapeWith(TEXT_CANDIDATES, text);
 }

@@ -65,9 +65,17 @@ export class LineCells {
 
   /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
   write(text: string, start: number, end: number): number {
+    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
+    const { chars, stamps } = this;
+    let col = this.col;
+    let time = this.time;
+    let lf = -1;
     for (let k = start; k < end; k++) {
       let cp = text.charCodeAt(k);
-      if (cp === 0x0a) return k;
+      if (cp === 0x0a) {
+        lf = k;
+        break;
+      }
       if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
         const low = text.charCodeAt(k + 1);
         if (low >= 0xdc00 && low <= 0xdfff) {
@@ -75,9 +83,13 @@ export class LineCells {
           k++;
         }
       }
-      this.put(cp);
+      chars[col] = cp;
+      stamps[col++] = ++time;
     }
-    return -1;
+    this.col = col;
+    this.time = time;
+    if (col > this.length) this.length = col;
+    return lf;
   }
 
   /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */
@@ -115,20 +127,14 @@ export class LineCells {
     return end === 0 ? "" : utf16.decode(out.subarray(0, end));
   }
 
-  private put(cp: number): void {
-    const col = this.col;
-    if (col >= this.chars.length) this.grow();
-    this.chars[col] = cp;
-    this.stamps[col] = ++this.time;
-    this.col = col + 1;
-    if (this.col > this.length) this.length = this.col;
-  }
-
-  private grow(): void {
-    const chars = new Int32Array(this.chars.length * 2);
+  /** Room for at least `cells` cells. */
+  private grow(cells: number): void {
+    let size = this.chars.length * 2;
+    while (size < cells) size *= 2;
+    const chars = new Int32Array(size);
     chars.set(this.chars);
     this.chars = chars;
-    const stamps = new Uint32Array(this.stamps.length * 2);
+    const stamps = new Uint32Array(size);
     stamps.set(this.stamps);
     this.stamps = stamps;
   }

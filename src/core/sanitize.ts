@@ -103,9 +103,6 @@ class Pass {
   private readonly line = new LineBuilder();
   /** A LF of the text at or after the current position, or -1 when not looked for yet. */
   private nextLf = -1;
-  /** A run of plain text not yet copied out: `text[runStart, runEnd)`. */
-  private runStart = 0;
-  private runEnd = 0;
   /** The current line since its first lone CR, when it has one. */
   private cells: LineCells | undefined;
   private spareCells: LineCells | undefined;
@@ -137,7 +134,6 @@ class Pass {
   }
 
   result(): string {
-    this.flushRun();
     const line = this.cells ? this.cells.render() : this.line.take();
     if (this.done.length === 0) return line;
     this.done.push(line);
@@ -249,7 +245,6 @@ class Pass {
 
   /** Moves the current line, as written so far, into cells. */
   private startRedraw(): void {
-    this.flushRun();
     const cells = this.spareCells ?? new LineCells();
     cells.reset();
     const line = this.line.take();
@@ -273,20 +268,13 @@ class Pass {
       this.lineText(start, end);
       return;
     }
-    if (start !== this.runEnd) {
-      this.flushRun();
-      this.runStart = start;
-    }
-    this.runEnd = end;
+    this.append(start, end);
   }
 
   /** Text that is not in the input (`<U+202E>`). */
   private visible(text: string): void {
     if (this.cells) this.cells.write(text, 0, text.length);
-    else {
-      this.flushRun();
-      this.line.append(text, 0, text.length);
-    }
+    else this.line.append(text, 0, text.length);
   }
 
   /** Plain text on a line being redrawn: into the cells up to a LF, which finishes the line. */
@@ -301,14 +289,12 @@ class Pass {
   }
 
   /**
-   * Copies the pending run out. Only the current line is kept apart (a lone CR may still redraw it),
-   * so a run is split at its last LF. Finding it stays linear: the forward search for a LF starts
+   * Copies plain text out. Only the current line is kept apart (a lone CR may still redraw it), so
+   * the text is split at its last LF. Finding it stays linear: the forward search for a LF starts
    * only past the previous one found, and the backward search stops at the LF known to be in the run.
    */
-  private flushRun(): void {
-    const { runStart: start, runEnd: end, text } = this;
-    this.runStart = end;
-    if (end <= start) return;
+  private append(start: number, end: number): void {
+    const { text } = this;
     if (this.nextLf < start) {
       this.nextLf = text.indexOf("\n", start);
       if (this.nextLf === -1) this.nextLf = text.length;

@@ -105,6 +105,7 @@ export class LineCells {
     const { chars, stamps, toStart, toEnd, length } = this;
     if (this.out.length < 2 * length) this.out = new Uint16Array(4 * length);
     const out = this.out;
+    if (toStart.cols.length === 0 && toEnd.cols.length === 0) return this.renderUnerased();
     let n = 0; // code units written
     let end = 0; // code units up to the last cell that shows a character
     let startIndex = toStart.cols.length - 1; // newest erase-to-start covering the column: the top one whose column reaches it
@@ -125,6 +126,20 @@ export class LineCells {
       end = n;
     }
     return end === 0 ? "" : utf16.decode(out.subarray(0, end));
+  }
+
+  /** The common case of a progress bar: nothing was erased, every cell shows its character. */
+  private renderUnerased(): string {
+    const { chars, out, length } = this;
+    let n = 0;
+    for (let j = 0; j < length; j++) {
+      const cp = chars[j]!;
+      if (cp > 0xffff) {
+        out[n++] = 0xd800 + ((cp - 0x10000) >> 10);
+        out[n++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+      } else out[n++] = cp;
+    }
+    return n === 0 ? "" : utf16.decode(out.subarray(0, n));
   }
 
   /** Room for at least `cells` cells. */

@@ -12,10 +12,9 @@
  */
 import { MAX_CONTROL_SEQUENCE_CHARS } from "./constants.ts";
 import { LineCells } from "./line-cells.ts";
-import { codePointBefore, codePointName, isInvisible, isInvisibleCandidate, joinsEmoji, SPECIAL_IN_TEXT } from "./visible-text.ts";
+import { codePointBefore, codePointName, isInvisible, joinsEmoji, SPECIAL_IN_TEXT, SPECIAL_UNITS } from "./visible-text.ts";
 
 const BEL = 0x07;
-const TAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
 const CAN = 0x18;
@@ -34,16 +33,14 @@ const ZWJ = 0x200d;
 // Local bindings: a module loader that compiles imports to property getters (tsx, jiti) would
 // otherwise call a getter for every character of the hot loop.
 const SPECIAL = SPECIAL_IN_TEXT;
-const invisibleCandidate = isInvisibleCandidate;
+const UNITS = SPECIAL_UNITS;
 
 /** Returned by a parser instead of an index: the text ends inside this sequence; hold it for the next read. */
 const HOLD = -1;
 
 /** True for a code unit the plain-text scan stops at (see {@link SPECIAL_IN_TEXT}). */
 function isSpecial(code: number): boolean {
-  if (code < 0x20) return code !== TAB && code !== LF;
-  if (code < 0x7f) return false;
-  return code <= 0x9f || invisibleCandidate(code);
+  return UNITS[code] === 1;
 }
 
 /** Plain runs shorter than this are scanned in JavaScript: between dense controls a regex call costs more. */

@@ -54,16 +54,16 @@ const TEXT_CANDIDATES = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u00
 /** Every control and invisible-character candidate, TAB and LF included: what metadata must not keep. */
 const METADATA_CANDIDATES = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`, "g");
 
-/** True for a code unit at or above U+00A0 that may start an invisible character (see {@link SPECIAL_IN_TEXT}). */
-export function isInvisibleCandidate(code: number): boolean {
-  if (code < 0xad) return false;
-  if (code === 0xad || code === 0x34f || code === 0x61c || code === 0x3164 || code === 0xfeff || code === 0xffa0) return true;
-  if (code === 0x115f || code === 0x1160 || code === 0x17b4 || code === 0x17b5) return true;
-  if (code >= 0x180b && code <= 0x180f) return true;
-  if (code >= 0x200b && code <= 0x206f) return (code <= 0x200f) || (code >= 0x2028 && code <= 0x202e) || code >= 0x2060;
-  if (code >= 0xfff9 && code <= 0xfffb) return true;
-  return code === 0xd82f || code === 0xd834 || code === 0xdb40;
-}
+/**
+ * One byte per UTF-16 code unit, 1 where {@link SPECIAL_IN_TEXT} matches: a table lookup is the
+ * cheapest test a hot loop can make, whatever the script of the text.
+ */
+export const SPECIAL_UNITS = new Uint8Array(0x10000);
+SPECIAL_UNITS.fill(1, 0x00, 0x09);
+SPECIAL_UNITS.fill(1, 0x0b, 0x20);
+SPECIAL_UNITS.fill(1, 0x7f, 0xa0);
+for (const [first, last] of INVISIBLE_RANGES) if (last <= 0xffff) SPECIAL_UNITS.fill(1, first, last + 1);
+for (const high of [0xd82f, 0xd834, 0xdb40]) SPECIAL_UNITS[high] = 1;
 
 const FLAT_RANGES = Int32Array.from(INVISIBLE_RANGES.flat());
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { INVISIBLE_RANGES, metadataLine, visibleText } from "../../../src/core/visible-text.ts";
+import { INVISIBLE_RANGES, metadataLine, SPECIAL_IN_TEXT, SPECIAL_UNITS, visibleText } from "../../../src/core/visible-text.ts";
 
 describe("metadataLine", () => {
   const cases: [string, string, string][] = [
@@ -32,6 +32,15 @@ describe("metadataLine", () => {
   it("keeps a joiner inside an emoji sequence, which a terminal draws as one emoji", () => {
     assert.equal(metadataLine("echo 👩‍💻 🏳️‍🌈"), "echo 👩‍💻 🏳️‍🌈");
     assert.equal(metadataLine("a\u200Db"), "a<U+200D>b");
+  });
+});
+
+describe("the special code units", () => {
+  it("the lookup table the hot loop uses and the regex the fast path uses agree on every code unit", () => {
+    for (let code = 0; code < 0x10000; code++) {
+      SPECIAL_IN_TEXT.lastIndex = 0;
+      assert.equal(SPECIAL_UNITS[code] === 1, SPECIAL_IN_TEXT.test(String.fromCharCode(code)), `U+${code.toString(16)}`);
+    }
   });
 });
 

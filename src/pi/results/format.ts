@@ -29,7 +29,8 @@ export const metadata = metadataLine;
 
 /** A command on one line (see {@link metadata}), surrounding whitespace trimmed, bounded. */
 export function oneLine(command: string, limit: number): string {
-  return bounded(metadataLine(command.trim()), limit);
+  // Escaping only lengthens text, so escaping a prefix of `limit + 1` characters bounds the same way.
+  return bounded(metadataLine(command.trim().slice(0, limit + 1)), limit);
 }
 
 /** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */

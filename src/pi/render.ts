@@ -49,7 +49,7 @@ type Args = Record<string, unknown>;
 const safe = (text: string) => visibleText(text);
 
 /** Any value, whatever its type, as one inert line of at most `limit` characters. */
-export function inline(value: unknown, limit = ARGUMENT_CHARS): string {
+function inline(value: unknown, limit = ARGUMENT_CHARS): string {
   let text: string;
   if (typeof value === "string") text = value;
   else if (value === undefined) return "?";
@@ -160,7 +160,8 @@ function banner(context: Context, text: string): Component {
 
 /** `\x03` as `^C`, a newline as `\n`, U+202E as `<U+202E>`: what the model sent, readable and inert. */
 export function showInput(chars: string): string {
-  const decoded = decodeEscapes(chars).toString("utf8");
+  // Only the start is shown: a megabyte of input is not decoded again on every redraw.
+  const decoded = decodeEscapes(chars.slice(0, 8 * ARGUMENT_CHARS)).toString("utf8");
   let shown = "";
   for (const char of decoded) {
     const code = char.codePointAt(0)!;
@@ -247,7 +248,7 @@ export const writeStdinRenderer = {
     else wait = `yield ${waitArgument(args.yield_time_ms, 250)}`;
     const resize = args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
-    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.from(args.chars_b64, "base64").length} bytes)`;
+    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.byteLength(args.chars_b64, "base64")} bytes)`;
     else if (args.chars_b64 !== undefined && args.chars_b64 !== null && args.chars_b64 !== "") head = `» (base64: ${inline(args.chars_b64)})`;
     else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;
     else if (args.chars !== undefined && args.chars !== null && args.chars !== "") head = `» ${inline(args.chars)}`;

@@ -12,7 +12,6 @@
  */
 
 const BLANK = 0x20;
-const utf16 = new TextDecoder("utf-16le");
 
 /** Erases of one kind still able to matter: columns and times, oldest at index 0. */
 class EraseStack {
@@ -92,6 +91,29 @@ export class LineCells {
     return lf;
   }
 
+  /** Writes code units (no LF among them), as {@link write} does characters. */
+  writeUnits(units: Uint16Array, start: number, end: number): void {
+    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
+    const { chars, stamps } = this;
+    let col = this.col;
+    let time = this.time;
+    for (let k = start; k < end; k++) {
+      let cp = units[k]!;
+      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
+        const low = units[k + 1]!;
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+          k++;
+        }
+      }
+      chars[col] = cp;
+      stamps[col++] = ++time;
+    }
+    this.col = col;
+    this.time = time;
+    if (col > this.length) this.length = col;
+  }
+
   /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */
   erase(mode: 0 | 1 | 2): void {
     const time = ++this.time;
@@ -100,12 +122,15 @@ export class LineCells {
     else this.toEnd.push(col, time, (older) => older >= col);
   }
 
-  /** The line as shown: erased cells blank, trailing blanks left out. */
-  render(): string {
+  /** The line as shown, into `sink`: erased cells blank, trailing blanks left out. */
+  render(sink: { appendUnits(units: Uint16Array, start: number, end: number): void; appendCodePoints(cells: Int32Array, length: number): void }): void {
     const { chars, stamps, toStart, toEnd, length } = this;
+    if (toStart.cols.length === 0 && toEnd.cols.length === 0) {
+      sink.appendCodePoints(chars, length); // the common case of a progress bar: nothing erased
+      return;
+    }
     if (this.out.length < 2 * length) this.out = new Uint16Array(4 * length);
     const out = this.out;
-    if (toStart.cols.length === 0 && toEnd.cols.length === 0) return this.renderUnerased();
     let n = 0; // code units written
     let end = 0; // code units up to the last cell that shows a character
     let startIndex = toStart.cols.length - 1; // newest erase-to-start covering the column: the top one whose column reaches it
@@ -125,21 +150,7 @@ export class LineCells {
       } else out[n++] = cp;
       end = n;
     }
-    return end === 0 ? "" : utf16.decode(out.subarray(0, end));
-  }
-
-  /** The common case of a progress bar: nothing was erased, every cell shows its character. */
-  private renderUnerased(): string {
-    const { chars, out, length } = this;
-    let n = 0;
-    for (let j = 0; j < length; j++) {
-      const cp = chars[j]!;
-      if (cp > 0xffff) {
-        out[n++] = 0xd800 + ((cp - 0x10000) >> 10);
-        out[n++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
-      } else out[n++] = cp;
-    }
-    return n === 0 ? "" : utf16.decode(out.subarray(0, n));
+    sink.appendUnits(out, 0, end);
   }
 
   /** Room for at least `cells` cells. */

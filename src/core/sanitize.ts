@@ -12,6 +12,7 @@
  */
 import { MAX_CONTROL_SEQUENCE_CHARS } from "./constants.ts";
 import { LineCells } from "./line-cells.ts";
+import { TextBuilder } from "./text-builder.ts";
 import { codePointBefore, codePointName, isInvisible, joinsEmoji, SPECIAL_IN_TEXT, SPECIAL_UNITS } from "./visible-text.ts";
 
 const BEL = 0x07;
@@ -56,48 +57,10 @@ function nextSpecial(text: string, from: number): number {
   return match ? match.index : text.length;
 }
 
-const utf16 = new TextDecoder("utf-16le");
-
-/**
- * The output of the current line. Between dense control sequences the plain runs are a few
- * characters long; copying their code units into a buffer costs far less than a string per run.
- */
-class LineBuilder {
-  private text = "";
-  private readonly units = new Uint16Array(8192);
-  private count = 0;
-
-  append(source: string, start: number, end: number): void {
-    if (end - start > 32) {
-      this.flush();
-      this.text += source.slice(start, end);
-      return;
-    }
-    if (this.count + (end - start) > this.units.length) this.flush();
-    for (let k = start; k < end; k++) this.units[this.count++] = source.charCodeAt(k);
-  }
-
-  /** The line so far; the builder starts over. */
-  take(): string {
-    this.flush();
-    const text = this.text;
-    this.text = "";
-    return text;
-  }
-
-  private flush(): void {
-    if (this.count === 0) return;
-    this.text += utf16.decode(this.units.subarray(0, this.count));
-    this.count = 0;
-  }
-}
-
 /** One pass over one read's text. */
 class Pass {
-  /** Finished output, a line or more per piece. */
-  private readonly done: string[] = [];
-  /** Output of the current line so far (while it is not being redrawn). */
-  private readonly line = new LineBuilder();
+  /** The output so far (a line being redrawn is in `cells` until it ends). */
+  private readonly out = new TextBuilder();
   /** A LF of the text at or after the current position, or -1 when not looked for yet. */
   private nextLf = -1;
   /** The current line since its first lone CR, when it has one. */
@@ -131,10 +94,8 @@ class Pass {
   }
 
   result(): string {
-    const line = this.cells ? this.cells.render() : this.line.take();
-    if (this.done.length === 0) return line;
-    this.done.push(line);
-    return this.done.join("");
+    this.cells?.render(this.out);
+    return this.out.result();
   }
 
   /** Handles the special character at `j`; returns where the text goes on, or {@link HOLD}. */
@@ -244,8 +205,7 @@ class Pass {
   private startRedraw(): void {
     const cells = this.spareCells ?? new LineCells();
     cells.reset();
-    const line = this.line.take();
-    cells.write(line, 0, line.length);
+    this.out.moveLineTo(cells);
     this.cells = cells;
   }
 
@@ -271,39 +231,41 @@ class Pass {
   /** Text that is not in the input (`<U+202E>`). */
   private visible(text: string): void {
     if (this.cells) this.cells.write(text, 0, text.length);
-    else this.line.append(text, 0, text.length);
+    else this.out.appendShort(text, 0, text.length);
   }
 
   /** Plain text on a line being redrawn: into the cells up to a LF, which finishes the line. */
   private lineText(start: number, end: number): void {
     const lf = this.cells!.write(this.text, start, end);
     if (lf === -1) return;
-    const line = this.cells!.render();
-    this.line.append(line, 0, line.length);
+    this.cells!.render(this.out);
     this.spareCells = this.cells;
     this.cells = undefined;
-    this.plain(lf, end);
+    this.append(lf, end);
   }
 
   /**
-   * Copies plain text out. Only the current line is kept apart (a lone CR may still redraw it), so
-   * the text is split at its last LF. Finding it stays linear: the forward search for a LF starts
-   * only past the previous one found, and the backward search stops at the LF known to be in the run.
+   * Copies plain text out. The builder must know where the current line starts (a lone CR may still
+   * redraw it): a short run is copied unit by unit, which finds its LFs on the way; a long one is
+   * kept as a string, with its last LF found here. That stays linear: the forward search for a LF
+   * starts only past the previous one found, and the backward search stops at the LF known to be in
+   * the run.
    */
   private append(start: number, end: number): void {
+    if (end - start <= SHORT_RUN) {
+      this.out.appendShort(this.text, start, end);
+      return;
+    }
     const { text } = this;
     if (this.nextLf < start) {
       this.nextLf = text.indexOf("\n", start);
       if (this.nextLf === -1) this.nextLf = text.length;
     }
     if (this.nextLf >= end) {
-      this.line.append(text, start, end);
+      this.out.appendLong(text, start, end, -1);
       return;
     }
-    const lastLf = text.lastIndexOf("\n", end - 1);
-    this.line.append(text, start, lastLf + 1);
-    this.done.push(this.line.take());
-    this.line.append(text, lastLf + 1, end);
+    this.out.appendLong(text, start, end, text.lastIndexOf("\n", end - 1));
     this.nextLf = -1;
   }
 }

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { OutputDecoder } from "../../../src/core/output-decoder.ts";
+import { renderTerminalText } from "../../../src/core/sanitize.ts";
 import { CONTROL_CHARACTER, fuzzStream, prng } from "../../helpers/hostile-output.ts";
 
 const CASES = 3_000;
@@ -61,4 +62,66 @@ describe("output fuzzing (seeded)", () => {
       assert.ok(!CONTROL_CHARACTER.test(whole), `seed ${1_000_000 + seed}: ${show(whole)}`);
     }
   });
+
+  it(`${CASES} random redraws agree with a plain cell-by-cell model of a terminal line`, () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const random = prng(2_000_000 + seed);
+      const tokens = Array.from({ length: 1 + Math.floor(random() * 60) }, () => REDRAW_TOKENS[Math.floor(random() * REDRAW_TOKENS.length)]!);
+      const text = tokens.join("");
+      const expected = referenceRender(tokens);
+      const actual = renderTerminalText(text);
+      assert.ok(actual === expected, `seed ${2_000_000 + seed}: ${JSON.stringify(text)}\n expected ${JSON.stringify(expected)}\n actual   ${JSON.stringify(actual)}`);
+    }
+  });
 });
+
+/** Tokens whose meaning is unambiguous: characters (one astral), line ends, erases, a colour, a bidi override. */
+const REDRAW_TOKENS = ["a", "b", "c", "é", "😀", " ", "\r", "\r", "\n", "\r\n", "\x1b[K", "\x1b[0K", "\x1b[1K", "\x1b[2K", "\x1b[31m", "\u202e"];
+
+/**
+ * The redraw rules done the obvious way, one cell at a time (quadratic, fine for a few tokens): a
+ * line is appended to until a lone CR; from then on the cursor overwrites cells, erases blank them at
+ * once, and the line ends at LF with erased cells as spaces and the erased end left out.
+ */
+function referenceRender(tokens: string[]): string {
+  let out = "";
+  let line: (string | null)[] = [];
+  let redraw = false;
+  let col = 0;
+  const put = (char: string) => {
+    if (!redraw) {
+      line.push(char);
+      return;
+    }
+    line[col++] = char;
+  };
+  const endLine = () => {
+    let end = line.length;
+    while (end > 0 && line[end - 1] === null) end--;
+    out += line.slice(0, end).map((cell) => cell ?? " ").join("");
+    line = [];
+    redraw = false;
+    col = 0;
+  };
+  tokens.forEach((token, i) => {
+    if (token === "\n" || token === "\r\n") {
+      endLine();
+      out += "\n";
+    } else if (token === "\r") {
+      const next = tokens[i + 1];
+      if (next === undefined || next.startsWith("\n") ) return; // CR before LF (or at the end) changes nothing
+      redraw = true;
+      col = 0;
+    } else if (token.startsWith("\x1b[") && token.endsWith("K")) {
+      if (!redraw) return;
+      const mode = token.length === 3 ? 0 : Number(token[2]);
+      for (let j = 0; j < line.length; j++) if (mode === 2 || (mode === 0 && j >= col) || (mode === 1 && j <= col)) line[j] = null;
+    } else if (token === "\x1b[31m") {
+      // a colour: nothing to show
+    } else if (token === "\u202e") {
+      for (const char of "<U+202E>") put(char);
+    } else put(token);
+  });
+  endLine();
+  return out;
+}

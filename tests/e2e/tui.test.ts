@@ -63,7 +63,7 @@ for (const host of PI_HOSTS) {
       tui.model.wakeScript = () => say("woken by the hostile job");
       tui.model.script = steps(
         callAll(
-          ["exec_command", { cmd: `: '${HOSTILE}'; echo hostile-job-ran; sleep 3`, workdir: HOSTILE_DIR, yield_time_ms: 500, on_exit: "wake" }],
+          ["exec_command", { cmd: `printf '%s\\n' '${HOSTILE}'; echo hostile-job-ran; sleep 3`, workdir: HOSTILE_DIR, yield_time_ms: 500, on_exit: "wake" }],
           ["exec_command", { cmd: "sleep 30", yield_time_ms: 250 }],
         ),
         (view) => {

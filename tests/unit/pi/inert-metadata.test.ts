@@ -45,7 +45,10 @@ describe("metadata is one escaped line wherever the model reads it", () => {
     await runtime.shutdown();
     rmSync(root, { recursive: true, force: true });
   });
-  const command = `: '${HOSTILE}'; printf 'out\\342\\200\\256put\\n'`;
+  // Output: bidi override, zero-width space, line separator, BOM, a tag, NEL (C1) and an OSC title.
+  const printf = "printf 'out\\342\\200\\256\\342\\200\\213\\342\\200\\250\\357\\273\\277\\363\\240\\201\\201\\302\\205\\033]0;t\\007put\\n'";
+  const printed = "out<U+202E><U+200B><U+2028><U+FEFF><U+E0041>put\n";
+  const command = `: '${HOSTILE}'; ${printf}`;
 
   it("exec_command: header, structuredContent and details carry cwd and command escaped; output shows bidi", async () => {
     const report = await runtime.exec(prepareExec({ cmd: command, workdir: dir, yield_time_ms: 5_000 }, root, process.env));
@@ -57,13 +60,13 @@ describe("metadata is one escaped line wherever the model reads it", () => {
     assertInert(header(body).split("\n"), "header");
     assert.equal((result.structuredContent as { cwd: string }).cwd, shownDir);
     assert.equal(result.details.cwd, shownDir);
-    assert.equal(result.details.command, `: '${SHOWN}'; printf 'out\\342\\200\\256put\\n'`);
+    assert.equal(result.details.command, `: '${SHOWN}'; ${printf}`);
     const { output, ...fields } = result.structuredContent as { output: string };
     assertInert(fields, "structuredContent");
     assertInert(output.split("\n"), "structuredContent.output");
     assertInert(result.details, "details");
-    assert.equal((result.structuredContent as { output: string }).output, "out<U+202E>put\n");
-    assert.ok(body.endsWith("\n---\nout<U+202E>put\n"));
+    assert.equal((result.structuredContent as { output: string }).output, printed);
+    assert.ok(body.endsWith(`\n---\n${printed}`), body);
   });
 
   it("list_sessions and kill_session: cwd and command escaped in text, structuredContent and details", async () => {

@@ -7,12 +7,15 @@
  * in time proportional to the line.
  */
 
+import { endianness } from "node:os";
+
 const LF = 0x0a;
 const CAPACITY = 16 * 1024;
 /** Up to this many code units, `String.fromCharCode` is cheaper than a decoder call. */
 const SMALL = 64;
 
-const utf16 = new TextDecoder("utf-16le");
+/** A Uint16Array holds code units in the machine's byte order. */
+const utf16 = new TextDecoder(endianness() === "LE" ? "utf-16le" : "utf-16be");
 
 /** Sink for a line's code units: where the cells of a redrawn line end up. */
 export interface CodeUnitSink {

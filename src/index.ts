@@ -14,6 +14,7 @@ import { killSessionTool } from "./pi/tools/kill-session.ts";
 import { listSessionsTool } from "./pi/tools/list-sessions.ts";
 import { setOnExitTool } from "./pi/tools/set-on-exit.ts";
 import { writeStdinTool } from "./pi/tools/write-stdin.ts";
+import { registerWakeRenderer } from "./pi/wake-message.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
   const runtimes = new SessionRuntimes();
@@ -26,5 +27,6 @@ export default function piUnifiedExec(pi: ExtensionAPI): void {
   pi.registerTool(listSessionsTool(wiring));
   pi.registerTool(setOnExitTool(wiring));
   registerSessionsCommand(pi, runtimes);
+  registerWakeRenderer(pi);
   registerLifecycle(pi, { runtimes, ledger, ui });
 }

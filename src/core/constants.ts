@@ -134,6 +134,16 @@ export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
 export const WAKE_MAX_LISTED = 16;
 
+/**
+ * Longest body (characters after the introducer) of a control sequence or control string (CSI, OSC,
+ * DCS, SOS, PM, APC, nF escape) that is swallowed, or held back at the end of a read for the next
+ * read to complete. Long enough for a hyperlink with a long URL, a title, an OSC 52 copy of a page of
+ * text, or one kitty-graphics chunk (4 KiB of payload); short enough that a stray introducer delays
+ * at most 16 Ki characters of text and each read rescans at most that much. Longer or unterminated,
+ * the introducer is dropped and the body is shown as text (its own control characters still removed).
+ */
+export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
+
 /** The latest output kept per job for the UI's live preview, separate from what the model reads. */
 export const PREVIEW_BYTES = 32 * 1024;
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */

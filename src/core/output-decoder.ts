@@ -1,5 +1,5 @@
 import { type RetainedOutput, omissionMarker } from "./head-tail-buffer.ts";
-import { renderTerminalText, unfinishedSequenceStart } from "./sanitize.ts";
+import { TerminalText } from "./sanitize.ts";
 
 /** Bytes 0x80–0xBF continue a UTF-8 character; a tail cut by retention may start with some. */
 export function continuationPrefix(bytes: Buffer): number {
@@ -16,8 +16,8 @@ export function continuationPrefix(bytes: Buffer): number {
  */
 export class OutputDecoder {
   private utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-  /** The start of a control sequence the previous read ended in. */
-  private held = "";
+  /** Terminal rendering, with the start of a control sequence the previous read ended in. */
+  private readonly terminal = new TerminalText();
 
   /** Text of `output`; `final` when the job has ended and nothing more will follow. */
   take(output: RetainedOutput, final: boolean): string {
@@ -29,16 +29,7 @@ export class OutputDecoder {
       const tail = output.tail.subarray(continuationPrefix(output.tail));
       text = `${head}${omissionMarker(output.omittedBytes)}${this.decode(tail, final)}`;
     }
-    text = this.held + text;
-    this.held = "";
-    if (!final) {
-      const start = unfinishedSequenceStart(text);
-      if (start !== -1) {
-        this.held = text.slice(start);
-        text = text.slice(0, start);
-      }
-    }
-    return renderTerminalText(text);
+    return this.terminal.write(text, final);
   }
 
   private decode(bytes: Buffer, final: boolean): string {

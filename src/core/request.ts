@@ -6,6 +6,7 @@ import { ExecRequestError } from "./errors.ts";
 import { currentShellHost, DEFAULT_SHELL, type ResolvedShell, resolveShell, type ShellHost, type ShellInvocation, shellInvocation } from "./shell.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { loadPtyModule } from "./transport/pty.ts";
+import { metadataLine } from "./visible-text.ts";
 import { execWindow, type Window } from "./wait-policy.ts";
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
@@ -55,9 +56,10 @@ function existingDirectory(turnCwd: string, workdir: string | undefined): string
     isDirectory = statSync(cwd).isDirectory();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ExecRequestError(code === "ENOENT" ? `workdir does not exist: ${cwd}` : `workdir cannot be used: ${cwd} (${(error as Error).message})`);
+    const shown = metadataLine(cwd); // the model reads it: a crafted workdir must not add lines to the error
+    throw new ExecRequestError(code === "ENOENT" ? `workdir does not exist: ${shown}` : `workdir cannot be used: ${shown} (${metadataLine((error as Error).message)})`);
   }
-  if (!isDirectory) throw new ExecRequestError(`workdir is not a directory: ${cwd}`);
+  if (!isDirectory) throw new ExecRequestError(`workdir is not a directory: ${metadataLine(cwd)}`);
   return cwd;
 }
 

@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { posix, win32 } from "node:path";
 import { ExecRequestError } from "./errors.ts";
+import { metadataLine } from "./visible-text.ts";
 
 /**
  * Which shell runs a command, where its executable is, and how it is told to run the command.
@@ -186,18 +187,18 @@ export function clearShellCache(): void {
  */
 export function resolveShell(name: string, host: ShellHost, bashPath?: string): ResolvedShell {
   if (!(SHELL_NAMES as readonly string[]).includes(name)) {
-    throw new ExecRequestError(`Unsupported shell "${name}". Use one of: ${SHELL_NAMES.join(", ")}.`);
+    throw new ExecRequestError(`Unsupported shell "${metadataLine(name)}". Use one of: ${SHELL_NAMES.join(", ")}.`);
   }
   const shell = name as ShellName;
   if (shell === "bash" && bashPath) {
-    if (!host.isExecutable(bashPath)) throw new ExecRequestError(`Pi's shellPath setting names ${bashPath}, which is not an executable file.`);
+    if (!host.isExecutable(bashPath)) throw new ExecRequestError(`Pi's shellPath setting names ${metadataLine(bashPath)}, which is not an executable file.`);
     return { name: "bash", path: bashPath };
   }
   if (shell === "bash" && host.platform === "win32") return resolveWindowsBash(host);
   const path = lookup(shell, host);
   if (!path) {
     const pathValue = envValue(host.env, "PATH", host.platform);
-    throw new ExecRequestError(`Shell "${shell}" was not found on PATH (${pathValue || "PATH is empty"}). Install it or pick another shell.`);
+    throw new ExecRequestError(`Shell "${shell}" was not found on PATH (${metadataLine(pathValue ?? "") || "PATH is empty"}). Install it or pick another shell.`);
   }
   return { name: shell, path };
 }

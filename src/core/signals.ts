@@ -1,4 +1,5 @@
 import { ExecRequestError } from "./errors.ts";
+import { metadataLine } from "./visible-text.ts";
 
 /** Signals `kill_session` accepts: the ones that ask a process to end. */
 export const KILL_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL"] as const;
@@ -12,6 +13,6 @@ export function normalizeSignal(raw: string): KillSignal {
   const upper = raw.trim().toUpperCase();
   const name = upper.startsWith("SIG") ? upper : `SIG${upper}`;
   if ((KILL_SIGNALS as readonly string[]).includes(name)) return name as KillSignal;
-  const why = /^\d+$/.test(raw.trim()) ? "signal numbers differ between platforms; use a name" : `unknown signal "${raw}"`;
+  const why = /^\d+$/.test(raw.trim()) ? "signal numbers differ between platforms; use a name" : `unknown signal "${metadataLine(raw)}"`;
   throw new ExecRequestError(`kill_session: ${why}. Accepted: ${KILL_SIGNALS.join(", ")} (also written as TERM, int, sigkill…).`);
 }

@@ -5,6 +5,9 @@
  * version words schema errors differently. A throw here becomes a clean error result with our message.
  */
 
+import { metadataLine } from "../core/visible-text.ts";
+import { bounded } from "./results/format.ts";
+
 interface PropertySchema {
   type?: string;
   enum?: readonly unknown[];
@@ -21,7 +24,7 @@ export interface ObjectSchema {
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === "string") return `the string "${bounded(metadataLine(value), 40)}"`;
   if (typeof value === "object") return "an object";
   return `${typeof value} ${String(value)}`;
 }
@@ -73,7 +76,7 @@ export function checkArguments<T>(tool: string, schema: ObjectSchema, raw: unkno
   const unknown = Object.keys(args).filter((key) => !accepted.includes(key));
   if (unknown.length > 0) {
     problems.push(
-      `${tool}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((key) => JSON.stringify(key)).join(", ")}. ` +
+      `${tool}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((key) => `"${bounded(metadataLine(key), 40)}"`).join(", ")}. ` +
         `Accepted fields: ${accepted.join(", ")}.`,
     );
   }

@@ -4,15 +4,18 @@
  * and a one-line footer (`yielded …` / `took … · exit_code=…`). Rendering is kept apart from
  * execution; it reads only the call's arguments and the result's text and details.
  *
- * Terminal safety: everything a child printed, and every argument the model wrote, passes through
- * the control-sequence stripper before it is drawn, so output such as an OSC 52 clipboard write, a
- * title change or cursor movement never reaches the user's terminal.
+ * Terminal safety: every string drawn passes through one sanitizer, `visibleText` (lines kept) or
+ * its one-line form `metadataLine`: output, every argument whatever its type (the model may send a
+ * string where a number belongs), every result field. Controls are shown as `\e`, `\xHH`, invisible
+ * and bidi characters as `<U+202E>`, so an OSC 52 clipboard write, a title change, cursor movement
+ * or reordered text never reaches the user's terminal, and the human reads what the model reads.
  */
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
 import { LONG_WAIT_UPDATE_MS } from "../core/constants.ts";
 import { decodeEscapes } from "../core/escapes.ts";
-import { stripControlSequences } from "../core/sanitize.ts";
+import { metadataLine, visibleText } from "../core/visible-text.ts";
+import { bounded } from "./results/format.ts";
 
 const PREVIEW_LINES = 5;
 const ARGUMENT_CHARS = 80;
@@ -42,7 +45,29 @@ interface Context {
 
 type Args = Record<string, unknown>;
 
-const safe = (text: string) => stripControlSequences(text);
+/** Multi-line text (output, a command, an error) made inert for the terminal. */
+const safe = (text: string) => visibleText(text);
+
+/** Any value, whatever its type, as one inert line of at most `limit` characters. */
+function inline(value: unknown, limit = ARGUMENT_CHARS): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else if (value === undefined) return "?";
+  else if (typeof value === "object" && value !== null) {
+    try {
+      text = JSON.stringify(value) ?? "?";
+    } catch {
+      text = "?";
+    }
+  } else text = String(value);
+  return bounded(metadataLine(text), limit);
+}
+
+/** A time argument: seconds when it is a number, otherwise exactly what was sent, inert. */
+function waitArgument(value: unknown, fallbackMs: number): string {
+  if (value === undefined || value === null) return seconds(fallbackMs);
+  return typeof value === "number" && Number.isFinite(value) ? seconds(value) : inline(value);
+}
 
 function textOf(result: ResultLike): string {
   return result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
@@ -133,9 +158,10 @@ function banner(context: Context, text: string): Component {
   return component;
 }
 
-/** `\x03` as `^C`, a newline as `\n`: what the model sent, readable and inert. */
+/** `\x03` as `^C`, a newline as `\n`, U+202E as `<U+202E>`: what the model sent, readable and inert. */
 export function showInput(chars: string): string {
-  const decoded = decodeEscapes(chars).toString("utf8");
+  // Only the start is shown: a megabyte of input is not decoded again on every redraw.
+  const decoded = decodeEscapes(chars.slice(0, 8 * ARGUMENT_CHARS)).toString("utf8");
   let shown = "";
   for (const char of decoded) {
     const code = char.codePointAt(0)!;
@@ -147,7 +173,7 @@ export function showInput(chars: string): string {
     else if (code >= 0x80 && code < 0xa0) shown += `\\x${code.toString(16)}`;
     else shown += char;
   }
-  return shown.length > ARGUMENT_CHARS ? `${shown.slice(0, ARGUMENT_CHARS)}…` : shown;
+  return bounded(visibleText(shown), ARGUMENT_CHARS); // bidi and invisible characters as <U+XXXX>
 }
 
 // ---- exec_command ------------------------------------------------------------------------------
@@ -155,12 +181,15 @@ export function showInput(chars: string): string {
 export const execCommandRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    const command = typeof args.cmd === "string" ? safe(args.cmd) : "…";
+    const command = typeof args.cmd === "string" ? safe(args.cmd) : args.cmd === undefined ? "…" : inline(args.cmd);
     const notes = [
-      `yield ${seconds(typeof args.yield_time_ms === "number" ? args.yield_time_ms : 10_000)}`,
-      ...(typeof args.workdir === "string" ? [`cwd: ${tildify(safe(args.workdir))}`] : []),
-      ...(args.tty === true ? ["tty"] : []),
-      ...(args.on_exit === "wake" ? ["wake"] : []),
+      `yield ${waitArgument(args.yield_time_ms, 10_000)}`,
+      ...(args.workdir !== undefined ? [`cwd: ${inline(typeof args.workdir === "string" ? tildify(args.workdir) : args.workdir)}`] : []),
+      ...(args.shell !== undefined ? [`shell: ${inline(args.shell)}`] : []),
+      ...(args.tty === true ? ["tty"] : args.tty !== undefined && args.tty !== false ? [`tty: ${inline(args.tty)}`] : []),
+      ...(args.cols !== undefined || args.rows !== undefined ? [`${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}`] : []),
+      ...(args.timeout_s !== undefined ? [`timeout ${inline(args.timeout_s)}s`] : []),
+      ...(args.on_exit === "wake" ? ["wake"] : args.on_exit !== undefined && args.on_exit !== "none" ? [`on_exit: ${inline(args.on_exit)}`] : []),
     ];
     return banner(context, theme.fg("toolTitle", theme.bold(`$ ${command}`)) + theme.fg("muted", ` (${notes.join(" · ")})`));
   },
@@ -183,18 +212,19 @@ function jobResultComponent(result: ResultLike, options: { expanded: boolean; is
   const text = textOf(result);
   outputBlock(container, options.isPartial ? text : outputPart(text), options.expanded, theme);
   const time = took === undefined ? "" : seconds(took);
-  const log = typeof details.log_path === "string" ? ` · log: ${tildify(details.log_path)}` : "";
+  const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
+  const session = inline(details.session_id);
   let footer: string;
-  if (options.isPartial) footer = `elapsed ${time}${details.session_id !== undefined ? ` · session_id=${details.session_id}` : ""}${log}`;
-  else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${details.session_id}`;
-  else if (details.status === "running") footer = `yielded ${time} · session_id=${details.session_id}${log}`;
+  if (options.isPartial) footer = `elapsed ${time}${details.session_id !== undefined ? ` · session_id=${session}` : ""}${log}`;
+  else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${session}`;
+  else if (details.status === "running") footer = `yielded ${time} · session_id=${session}${log}`;
   else {
-    const exit = [`exit_code=${details.exit_code ?? "null"}`, ...(details.signal ? [`signal=${details.signal}`] : [])].join(" · ");
+    const exit = [`exit_code=${inline(details.exit_code ?? "null")}`, ...(details.signal ? [`signal=${inline(details.signal)}`] : [])].join(" · ");
     footer = `took ${time} · ${exit}${log}`;
   }
   const flags = [
     ...(details.timed_out ? ["timed out"] : []),
-    ...(typeof details.failure_message === "string" ? [safe(details.failure_message)] : []),
+    ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
   ];
@@ -208,16 +238,20 @@ function jobResultComponent(result: ResultLike, options: { expanded: boolean; is
 export const writeStdinRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    const target = ` → session_id=${args.session_id ?? "?"}`;
+    const target = ` → session_id=${inline(args.session_id)}`;
     let wait: string;
     if (typeof args.yield_until === "string") {
       const remaining = Date.parse(args.yield_until) - Date.now();
-      wait = Number.isNaN(remaining) ? `until ${safe(args.yield_until)}` : remaining > 0 ? `until ${safe(args.yield_until)}, ${seconds(remaining)} left` : "deadline passed";
-    } else wait = `yield ${seconds(typeof args.yield_time_ms === "number" ? args.yield_time_ms : 250)}`;
-    const resize = args.cols !== undefined || args.rows !== undefined ? ` resize ${args.cols ?? "·"}×${args.rows ?? "·"}` : "";
+      const until = inline(args.yield_until);
+      wait = Number.isNaN(remaining) ? `until ${until}` : remaining > 0 ? `until ${until}, ${seconds(remaining)} left` : "deadline passed";
+    } else if (args.yield_until !== undefined && args.yield_until !== null) wait = `until ${inline(args.yield_until)}`;
+    else wait = `yield ${waitArgument(args.yield_time_ms, 250)}`;
+    const resize = args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
-    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.from(args.chars_b64, "base64").length} bytes)`;
+    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.byteLength(args.chars_b64, "base64")} bytes)`;
+    else if (args.chars_b64 !== undefined && args.chars_b64 !== null && args.chars_b64 !== "") head = `» (base64: ${inline(args.chars_b64)})`;
     else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;
+    else if (args.chars !== undefined && args.chars !== null && args.chars !== "") head = `» ${inline(args.chars)}`;
     else head = resize ? "»" : "⟳ poll";
     return banner(context, theme.fg("toolTitle", theme.bold(`${head}${resize}`)) + theme.fg("muted", `${target} (${wait})`));
   },
@@ -249,8 +283,8 @@ function summaryResult(result: ResultLike, options: { expanded: boolean; isParti
 export const killSessionRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    const signal = typeof args.signal === "string" ? safe(args.signal) : "SIGTERM";
-    return banner(context, theme.fg("toolTitle", theme.bold(`✕ kill session_id=${args.session_id ?? "?"}`)) + theme.fg("muted", ` (${signal})`));
+    const signal = args.signal === undefined || args.signal === null ? "SIGTERM" : inline(args.signal);
+    return banner(context, theme.fg("toolTitle", theme.bold(`✕ kill session_id=${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`));
   },
   renderResult: summaryResult,
 };
@@ -265,8 +299,7 @@ export const listSessionsRenderer = {
 export const setOnExitRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    const policy = typeof args.on_exit === "string" ? safe(args.on_exit) : "?";
-    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${args.session_id ?? "?"} → ${policy}`)));
+    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${inline(args.session_id)} → ${inline(args.on_exit)}`)));
   },
   renderResult: summaryResult,
 };

@@ -1,6 +1,7 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { ExecRuntime, LiveJob } from "../core/runtime.ts";
 import { jobLabel } from "./jobs-ui.ts";
+import { metadata } from "./results/format.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
@@ -14,10 +15,10 @@ const DISARM = "Disarm its wake (the job keeps running)";
 async function killJob(runtime: ExecRuntime, job: LiveJob): Promise<string> {
   try {
     const report = await runtime.kill(job.sessionId, "SIGTERM");
-    if (report.failure) return `session ${job.sessionId}: kill failed: ${report.failure}`;
+    if (report.failure) return `session ${job.sessionId}: kill failed: ${metadata(report.failure)}`;
     return `session ${job.sessionId}: ${report.exit ? `stopped (exit_code ${report.exit.exitCode})` : "still running after SIGKILL"}, cleanup ${report.cleanup}`;
   } catch (error) {
-    return `session ${job.sessionId}: ${(error as Error).message}`;
+    return `session ${job.sessionId}: ${metadata((error as Error).message)}`;
   }
 }
 

@@ -1,19 +1,38 @@
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
+import { Box, Text } from "@earendil-works/pi-tui";
 import type { WakeBatch, WakeJob, WakeSender } from "../core/completion.ts";
-import { bounded, oneLine } from "./results/format.ts";
+import { visibleText } from "../core/visible-text.ts";
+import { bounded, metadata, oneLine } from "./results/format.ts";
+
+/**
+ * Completion wakes as Pi messages: the prompt the model reads, the `details` kept in the session, and
+ * the compact row the TUI draws. Every piece of job metadata in them is one escaped line.
+ */
 
 /** The custom message type of completion wakes (for renderers and tests). */
 export const WAKE_MESSAGE_TYPE = "unified-exec-wake";
+
+/** A job's metadata as the model and the session keep it: each field one escaped, bounded line. */
+function inert(job: WakeJob): WakeJob {
+  return {
+    ...job,
+    command: oneLine(job.command, 200),
+    cwd: bounded(metadata(job.cwd), 200),
+    logPath: metadata(job.logPath),
+    signal: job.signal === null ? null : metadata(job.signal),
+    ...(job.reason !== undefined ? { reason: bounded(metadata(job.reason), 200) } : {}),
+  };
+}
 
 function describeJob(job: WakeJob): string {
   const parts = [
     `session ${job.sessionId}`,
     `exit_code ${job.exitCode ?? "null"}${job.signal ? ` (${job.signal})` : ""}`,
     `ran ${(job.elapsedMs / 1000).toFixed(1)}s`,
-    ...(job.reason ? [bounded(job.reason, 200)] : []),
-    `cwd ${bounded(job.cwd, 200)}`,
+    ...(job.reason ? [job.reason] : []),
+    `cwd ${job.cwd}`,
     `log ${job.logPath}`,
-    `\`${oneLine(job.command, 120)}\``,
+    `\`${bounded(job.command, 120)}\``,
   ];
   return `- ${parts.join(" · ")}`;
 }
@@ -23,7 +42,7 @@ export function wakeText(batch: WakeBatch): string {
   const count = batch.jobs.length + batch.more;
   return [
     `[unified-exec] ${count === 1 ? "A background job" : `${count} background jobs`} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`,
-    ...batch.jobs.map(describeJob),
+    ...batch.jobs.map(inert).map(describeJob),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
     "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
       "that is still relevant to the user's request.",
@@ -42,9 +61,54 @@ export function wakeSender(pi: ExtensionAPI): WakeSender {
         customType: WAKE_MESSAGE_TYPE,
         content: wakeText(batch),
         display: true,
-        details: { jobs: batch.jobs.map((job) => ({ ...job, command: oneLine(job.command, 200) })), more: batch.more },
+        details: { jobs: batch.jobs.map(inert), more: batch.more },
       },
       { triggerTurn: true, deliverAs: "followUp" },
     );
   };
+}
+
+// ---- drawing ---------------------------------------------------------------------------------------
+
+/** Any value from a message's details, as one inert line (a session file may hold anything). */
+function line(value: unknown, limit = 120): string {
+  return bounded(metadata(typeof value === "string" ? value : String(value ?? "")), limit);
+}
+
+function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string {
+  const failed = (job.exitCode !== 0 && job.exitCode !== undefined) || Boolean(job.signal) || Boolean(job.reason);
+  const elapsed = typeof job.elapsedMs === "number" ? `${(job.elapsedMs / 1000).toFixed(1)}s` : "?";
+  const status = `${failed ? "✗" : "✓"} session ${line(job.sessionId)} · exit_code ${line(job.exitCode ?? "null")}${job.signal ? ` (${line(job.signal)})` : ""}`;
+  const rest = [
+    elapsed,
+    `$ ${line(job.command, expanded ? 200 : 60)}`,
+    ...(job.reason ? [line(job.reason, 80)] : []),
+    ...(expanded ? [`cwd ${line(job.cwd, 200)}`, `log ${line(job.logPath, 200)}`] : []),
+  ];
+  return `  ${theme.fg(failed ? "error" : "success", status)}${theme.fg("muted", ` · ${rest.join(" · ")}`)}`;
+}
+
+/**
+ * The TUI row of a wake: a label, then one compact line per job (the expand key adds cwd and log).
+ * Drawn from `details`; an older message without them falls back to its text, made inert.
+ */
+export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
+  const details = message.details as { jobs?: Partial<WakeJob>[]; more?: number } | undefined;
+  const box = new Box(options.outputPad, 1, (text) => theme.bg("customMessageBg", text));
+  const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
+  const count = (jobs?.length ?? 0) + (typeof details?.more === "number" ? details.more : 0);
+  const title = `${theme.fg("customMessageLabel", theme.bold("[unified-exec]"))} ${count === 1 ? "a background job exited" : `${count} background jobs exited`}`;
+  if (!jobs) {
+    const content = typeof message.content === "string" ? message.content : message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+    box.addChild(new Text(visibleText(content), 0, 0));
+    return box;
+  }
+  const rows = jobs.map((job) => jobRow(job, theme, options.expanded));
+  if (details?.more) rows.push(theme.fg("muted", `  … and ${line(details.more)} more`));
+  box.addChild(new Text([title, ...rows].join("\n"), 0, 0));
+  return box;
+};
+
+export function registerWakeRenderer(pi: ExtensionAPI): void {
+  pi.registerMessageRenderer(WAKE_MESSAGE_TYPE, renderWakeMessage);
 }

@@ -13,6 +13,7 @@ import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
+import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -156,6 +157,10 @@ async function main() {
     const progressExec = summary(await pi.run("progress exec", execUntilExit(PROGRESS)));
     const progressBash = summary(await pi.run("progress bash", (view) => (view.turn === 0 ? call("bash", { command: PROGRESS }) : say("done"))));
 
+    // 5. Hostile output: the stripper's throughput per adversarial shape, and the loop delay while a job prints each.
+    const hostile = stripperThroughput();
+    await hostileLoopDelay(pi, hostile);
+
     const figures = {
       latency_true_ms: { exec_command: round(median(latency.exec)), bash_tool: round(median(latency.bash)), raw_spawn: round(median(latency.raw)) },
       latency_ratio_exec_over_bash: round(median(latency.exec) / median(latency.bash)),
@@ -177,13 +182,16 @@ async function main() {
         progress_bash_tool: progressBash.modelBytes,
       },
       idle_rss_MiB: round(idle / MiB, 1),
+      hostile_output: hostile,
     };
+    const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
       "true ≤ 0.8× Pi's bash tool": figures.latency_ratio_exec_over_bash <= 0.8,
       "flood ≤ 1.3× the raw shell": figures.flood_ratio_exec_over_raw <= 1.3,
       "one flood ≤ idle + 40 MiB": figures.flood_peak_rss_over_idle_MiB.exec_command <= 40,
       "sixteen floods ≤ idle + 100 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 100,
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
+      [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -210,6 +218,7 @@ async function main() {
       ["16 × 50 MB floods", `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`],
       ["model-visible bytes, flood", `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`],
       ["model-visible bytes, progress bar", `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`],
+      ...hostileRows(hostile),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];
     const width = Math.max(...rows.map(([label]) => label.length));

@@ -1,14 +1,35 @@
 /**
  * The terminal UI in a real interactive Pi inside tmux, on every host: the footer counts running
  * jobs and clears after they exit; /unified-exec-sessions kills a chosen job; a child printing OSC 52
- * (clipboard) and OSC 0 (title) sequences changes neither the pane title nor the clipboard.
+ * (clipboard) and OSC 0 (title) sequences changes neither the pane title nor the clipboard; and the
+ * same sequences in every argument of every tool, in a workdir and a command, reach the terminal
+ * only as visible escapes (results, errors and the wake row included).
  */
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { processAlive, waitFor } from "../helpers/processes.ts";
-import { call, say, steps } from "../helpers/scripted-model.ts";
+import { call, callAll, type ModelView, say, steps } from "../helpers/scripted-model.ts";
 import { TmuxPi } from "../helpers/tmux.ts";
+
+/**
+ * Everything a terminal could act on: an OSC 52 clipboard write, OSC 0 and 2 titles, an OSC 8 link,
+ * a DCS query, cursor moves, a screen clear, the alternate screen, mouse reporting, a bidi override.
+ */
+const HOSTILE =
+  "\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned-title\u0007\u001b]2;pwned-title2\u001b\\\u001b]8;;http://pwned.example/\u001b\\link\u001b]8;;\u001b\\" +
+  "\u001bP+q544e\u001b\\\u001b[5;5H\u001b[2J\u001b[?1049h\u001b[?1000h\u009b3J\u202Eevil";
+/** The same as a directory name (no slash). */
+const HOSTILE_DIR = HOSTILE.replace(/\//g, "");
+/** An escape sequence the terminal may hold: only SGR styling is expected in `capture-pane -e`. */
+const NOT_SGR = /\u001b(?!\[[0-9;:]*m)/;
+
+/** Every argument of `tool` set to `value`. */
+const everyArgument = (keys: string[], value: unknown) => Object.fromEntries(keys.map((key) => [key, value]));
+const EXEC_ARGS = ["cmd", "workdir", "shell", "tty", "cols", "rows", "yield_time_ms", "timeout_s", "on_exit"];
+const WRITE_ARGS = ["session_id", "chars", "chars_b64", "cols", "rows", "yield_time_ms", "yield_until"];
 
 for (const host of PI_HOSTS) {
   describe(`the TUI in tmux on ${host.name}`, () => {
@@ -33,6 +54,59 @@ for (const host of PI_HOSTS) {
       assert.doesNotMatch(tui.buffers(), /pwned/, "no OSC 52 clipboard write reached the terminal");
       await tui.waitForScreen(/started the job/, "the final answer");
       await waitFor(() => !/unified-exec: \d+ session/.test(tui.screen()), "the footer to clear after the exit", 15_000, 100);
+    });
+
+    it("hostile sequences in every argument, a workdir and a command reach the terminal only as visible escapes", async () => {
+      mkdirSync(join(tui.dirs.cwd, HOSTILE_DIR));
+      const modes = tui.pane("#{alternate_on} #{mouse_any_flag} #{mouse_all_flag}");
+      const sessions = (view: ModelView) => view.last.map((result) => result.details?.session_id as number);
+      tui.model.wakeScript = () => say("woken by the hostile job");
+      tui.model.script = steps(
+        callAll(
+          ["exec_command", { cmd: `printf '%s\\n' '${HOSTILE}'; echo hostile-job-ran; sleep 3`, workdir: HOSTILE_DIR, yield_time_ms: 500, on_exit: "wake" }],
+          ["exec_command", { cmd: "sleep 30", yield_time_ms: 250 }],
+        ),
+        (view) => {
+          const [, reader] = sessions(view);
+          return callAll(
+            ["write_stdin", { session_id: reader, chars: HOSTILE, yield_time_ms: 250 }],
+            ["list_sessions", {}],
+            ["exec_command", everyArgument(EXEC_ARGS, HOSTILE)],
+            ["exec_command", everyArgument(EXEC_ARGS, { nested: [HOSTILE] })],
+            ["write_stdin", everyArgument(WRITE_ARGS, HOSTILE)],
+            ["write_stdin", everyArgument(WRITE_ARGS, [HOSTILE, 7])],
+            ["kill_session", { session_id: HOSTILE, signal: HOSTILE }],
+            ["kill_session", { session_id: reader, signal: HOSTILE }],
+            ["set_on_exit", { session_id: HOSTILE, on_exit: HOSTILE }],
+            ["list_sessions", { [HOSTILE]: HOSTILE }],
+          );
+        },
+        (view) => call("kill_session", { session_id: view.results.find((result) => result.toolName === "write_stdin" && !result.isError)!.details.session_id }),
+        say("hostile calls done"),
+      );
+      // Pi redraws and scrolls: sample what the terminal holds while the calls are drawn.
+      const samples: string[] = [];
+      const sampler = setInterval(() => samples.push(tui.screenWithAttributes()), 150);
+      try {
+        tui.type("run the hostile calls");
+        await tui.waitForScreen(/hostile calls done/, "the hostile calls", 30_000);
+        await tui.waitForScreen(/woken by the hostile job/, "the wake turn", 30_000);
+      } finally {
+        clearInterval(sampler);
+      }
+      samples.push(tui.screenWithAttributes());
+      const all = samples.join("\n");
+      const unwrapped = all.replace(/\u001b\[[0-9;:]*m/g, "").replace(/\n +/g, "");
+      assert.match(all, /hostile-job-ran/, "the job ran in the hostile workdir");
+      assert.match(unwrapped, /\\e\]52;c;cHduZWQ=\\x07/, "the sequences were drawn as visible escapes");
+      assert.match(unwrapped, /<U\+202E>evil/);
+      assert.match(all, /\[unified-exec\].* a background job exited/, "the wake row");
+      assert.doesNotMatch(all, /\u202E|[\u0080-\u009f]/, "no bidi override or C1 control was drawn");
+      const stray = NOT_SGR.exec(all);
+      assert.equal(stray, null, `an escape sequence reached the terminal: ${JSON.stringify(all.slice(stray?.index ?? 0, (stray?.index ?? 0) + 40))}`);
+      assert.doesNotMatch(tui.paneTitle(), /pwned/, "no OSC 0/2 title change reached the terminal");
+      assert.equal(tui.buffers().trim(), "", "no OSC 52 clipboard write reached the terminal");
+      assert.equal(tui.pane("#{alternate_on} #{mouse_any_flag} #{mouse_all_flag}"), modes, "no switch to the alternate screen or mouse mode");
     });
 
     it("/unified-exec-sessions kills the chosen job", async () => {

@@ -72,6 +72,20 @@ export class TmuxPi {
     return this.run("list-buffers");
   }
 
+  /**
+   * The pane's whole history and screen with attributes (`capture-pane -e`): what the terminal holds,
+   * as tmux re-emits it. Drawn text comes back with SGR styling only; anything else (a hyperlink, a
+   * control string) would mean a sequence reached the terminal.
+   */
+  screenWithAttributes(): string {
+    return this.run("capture-pane", "-p", "-e", "-S", "-", "-t", "pi");
+  }
+
+  /** A tmux format of the pane, e.g. `#{alternate_on}` or `#{cursor_x},#{cursor_y}`. */
+  pane(format: string): string {
+    return this.run("display", "-p", "-t", "pi", format).trim();
+  }
+
   async waitForScreen(pattern: RegExp, what: string, timeoutMs = 20_000): Promise<string> {
     let last = "";
     try {

@@ -5,7 +5,7 @@ import {
   type TruncationResult,
   truncateTail,
 } from "@earendil-works/pi-coding-agent";
-import { stripControlSequences } from "../../core/sanitize.ts";
+import { metadataLine } from "../../core/visible-text.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
 
@@ -14,14 +14,23 @@ export function headerLines(title: string, fields: Record<string, unknown>): str
   return [title, ...Object.entries(fields).map(([key, value]) => `${key}: ${value ?? "null"}`)].join("\n");
 }
 
-/** `text` cut to `limit` characters with an ellipsis. */
+/** `text` cut to `limit` characters with an ellipsis, never between the halves of a surrogate pair. */
 export function bounded(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
+  if (text.length <= limit) return text;
+  const high = text.charCodeAt(limit - 1);
+  return `${text.slice(0, high >= 0xd800 && high <= 0xdbff ? limit - 1 : limit)}…`;
 }
 
-/** A command on one line: controls stripped, line breaks shown as ⏎, bounded. */
+/**
+ * Metadata the model or the session reads (cwd, command, paths, reasons) as one line, never
+ * interpreted: controls as `\e`, `\n`, `\xHH`; separators, bidi and invisible characters as `<U+XXXX>`.
+ */
+export const metadata = metadataLine;
+
+/** A command on one line (see {@link metadata}), surrounding whitespace trimmed, bounded. */
 export function oneLine(command: string, limit: number): string {
-  return bounded(stripControlSequences(command.replace(/\s*\r?\n\s*/g, " ⏎ ")).trim(), limit);
+  // Escaping only lengthens text, so escaping a prefix of `limit + 1` characters bounds the same way.
+  return bounded(metadataLine(command.trim().slice(0, limit + 1)), limit);
 }
 
 /** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */

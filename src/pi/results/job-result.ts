@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { JobExit } from "../../core/job.ts";
 import type { WaitProgress } from "../../core/progress.ts";
 import type { JobReport, SlotUse } from "../../core/runtime.ts";
-import { bounded, capOutput, headerLines, seconds, truncationDetails } from "./format.ts";
+import { capOutput, headerLines, metadata, oneLine, seconds, truncationDetails } from "./format.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text (a
@@ -114,11 +114,11 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
   return {
     content: [{ type: "text", text: progress.preview }],
     details: {
-      command: bounded(progress.command, DETAILS_COMMAND_CHARS),
-      cwd: progress.cwd,
+      command: oneLine(progress.command, DETAILS_COMMAND_CHARS),
+      cwd: metadata(progress.cwd),
       status: "running",
       session_id: progress.sessionId,
-      log_path: progress.logPath,
+      log_path: metadata(progress.logPath),
       wall_time_seconds: seconds(progress.elapsedMs),
       output_bytes_total: progress.outputBytes,
       quiet_ms: 0,
@@ -134,8 +134,11 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   const exit = report.exit;
   const absolute = extras.absoluteUntil !== undefined;
   const waitStatus = absolute || report.cancelled ? WAIT_STATUS[report.waitEnd] : undefined;
-  const capped = capOutput(report.text, report.logPath);
-  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined);
+  // Metadata as the model reads it: one line each, nothing in it interpreted.
+  const logPath = metadata(report.logPath);
+  const cwd = metadata(report.cwd);
+  const capped = capOutput(report.text, logPath);
+  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined).map(metadata);
   const wallSeconds = seconds(report.wallMs);
   const warning = slotWarning(report.slots);
 
@@ -145,8 +148,8 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(exit?.signal ? { signal: exit.signal } : {}),
     ...(exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
-    log_path: report.logPath,
-    cwd: report.cwd,
+    log_path: logPath,
+    cwd,
     wall_time_seconds: wallSeconds,
     chunk_id: randomBytes(3).toString("hex"),
     // Codex's estimate of 4 bytes per token, over this call's output before the cap.
@@ -166,22 +169,22 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(waitStatus ? { wait_status: waitStatus } : {}),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wakeConsumed ? { on_exit_wake: "consumed" as const } : {}),
-    ...(extras.notice ? { notice: extras.notice } : {}),
+    ...(extras.notice ? { notice: metadata(extras.notice) } : {}),
     ...(warning ? { warning } : {}),
   };
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
 
   const details: JobDetails = {
-    command: bounded(report.command, DETAILS_COMMAND_CHARS),
-    cwd: report.cwd,
+    command: oneLine(report.command, DETAILS_COMMAND_CHARS),
+    cwd,
     status,
     ...(fields.session_id !== undefined ? { session_id: fields.session_id } : {}),
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(fields.signal ? { signal: fields.signal } : {}),
     ...(fields.timed_out ? { timed_out: true } : {}),
     ...(fields.failure_message ? { failure_message: fields.failure_message } : {}),
-    log_path: report.logPath,
-    ...(report.logPartialReason ? { log_partial_reason: report.logPartialReason } : {}),
+    log_path: logPath,
+    ...(report.logPartialReason ? { log_partial_reason: metadata(report.logPartialReason) } : {}),
     ...(fields.input ? { input: fields.input } : {}),
     ...(fields.input_pending_bytes ? { input_pending_bytes: fields.input_pending_bytes } : {}),
     ...(fields.input_refused_bytes ? { input_refused_bytes: fields.input_refused_bytes } : {}),

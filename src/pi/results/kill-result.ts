@@ -1,7 +1,7 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { KillReport } from "../../core/runtime.ts";
-import { capOutput, headerLines, oneLine, seconds } from "./format.ts";
+import { capOutput, headerLines, metadata, oneLine, seconds } from "./format.ts";
 
 /** Result of `kill_session`: what was sent, whether it escalated, the exit, and the cleanup evidence. */
 
@@ -54,9 +54,10 @@ const TITLES: Record<KillDetails["status"], string> = {
 /** A kill that could not stop the job is an error result: the model must know the job lives on. */
 export function killResult(report: KillReport): AgentToolResult<KillDetails> {
   const status = statusOf(report);
-  const capped = capOutput(report.text, report.logPath);
+  const logPath = metadata(report.logPath);
+  const capped = capOutput(report.text, logPath);
   const failure =
-    report.failure ??
+    (report.failure && metadata(report.failure)) ??
     (status === "still_running" ? `the job did not exit within the kill's wait; it stays registered, so kill_session can be tried again` : undefined);
   const fields = {
     session_id: report.sessionId,
@@ -66,8 +67,8 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     ...(report.exit?.signal ? { signal: report.exit.signal } : {}),
     cleanup: report.cleanup,
     ...(report.survivors.length ? { survivors: report.survivors } : {}),
-    log_path: report.logPath,
-    cwd: report.cwd,
+    log_path: logPath,
+    cwd: metadata(report.cwd),
     wall_time_seconds: seconds(report.wallMs),
     output_bytes_total: report.outputBytesTotal,
     ...(failure ? { failure_message: failure } : {}),
@@ -84,7 +85,7 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     cleanup: report.cleanup,
     ...(fields.survivors ? { survivors: fields.survivors } : {}),
     ...(failure ? { failure_message: failure } : {}),
-    log_path: report.logPath,
+    log_path: logPath,
   };
   return {
     content: [{ type: "text", text: `${header}\n---\n${capped.shown}` }],

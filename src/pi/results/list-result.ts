@@ -1,7 +1,7 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/runtime.ts";
-import { headerLines, oneLine } from "./format.ts";
+import { headerLines, metadata, oneLine } from "./format.ts";
 import { stopMessage } from "./job-result.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
@@ -48,17 +48,17 @@ function entry(job: JobListing) {
   return {
     session_id: job.sessionId,
     command: oneLine(job.command, COMMAND_CHARS),
-    cwd: job.cwd,
+    cwd: metadata(job.cwd),
     tty: job.tty,
     status: job.status,
     ...(job.exit ? { exit_code: job.exit.exitCode } : {}),
     ...(job.exit?.signal ? { signal: job.exit.signal } : {}),
     ...(job.exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
-    ...(failure ? { failure_message: failure } : {}),
+    ...(failure ? { failure_message: metadata(failure) } : {}),
     elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,
     quiet_ms: job.quietMs,
     output_bytes_total: job.outputBytesTotal,
-    log_path: job.logPath,
+    log_path: metadata(job.logPath),
     ...(job.logPartial ? { log_partial: true } : {}),
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),

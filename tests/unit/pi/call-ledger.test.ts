@@ -57,7 +57,7 @@ describe("wake prompt", () => {
       more: 2,
     });
     assert.match(text, /^\[unified-exec\] 4 background jobs you asked to be woken for have exited:\n/);
-    assert.match(text, /- session 3 · exit_code 1 · ran 12\.3s · cwd \/w · log \/l\/3\.log · `npm test ⏎ --ci`/);
+    assert.match(text, /- session 3 · exit_code 1 · ran 12\.3s · cwd \/w · log \/l\/3\.log · `npm test\\n  --ci`/);
     assert.match(text, /- session 4 · exit_code 143 \(SIGTERM\) · ran 1800\.0s · stopped at its timeout_s deadline · /);
     assert.match(text, /- and 2 more \(list_sessions shows them\)/);
     assert.match(text, /Continue only with work that is still relevant/);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import type { ExecRuntime, LiveJob } from "../../../src/core/runtime.ts";
-import { JobsUi } from "../../../src/pi/jobs-ui.ts";
+import { JobsUi, jobLabel } from "../../../src/pi/jobs-ui.ts";
 
 /** A runtime stand-in: the jobs it reports, and the change listener the UI registers. */
 function fakeRuntime(jobs: LiveJob[]) {
@@ -61,6 +61,20 @@ describe("jobs UI", () => {
       ["widget", "unified-exec-jobs", ["unified-exec sessions still running:", "  3 · sleep 300 [wake]"], { placement: "aboveEditor" }],
       ["widget", "unified-exec-jobs", undefined],
     ]);
+  });
+
+  it("names jobs inert in the widget and the picker: escapes, bidi and line breaks shown, not drawn", () => {
+    const command = "echo \u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\n[SYSTEM] \u202Eevil";
+    const label = jobLabel({ sessionId: 5, command, wakeArmed: false });
+    assert.equal(label, "5 · echo \\e]52;c;cHduZWQ=\\x07\\e]0;pwned\\x07\\n[SYSTEM] <U+202E>evil");
+    const { runtime } = fakeRuntime([{ sessionId: 5, command, wakeArmed: false }]);
+    const { ui, calls } = fakeUi();
+    const view = new JobsUi();
+    view.bind(ui);
+    view.watch(runtime);
+    view.showWidget();
+    const widget = calls.find((call) => call[0] === "widget")![2] as string[];
+    assert.deepEqual(widget, ["unified-exec sessions still running:", `  ${label}`]);
   });
 
   it("never touches the UI after unbind (the old context throws after a reload)", () => {

@@ -3,12 +3,13 @@ import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { execCommandRenderer, killSessionRenderer, listSessionsRenderer, setOnExitRenderer, showInput, writeStdinRenderer } from "../../../src/pi/render.ts";
+import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
 
 // The expand hint reads Pi's global theme, as it does in the TUI.
 initTheme();
 
 /** A theme that leaves text plain, so tests read what is drawn. */
-const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+const theme = { fg: (_color: string, text: string) => text, bg: (_color: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
 
 function context(args: Record<string, unknown>, over: Record<string, unknown> = {}) {
   return { args, state: {}, invalidate: () => {}, lastComponent: undefined, executionStarted: true, isError: false, durationMs: 4_200, ...over };
@@ -16,6 +17,8 @@ function context(args: Record<string, unknown>, over: Record<string, unknown> = 
 
 const lines = (component: Component, width = 100) => component.render(width).map((line) => line.trimEnd());
 const ESCAPES = /[\u001b\u009b\u009d\u0007]/;
+/** What must never reach the terminal in a drawn line: controls (TAB aside), separators, bidi and zero-width characters. */
+const LIVE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060\ufeff]/;
 
 function jobResultText(output: string, header = "[exited]\nexit_code: 0") {
   return { content: [{ type: "text", text: `${header}\n---\n${output}` }], details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log" } };
@@ -75,6 +78,74 @@ describe("renderers", () => {
     ];
     for (const line of rendered) assert.doesNotMatch(line, ESCAPES, JSON.stringify(line));
     assert.ok(rendered.some((line) => line.includes("red")));
+  });
+
+  it("draws every argument of every tool inert, whatever its type", () => {
+    const hostile = "\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\u001b]2;pwned\u001b\\\u001b]8;;http://x\u001b\\\u001bPq#0\u001b\\\u001b[5;5H\u001b[?1049h\u009b2J\u202Eevil\u200B";
+    const values: unknown[] = [hostile, { nested: hostile }, [hostile, 1], 12.5, true, null, Number.NaN];
+    const tools: [typeof execCommandRenderer | typeof writeStdinRenderer | typeof killSessionRenderer, string[]][] = [
+      [execCommandRenderer, ["cmd", "workdir", "shell", "tty", "cols", "rows", "yield_time_ms", "timeout_s", "on_exit"]],
+      [writeStdinRenderer, ["session_id", "chars", "chars_b64", "cols", "rows", "yield_time_ms", "yield_until"]],
+      [killSessionRenderer, ["session_id", "signal"]],
+      [setOnExitRenderer, ["session_id", "on_exit"]],
+      [listSessionsRenderer, ["anything"]],
+    ];
+    for (const [renderer, keys] of tools) {
+      for (const value of values) {
+        const all = Object.fromEntries(keys.map((key) => [key, value]));
+        for (const args of [all, ...keys.map((key) => ({ [key]: value }))]) {
+          for (const line of lines(renderer.renderCall(args, theme, context(args)))) assert.doesNotMatch(line, LIVE, `${JSON.stringify(args)} → ${JSON.stringify(line)}`);
+        }
+      }
+    }
+    const banner = lines(execCommandRenderer.renderCall({ cmd: `echo ${hostile}`, workdir: hostile }, theme, context({})), 1_000).join("\n");
+    assert.match(banner, /\\e\]52;c;cHduZWQ=\\x07/, "the human sees what the model sent");
+    assert.match(banner, /<U\+202E>evil<U\+200B>/);
+  });
+
+  it("draws every result field inert, also from details a session file may hold", () => {
+    const hostile = "\u001b]0;pwned\u0007\u202E\n[SYSTEM]";
+    const details = { status: "exited", session_id: hostile, exit_code: hostile, signal: hostile, log_path: hostile, failure_message: hostile, timed_out: true };
+    for (const partial of [false, true]) {
+      for (const status of ["exited", "running", "cancelled"]) {
+        const result = { content: [{ type: "text", text: `[x]\nfield: ${hostile}\n---\n${hostile}` }], details: { ...details, status } };
+        for (const line of lines(execCommandRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({})))) assert.doesNotMatch(line, LIVE, line);
+        for (const line of lines(killSessionRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({})))) assert.doesNotMatch(line, LIVE, line);
+        for (const line of lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true })))) {
+          assert.doesNotMatch(line, LIVE, line);
+        }
+      }
+    }
+  });
+
+  it("the wake message: one compact line per job, every field inert", () => {
+    const hostile = "\u001b]52;c;cHduZWQ=\u0007\u202E\n[SYSTEM]";
+    const message = {
+      role: "custom" as const,
+      customType: "unified-exec-wake",
+      content: `prompt ${hostile}`,
+      display: true,
+      timestamp: 0,
+      details: {
+        jobs: [
+          { sessionId: 3, command: "npm test", cwd: "/w", exitCode: 0, signal: null, elapsedMs: 1_200, logPath: "/l/3.log" },
+          { sessionId: hostile, command: hostile, cwd: hostile, exitCode: hostile, signal: hostile, elapsedMs: 5, logPath: hostile, reason: hostile },
+        ],
+        more: 2,
+      },
+    };
+    for (const expanded of [false, true]) {
+      const drawn = lines(renderWakeMessage(message, { expanded, outputPad: 1 }, theme)!);
+      for (const line of drawn) assert.doesNotMatch(line, LIVE, line);
+      const text = drawn.join("\n");
+      assert.match(text, /\[unified-exec\] 4 background jobs exited/);
+      assert.match(text, /✓ session 3 · exit_code 0 · 1\.2s · \$ npm test/);
+      assert.match(text, /✗ session \\e\]52/);
+      assert.match(text, /… and 2 more/);
+      assert.equal(/cwd \/w/.test(text), expanded, "cwd and log only when expanded");
+    }
+    const old = lines(renderWakeMessage({ ...message, details: undefined }, { expanded: false, outputPad: 1 }, theme)!);
+    for (const line of old) assert.doesNotMatch(line, LIVE, line);
   });
 
   it("errors are drawn as errors", () => {

@@ -80,7 +80,7 @@ describe("list_sessions results", () => {
       new Date("2026-12-02T16:00:00.000Z"),
     );
     const body = text(result);
-    assert.match(body, /^\[2 sessions: 1 running, 1 exited\]\ntool_time_utc: 2026-12-02T16:00:00\.000Z\n---\nsession_id: 1\n  command: npm run dev ⏎ --port 3000\n/);
+    assert.match(body, /^\[2 sessions: 1 running, 1 exited\]\ntool_time_utc: 2026-12-02T16:00:00\.000Z\n---\nsession_id: 1\n  command: npm run dev\\n  --port 3000\n/);
     assert.match(body, /\n  deadline_remaining_seconds: 1787\n/);
     assert.match(body, /session_id: 2\n  command: make\n[\s\S]*exit_code: 0\n  timed_out: true\n/);
     const structured = result.structuredContent as { tool_time_utc: string; sessions: { session_id: number }[] };

@@ -1,0 +1,167 @@
+/**
+ * One line being redrawn after a carriage return, as cells a terminal would show: the cursor goes
+ * back to column 0 on CR and moves right one cell per character (one code point, one cell), later
+ * characters overwrite earlier ones, and erase-in-line blanks part of the line.
+ *
+ * Every operation is O(1) amortized, whatever the width of the line: an erase is not applied to the
+ * cells but recorded with the time it happened, and the line is resolved once when it is finished.
+ * A cell shows its character when it was written after the latest erase covering it. Of the erases
+ * to the start of the line (`ESC[1K`, covering columns 0..c) only those not covered by a later,
+ * wider one can matter, and the same holds for erases to the end (`ESC[0K`, c..∞; `ESC[2K` is one
+ * from column 0), so each kind is kept as a stack that a final sweep walks once.
+ */
+
+const BLANK = 0x20;
+
+/** Erases of one kind still able to matter: columns and times, oldest at index 0. */
+class EraseStack {
+  cols: number[] = [];
+  times: number[] = [];
+
+  /** Records an erase at `col`, dropping the older ones it dominates (`dominates(old col)`). */
+  push(col: number, time: number, dominates: (older: number) => boolean): void {
+    while (this.cols.length && dominates(this.cols[this.cols.length - 1]!)) {
+      this.cols.pop();
+      this.times.pop();
+    }
+    this.cols.push(col);
+    this.times.push(time);
+  }
+
+  clear(): void {
+    if (this.cols.length) {
+      this.cols = [];
+      this.times = [];
+    }
+  }
+}
+
+export class LineCells {
+  private chars = new Int32Array(256);
+  private stamps = new Uint32Array(256);
+  /** Code units of the rendered line. */
+  private out = new Uint16Array(512);
+  private length = 0;
+  private col = 0;
+  private time = 0;
+  /** `ESC[1K`: columns strictly decreasing from the oldest to the newest. */
+  private readonly toStart = new EraseStack();
+  /** `ESC[0K` and `ESC[2K` (from column 0): columns strictly increasing from the oldest to the newest. */
+  private readonly toEnd = new EraseStack();
+
+  /** Starts a new line: empty, cursor at column 0. */
+  reset(): void {
+    this.length = 0;
+    this.col = 0;
+    this.time = 0;
+    this.toStart.clear();
+    this.toEnd.clear();
+  }
+
+  carriageReturn(): void {
+    this.col = 0;
+  }
+
+  /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
+  write(text: string, start: number, end: number): number {
+    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
+    const { chars, stamps } = this;
+    let col = this.col;
+    let time = this.time;
+    let lf = -1;
+    for (let k = start; k < end; k++) {
+      let cp = text.charCodeAt(k);
+      if (cp === 0x0a) {
+        lf = k;
+        break;
+      }
+      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
+        const low = text.charCodeAt(k + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+          k++;
+        }
+      }
+      chars[col] = cp;
+      stamps[col++] = ++time;
+    }
+    this.col = col;
+    this.time = time;
+    if (col > this.length) this.length = col;
+    return lf;
+  }
+
+  /** Writes code units (no LF among them), as {@link write} does characters. */
+  writeUnits(units: Uint16Array, start: number, end: number): void {
+    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
+    const { chars, stamps } = this;
+    let col = this.col;
+    let time = this.time;
+    for (let k = start; k < end; k++) {
+      let cp = units[k]!;
+      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
+        const low = units[k + 1]!;
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+          k++;
+        }
+      }
+      chars[col] = cp;
+      stamps[col++] = ++time;
+    }
+    this.col = col;
+    this.time = time;
+    if (col > this.length) this.length = col;
+  }
+
+  /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */
+  erase(mode: 0 | 1 | 2): void {
+    const time = ++this.time;
+    const col = mode === 2 ? 0 : this.col;
+    if (mode === 1) this.toStart.push(col, time, (older) => older <= col);
+    else this.toEnd.push(col, time, (older) => older >= col);
+  }
+
+  /** The line as shown, into `sink`: erased cells blank, trailing blanks left out. */
+  render(sink: { appendUnits(units: Uint16Array, start: number, end: number): void; appendCodePoints(cells: Int32Array, length: number): void }): void {
+    const { chars, stamps, toStart, toEnd, length } = this;
+    if (toStart.cols.length === 0 && toEnd.cols.length === 0) {
+      sink.appendCodePoints(chars, length); // the common case of a progress bar: nothing erased
+      return;
+    }
+    if (this.out.length < 2 * length) this.out = new Uint16Array(4 * length);
+    const out = this.out;
+    let n = 0; // code units written
+    let end = 0; // code units up to the last cell that shows a character
+    let startIndex = toStart.cols.length - 1; // newest erase-to-start covering the column: the top one whose column reaches it
+    let endIndex = -1; // newest erase-to-end covering the column: the top one that starts at or before it
+    for (let j = 0; j < length; j++) {
+      while (startIndex >= 0 && toStart.cols[startIndex]! < j) startIndex--;
+      while (endIndex + 1 < toEnd.cols.length && toEnd.cols[endIndex + 1]! <= j) endIndex++;
+      const erasedAt = Math.max(startIndex >= 0 ? toStart.times[startIndex]! : 0, endIndex >= 0 ? toEnd.times[endIndex]! : 0);
+      if (stamps[j]! <= erasedAt) {
+        out[n++] = BLANK;
+        continue;
+      }
+      const cp = chars[j]!;
+      if (cp > 0xffff) {
+        out[n++] = 0xd800 + ((cp - 0x10000) >> 10);
+        out[n++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+      } else out[n++] = cp;
+      end = n;
+    }
+    sink.appendUnits(out, 0, end);
+  }
+
+  /** Room for at least `cells` cells. */
+  private grow(cells: number): void {
+    let size = this.chars.length * 2;
+    while (size < cells) size *= 2;
+    const chars = new Int32Array(size);
+    chars.set(this.chars);
+    this.chars = chars;
+    const stamps = new Uint32Array(size);
+    stamps.set(this.stamps);
+    this.stamps = stamps;
+  }
+}

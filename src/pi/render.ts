@@ -194,6 +194,7 @@ function jobResultComponent(result: ResultLike, options: { expanded: boolean; is
   }
   const flags = [
     ...(details.timed_out ? ["timed out"] : []),
+    ...(details.killed_by === "user" || details.killed_by === "boundary" ? [`killed by ${details.killed_by}`] : []),
     ...(typeof details.failure_message === "string" ? [safe(details.failure_message)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),

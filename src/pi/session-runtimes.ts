@@ -120,6 +120,8 @@ export class SessionRuntimes {
     if (!hosted) return undefined;
     this.state.runtimes.delete(manager);
     if (hosted.parked) clearTimeout(hosted.parked.timer);
+    // A fork whose session never started leaves nothing behind for the next boundary.
+    this.state.pendingFork = undefined;
     const report = await hosted.runtime.shutdown();
     for (const pgid of report.survivors) this.state.unstopped.add(pgid);
     // A runtime of another build is stopped but not asked for its jobs: its interface may differ.

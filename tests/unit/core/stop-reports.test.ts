@@ -6,6 +6,7 @@
  * `cleanup: unconfirmed`, and polls of a job whose wake is armed say so. Real child processes.
  */
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import type { WakeBatch } from "../../../src/core/completion.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
@@ -206,5 +207,64 @@ describe("listings and polls say what is true", () => {
     runtime.setOnExit(other.sessionId!, "none");
     const disarmed = await runtime.interact(other.sessionId!, {}, { ms: 250 }, { callId: "p5" });
     assert.equal(disarmed.wakeArmed, undefined);
+  });
+});
+
+/** CPU burners beside the test (`yes` into nothing), one per core here; stopped by the returned function. */
+function startBurners(count = 2): () => void {
+  const burners: ChildProcess[] = Array.from({ length: count }, () => spawn("yes", { stdio: "ignore" }));
+  return () => {
+    for (const burner of burners) burner.kill("SIGKILL");
+  };
+}
+
+describe("under load (CPU burners beside), many times over", () => {
+  const RUNS = 15;
+
+  it("a user kill is told once, with every unread byte, every time", async () => {
+    const stopBurners = startBurners();
+    try {
+      const { runtime } = runtimeWithWakes();
+      const expected = `${Array.from({ length: 2_000 }, (_, i) => i + 1).join("\n")}\n`;
+      for (let run = 0; run < RUNS; run++) {
+        // The numbers come only after the first result, when the test (not a model call) says go.
+        const report = await runtime.exec(request("echo start; read go; seq 1 2000; exec sleep 300", 250), { onExit: "wake" });
+        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+        await job.send({ kind: "bytes", bytes: Buffer.from("go\n") });
+        await waitFor(() => job.outputBytesTotal >= "start\n".length + expected.length, `run ${run}: the numbers`, 20_000);
+        await runtime.kill(report.sessionId, "SIGTERM", undefined, "user");
+        const told = await runtime.interact(report.sessionId, {}, poll, { callId: `load-${run}` });
+        assert.equal(told.exit?.stoppedBy, "user", `run ${run}`);
+        const shown = `${told.text.length} bytes ending ${JSON.stringify(told.text.slice(-12))}`;
+        assert.ok(told.text === expected, `run ${run}: the unread output, whole (got ${shown})`);
+        await assert.rejects(runtime.interact(report.sessionId, {}, poll), UnknownSessionError, `run ${run}`);
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+
+  it("the first listing of an exited job whose group lives on says cleanup: unconfirmed, every time", async () => {
+    const stopBurners = startBurners();
+    try {
+      const { runtime } = runtimeWithWakes();
+      for (let run = 0; run < RUNS; run++) {
+        const report = await runtime.exec(request("sleep 0.3; sleep 30 & echo $!; exit 0", 250));
+        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+        await waitFor(() => job.exit !== undefined, `run ${run}: the leader's exit`, 20_000);
+        const [sleeper] = pidsIn(job.takeOutput().text);
+        if (sleeper) leftovers.push(sleeper);
+        assert.deepEqual(
+          runtime.list().map((entry) => [entry.sessionId, entry.cleanup]),
+          [[report.sessionId, "unconfirmed"]],
+          `run ${run}`,
+        );
+        assert.equal((await runtime.kill(report.sessionId, "SIGKILL")).cleanup, "confirmed", `run ${run}`);
+      }
+    } finally {
+      stopBurners();
+    }
   });
 });

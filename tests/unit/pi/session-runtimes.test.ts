@@ -100,9 +100,11 @@ describe("session runtimes", () => {
     const first = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
     await runtimes.end(manager, { reason: "new" });
     const second = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
-    const other = await runtimes.runtimeFor({}).exec(request("sleep 300"));
+    const otherSession = {};
+    const other = await runtimes.runtimeFor(otherSession).exec(request("sleep 300"));
     assert.deepEqual([first.sessionId, second.sessionId, other.sessionId], [1, 2, 3]);
     await runtimes.end(manager, { reason: "quit" });
+    await runtimes.end(otherSession, { reason: "quit" });
   });
 
   it("an in-memory fork (same SessionManager) hands the stopped jobs to the forked session: each old id answers once", async () => {

@@ -16,6 +16,8 @@ export interface LogConfig {
   runtimeQuotaBytes: number;
   /** At a quota: keep the job running with a partial log, or stop it. */
   onQuota: "partial" | "stop";
+  /** Bytes exit tails may add beyond the runtime quota; {@link LOG_TAIL_BUDGET_BYTES} unless a test sets it. */
+  tailBudgetBytes?: number;
 }
 
 /** A positive integer from the environment, or the default (a typo must not lift a limit). */

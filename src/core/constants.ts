@@ -122,6 +122,12 @@ export const RUNTIME_LOG_QUOTA_BYTES = 256 * 1024 * 1024;
  * It takes the place of the pending-write allowance, which a partial log no longer uses.
  */
 export const LOG_TAIL_BYTES = 512 * 1024;
+/**
+ * Bytes all exit tails of one runtime may add together, beyond its quota. Without it the quota is no
+ * bound: every job started after the quota still wrote a full tail (80 such jobs: 40 MiB more). 16
+ * MiB keeps the tails of the first 32 partial logs whole; later logs keep only their marker.
+ */
+export const LOG_TAIL_BUDGET_BYTES = 16 * 1024 * 1024;
 
 /** Environment variables for power users and tests (README: Limits). */
 export const JOB_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_JOB_LOG_QUOTA_BYTES";
@@ -150,6 +156,17 @@ export const PREVIEW_BYTES = 32 * 1024;
 export const UPDATE_INTERVAL_MS = 250;
 /** While an absolute (`yield_until`) wait stays quiet, the UI is refreshed at most this often. */
 export const LONG_WAIT_UPDATE_MS = 30_000;
+/**
+ * Jobs a session boundary stopped (or whose exit was unread) that a forked session, or the next
+ * runtime of the same session, keeps so the model's next call on their ids hears what happened. One
+ * registry's worth: the boundary's runtime never held more.
+ */
+export const HANDOVER_MAX_JOBS = MAX_JOBS;
+/**
+ * After a boundary's shutdown, how long exits still draining (100 ms of reading, then the log flush)
+ * may take to become final before the handover; a job not final by then is not handed over.
+ */
+export const HANDOVER_SETTLE_MS = 500;
 /** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
 export const RELOAD_ADOPTION_MS = 10_000;
 

@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { type LogConfig, logConfig } from "./config.ts";
-import { LOG_PENDING_BYTES, LOG_TAIL_BYTES } from "./constants.ts";
+import { LOG_PENDING_BYTES, LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 
 /**
@@ -24,9 +24,16 @@ export interface LogEvents {
   quotaReached(reason: string): void;
 }
 
-/** Log bytes the jobs of one runtime may still write together. Limits do not reset while it lives. */
+/**
+ * Log bytes the jobs of one runtime may still write together (`remaining`), and the bytes the tails
+ * appended at exit may still add on top (`tailRemaining`). Limits do not reset while it lives, so
+ * the runtime's directory never holds more than both together plus our marker lines.
+ */
 export class LogBudget {
-  constructor(public remaining: number) {}
+  constructor(
+    public remaining: number,
+    public tailRemaining: number = LOG_TAIL_BUDGET_BYTES,
+  ) {}
 }
 
 /** What a job reports as its log path when no log file could be created. */
@@ -45,7 +52,7 @@ export class LogDirectory {
     readonly config: LogConfig = logConfig(),
     private readonly openFile: OpenLogFile = openLogFile,
   ) {
-    this.budget = new LogBudget(config.runtimeQuotaBytes);
+    this.budget = new LogBudget(config.runtimeQuotaBytes, config.tailBudgetBytes ?? LOG_TAIL_BUDGET_BYTES);
   }
 
   /** The directory, created with mode 0700 on first use (mkdtemp makes it private and unguessable). */
@@ -75,7 +82,8 @@ export class LogDirectory {
  * false and the job must stop reading its child until `drain`, so a slow disk costs neither memory
  * nor log bytes. At a quota (per job or per runtime) a marker line is written and later bytes are only
  * counted, with the last {@link LOG_TAIL_BYTES} kept in memory and appended at exit, so the log holds
- * both ends. A storage error never touches the job: the log is marked partial with the reason.
+ * both ends — as far as the runtime's tail budget lasts: past it a log holds only its marker. A
+ * storage error never touches the job: the log is marked partial with the reason.
  */
 export class JobLog {
   private pendingWrites = 0;
@@ -86,6 +94,8 @@ export class JobLog {
   private unlogged = 0;
   private tail: HeadTailBuffer | undefined;
   private quotaReason: string | undefined;
+  /** The tail budget was used up when the quota was reached: the marker said no tail will follow. */
+  private tailRefused = false;
 
   constructor(
     readonly path: string,
@@ -124,7 +134,11 @@ export class JobLog {
     const reason = allowed === jobRoom ? `log quota reached: ${this.jobQuota} bytes per job` : "log quota reached: the Pi session's logs are full";
     let ready = this.enqueue(chunk.subarray(0, allowed));
     this.quotaReason = reason;
-    ready = this.enqueue(Buffer.from(`\n[pi-unified-exec: ${reason}. Later output is not logged; its last ${LOG_TAIL_BYTES} bytes are appended when the job exits.]\n`), false) && ready;
+    this.tailRefused = this.budget.tailRemaining <= 0;
+    const later = this.tailRefused
+      ? `Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up`
+      : `Later output is not logged; its last ${LOG_TAIL_BYTES} bytes are appended when the job exits, as far as this Pi session's budget for exit tails lasts`;
+    ready = this.enqueue(Buffer.from(`\n[pi-unified-exec: ${reason}. ${later}.]\n`), false) && ready;
     this.keepForTail(chunk.subarray(allowed));
     this.events.quotaReached(reason);
     return ready;
@@ -135,12 +149,21 @@ export class JobLog {
    * when the job exits, and again at close for anything a lingering descendant printed since.
    */
   appendTail(): void {
-    if (!this.tail || this.unlogged === 0 || !this.stream || this.failure || this.closed) return;
-    const { head, tail } = this.tail.drain();
-    const kept = Buffer.concat([head, tail]);
-    this.enqueue(Buffer.from(`\n[pi-unified-exec: ${this.unlogged} bytes were not logged; the last ${kept.length} of them follow.]\n`), false);
-    this.enqueue(kept, false);
+    if (this.unlogged === 0 || !this.stream || this.failure || this.closed) return;
+    const unlogged = this.unlogged;
     this.unlogged = 0;
+    // The quota's marker already said no tail follows: the log stays at its marker.
+    if (this.tailRefused || !this.tail) return;
+    const { head, tail } = this.tail.drain();
+    const held = Buffer.concat([head, tail]);
+    // The tail's end matters most (the final error, the summary line): what the budget cuts is its start.
+    const kept = held.subarray(held.length - Math.min(held.length, Math.max(0, this.budget.tailRemaining)));
+    this.budget.tailRemaining -= kept.length;
+    let notice = `${unlogged} bytes were not logged; the last ${kept.length} of them follow.`;
+    if (kept.length === 0) notice = `${unlogged} bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up.`;
+    else if (kept.length < held.length) notice = `${unlogged} bytes were not logged; the last ${kept.length} of them follow (this Pi session's budget for exit tails ran out).`;
+    this.enqueue(Buffer.from(`\n[pi-unified-exec: ${notice}]\n`), false);
+    this.enqueue(kept, false);
   }
 
   /** Resolves when every byte written so far is on disk (or the log failed). */
@@ -173,6 +196,8 @@ export class JobLog {
 
   private keepForTail(bytes: Buffer): void {
     this.unlogged += bytes.length;
+    // The tail budget never grows back: a log refused its tail keeps nothing in memory for it either.
+    if (this.tailRefused) return;
     this.tail ??= new HeadTailBuffer(LOG_TAIL_BYTES, 0);
     this.tail.push(bytes);
   }

@@ -15,8 +15,13 @@ import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./transp
 
 export type JobStatus = "running" | "exited";
 
-/** Why the runtime stopped a job (rather than the job ending by itself). */
-export type StopReason = "killed" | "timeout" | "log_quota";
+/**
+ * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model
+ * (`kill_session`), `user` the human (the sessions picker), `timeout` its `timeout_s` deadline,
+ * `log_quota` its log quota (with PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop), `boundary` a session boundary
+ * or a runtime given up after `/reload`.
+ */
+export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary";
 
 export interface JobSpec extends SpawnSpec {
   id: number;
@@ -352,6 +357,14 @@ export class Job {
     return () => this.exitListeners.delete(listener);
   }
 
+  /**
+   * Records who is about to stop the job, for a stop that signals its groups from outside (shutdown).
+   * The first reason wins, and a job whose leader already exited keeps its own exit.
+   */
+  stopping(reason: StopReason): void {
+    if (!this.leaderExit) this.stopReason ??= reason;
+  }
+
   /** Signals the job's process groups once. False when they are already empty; throws when it cannot. */
   signal(signal: NodeJS.Signals): boolean {
     return this.transport.signal(signal);
@@ -363,7 +376,7 @@ export class Job {
    * whether it escalated and what is known of the cleanup; a signal that cannot be sent is a failure.
    */
   async terminate(signal: NodeJS.Signals, reason: StopReason): Promise<Termination> {
-    if (!this.leaderExit) this.stopReason ??= reason;
+    this.stopping(reason);
     // Seen before the signal, so a descendant that escapes the group (setsid) can still be accounted for.
     const descendants = this.pid !== undefined && !this.leaderExit ? descendantsOf(this.pid) : [];
     let failure: string | undefined;

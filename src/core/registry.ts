@@ -15,7 +15,11 @@ export class JobRegistry {
   private nextId = 1;
   private readonly slots = new Map<number, { job: Job; published: boolean }>();
 
-  constructor(readonly capacity: number = MAX_JOBS) {}
+  /** `ids`: where ids come from when they must stay unique beyond this registry (every runtime of a Pi process). */
+  constructor(
+    readonly capacity: number = MAX_JOBS,
+    private readonly ids?: () => number,
+  ) {}
 
   /**
    * Frees a slot for a new job if none is free, by evicting the oldest completed, unattached job.
@@ -40,7 +44,15 @@ export class JobRegistry {
   }
 
   allocateId(): number {
-    return this.nextId++;
+    return this.ids ? this.ids() : this.nextId++;
+  }
+
+  /**
+   * Takes in a finished job of an earlier runtime of the session (handed over at a boundary), published
+   * so its id answers once; it is the oldest record, so the first to make room.
+   */
+  adopt(job: Job): void {
+    if (this.slots.size < this.capacity && !this.slots.has(job.id)) this.slots.set(job.id, { job, published: true });
   }
 
   /** Gives `job` a slot (call `makeRoom` first). */

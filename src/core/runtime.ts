@@ -5,6 +5,7 @@ import {
   EARLY_EXIT_GRACE_MS,
   JOB_MARKER_ENV,
   GROUP_PROBE_INTERVAL_MS,
+  HANDOVER_SETTLE_MS,
   SHUTDOWN_GRACE_MS,
   SHUTDOWN_KILL_CONFIRM_MS,
   WARN_JOBS,
@@ -60,7 +61,7 @@ export interface JobReport {
   cancelled?: boolean;
   /** This call's result carries the exit of a job whose wake was armed: the wake is consumed. */
   wakeConsumed?: boolean;
-  /** `exec_command` armed the job's completion wake. */
+  /** The job's completion wake is armed and stays armed after this result (it does not carry the exit). */
   wakeArmed?: boolean;
 }
 
@@ -122,10 +123,12 @@ export interface JobListing {
   /** The job's completion wake is armed. */
   wakeArmed: boolean;
   /**
-   * For a job whose exit was already reported but whose process group still has members (a
-   * backgrounded descendant): `unconfirmed`. `kill_session` still reaches it by this id.
+   * For an exited job whose process group still has members (a backgrounded descendant):
+   * `unconfirmed`, from the first listing on. `kill_session` still reaches it by this id.
    */
   cleanup?: "unconfirmed";
+  /** The exit was reported before; the job is listed again only because its group lingers. */
+  alreadyReported?: boolean;
 }
 
 /** A running job as the UI shows it. */
@@ -189,11 +192,13 @@ export class ExecRuntime {
   /** Releases the process-exit guard; set while this runtime has jobs to protect. */
   private unguard: (() => void) | undefined;
 
+  /** `ids`: a source shared by every runtime of the Pi process, so no id ever names two jobs there. */
   constructor(
     private readonly logs: LogDirectory = new LogDirectory(),
     capacity?: number,
+    ids?: () => number,
   ) {
-    this.registry = new JobRegistry(capacity);
+    this.registry = new JobRegistry(capacity, ids);
   }
 
   /**
@@ -291,6 +296,8 @@ export class ExecRuntime {
       // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
       if (signal?.aborted) end = "aborted";
       report = this.report(job, window, end, start, outcome, size);
+      // A poll says the wake is armed as exec_command did: the model must not wait for a wake it disarmed.
+      if (!report.exit && this.completion.isArmed(job.id)) report.wakeArmed = true;
       return report;
     } finally {
       stopProgress();
@@ -326,26 +333,29 @@ export class ExecRuntime {
   /**
    * Stops a job by id, attached call or not (that call then returns the exit). Also reaches the
    * lingering group of a job whose exit was already reported. A kill that fails keeps the job
-   * registered, so it can be tried again.
+   * registered, so it can be tried again. A kill by the `user` (the sessions picker) reads and
+   * consumes nothing: the job stays registered with its exit and unread output, so the model's next
+   * call on its id hears once that the user stopped it.
    */
-  async kill(sessionId: number, signal: NodeJS.Signals, callId?: string): Promise<KillReport> {
+  async kill(sessionId: number, signal: NodeJS.Signals, callId?: string, by: "model" | "user" = "model"): Promise<KillReport> {
     const registered = this.registry.get(sessionId);
     const job = registered ?? [...this.tracked].find((candidate) => candidate.id === sessionId && candidate.exit);
     if (!job) throw new UnknownSessionError(sessionId);
     const start = performance.now();
+    const forModel = by === "model";
     const lingering = job.exit !== undefined && job.groups().length > 0 && aliveGroups(job.groups()).length > 0;
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownSessionError(sessionId);
       // The kill's result reports the exit: it observes it like a poll would.
-      if (callId) this.completion.observed(callId, job.id);
-      return this.killReport(job, start, { signal, escalated: false, cleanup: "confirmed", survivors: [] }, true);
+      if (callId && forModel) this.completion.observed(callId, job.id);
+      return this.killReport(job, start, { signal, escalated: false, cleanup: "confirmed", survivors: [] }, true, forModel);
     }
     // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
     const restore = this.completion.suppress(job.id);
-    const termination = await job.terminate(signal, "killed");
+    const termination = await job.terminate(signal, forModel ? "killed" : "user");
     if (termination.failure || !job.exit) restore();
     else this.completion.dropWake(job.id);
-    const report = this.killReport(job, start, termination, false, registered !== undefined);
+    const report = this.killReport(job, start, termination, false, forModel && registered !== undefined);
     this.changed();
     return report;
   }
@@ -359,7 +369,7 @@ export class ExecRuntime {
     const now = performance.now();
     const registered = this.registry.jobs();
     const lingering = [...this.tracked].filter((job) => job.exit && !registered.includes(job) && aliveGroups(job.groups()).length > 0);
-    const listing = [...registered, ...lingering].map((job) => this.listing(job, now, !registered.includes(job)));
+    const listing = [...registered.map((job) => this.listing(job, now, false)), ...lingering.map((job) => this.listing(job, now, true))];
     for (const job of registered) {
       if (!job.exit || job.attached) continue;
       this.registry.remove(job.id);
@@ -410,6 +420,8 @@ export class ExecRuntime {
     this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completion.dropAll();
+    // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
+    for (const job of this.tracked) job.stopping("boundary");
     const errors: string[] = [];
     const send = (pgid: number, signal: NodeJS.Signals) => {
       try {
@@ -431,6 +443,28 @@ export class ExecRuntime {
     this.pruneTracked();
     this.changeListeners.clear();
     return { terminated: groups.length, killed: stubborn.length, survivors, escaped: escaped.map(({ pid }) => pid), errors };
+  }
+
+  /**
+   * After shutdown: the published jobs whose exit the model has not read yet (stopped by the
+   * shutdown, or ended before it), for the session's next runtime to answer once by id. Exits still
+   * draining get {@link HANDOVER_SETTLE_MS}; a job not final by then is not handed over.
+   */
+  async handover(): Promise<Job[]> {
+    const unread = this.registry.jobs();
+    let timer: NodeJS.Timeout | undefined;
+    const exits = Promise.all(unread.map((job) => new Promise<void>((resolve) => job.onExit(resolve))));
+    await Promise.race([exits, new Promise((resolve) => (timer = setTimeout(resolve, HANDOVER_SETTLE_MS)))]);
+    clearTimeout(timer);
+    return unread.filter((job) => job.exit !== undefined);
+  }
+
+  /**
+   * Takes over the finished jobs an earlier runtime of this session handed over: each id answers the
+   * model's next call once (exit, `killed_by`, unread output), then is unknown. No wake crosses.
+   */
+  inherit(jobs: readonly Job[]): void {
+    for (const job of jobs) if (job.exit) this.registry.adopt(job);
   }
 
   /** At process exit, with no time left for grace: SIGKILL to every group still alive. */
@@ -482,10 +516,11 @@ export class ExecRuntime {
     };
   }
 
-  private killReport(job: Job, startMono: number, termination: Termination, alreadyExited: boolean, registered = true): KillReport {
+  /** `consume`: the result carries the exit and the unread output (the model's kill of a registered job). */
+  private killReport(job: Job, startMono: number, termination: Termination, alreadyExited: boolean, consume = true): KillReport {
     // The kill reports the exit (and the output since the last read) unless it failed to stop the job.
-    if (job.exit && registered) this.registry.remove(job.id);
-    const output = registered ? job.takeOutput() : { text: "", omittedBytes: 0 };
+    if (job.exit && consume) this.registry.remove(job.id);
+    const output = consume ? job.takeOutput() : { text: "", omittedBytes: 0 };
     const logPartialReason = job.logPartialReason;
     return {
       ...termination,
@@ -503,7 +538,10 @@ export class ExecRuntime {
     };
   }
 
-  private listing(job: Job, now: number, lingering: boolean): JobListing {
+  /** `alreadyReported`: listed only because its group lingers (the caller checked it is alive). */
+  private listing(job: Job, now: number, alreadyReported: boolean): JobListing {
+    // An exited job whose group still has members says so on its first listing too, not only later.
+    const lingers = job.exit !== undefined && (alreadyReported || aliveGroups(job.groups()).length > 0);
     return {
       sessionId: job.id,
       command: job.command,
@@ -518,7 +556,8 @@ export class ExecRuntime {
       logPartial: job.logPartialReason !== undefined,
       attached: job.attached !== undefined,
       wakeArmed: this.completion.isArmed(job.id),
-      ...(lingering ? { cleanup: "unconfirmed" as const } : {}),
+      ...(lingers ? { cleanup: "unconfirmed" as const } : {}),
+      ...(alreadyReported ? { alreadyReported: true } : {}),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { Job } from "../core/job.ts";
 import type { ExecRuntime } from "../core/runtime.ts";
 
 /**
@@ -12,7 +13,8 @@ import type { ExecRuntime } from "../core/runtime.ts";
  * to a runtime bumps it; a newer build then refuses an older runtime (its jobs are stopped) rather
  * than drive it through an interface it does not have.
  */
-export const RUNTIME_FORMAT = 1;
+// 2: runtimes take an id source, hand over and inherit unread jobs, and tell user kills apart.
+export const RUNTIME_FORMAT = 2;
 
 export interface HostedRuntime {
   format: number;
@@ -28,12 +30,25 @@ export interface HostState {
    * starting more work beside children we lost control of would only compound the problem.
    */
   unstopped: Set<number>;
+  /**
+   * The next job id of this Pi process. Every runtime draws from it, so an id never names two jobs in
+   * one process: a session that outlives its runtime (an in-memory `/fork`, a runtime given up after
+   * `/reload`) or a forked conversation that still holds old ids never reaches a newer job with them.
+   */
+  nextId: number;
+  /** Finished, unread jobs of a session's ended runtime, for its next runtime to answer once by id. */
+  handovers: WeakMap<object, Job[]>;
+  /** Set by a `fork` boundary until the forked session starts: whose jobs, and the new session's file. */
+  pendingFork?: { manager: object; sessionFile: string | undefined; jobs: Job[] };
 }
 
 const KEY = Symbol.for("pi-unified-exec/host-state");
 
 export function hostState(): HostState {
   const holder = globalThis as { [KEY]?: HostState };
-  holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set() };
-  return holder[KEY];
+  const state = (holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() });
+  // A state made by an earlier build in this process may lack the newer fields.
+  state.nextId ??= 1;
+  state.handovers ??= new WeakMap();
+  return state;
 }

@@ -41,6 +41,8 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: Li
         );
       }
     }
+    // Before anything can create the forked session's runtime: it takes over the jobs the fork stopped.
+    if (event.reason === "fork") runtimes.forked(ctx.sessionManager);
     runtimes.bind(ctx.sessionManager, wakeSender(pi));
     if (!pi.getFlag(KEEP_BASH_FLAG)) pi.setActiveTools(pi.getActiveTools().filter((name) => name !== "bash"));
   });
@@ -52,7 +54,7 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: Li
       runtimes.park(ctx.sessionManager);
       return;
     }
-    const report = await runtimes.end(ctx.sessionManager);
+    const report = await runtimes.end(ctx.sessionManager, { reason: event.reason, targetSessionFile: event.targetSessionFile });
     if (!report) return;
     const problems = [...report.errors];
     if (report.survivors.length > 0) problems.push(`process groups still alive after SIGKILL: ${report.survivors.join(", ")}`);

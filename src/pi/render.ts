@@ -224,6 +224,7 @@ function jobResultComponent(result: ResultLike, options: { expanded: boolean; is
   }
   const flags = [
     ...(details.timed_out ? ["timed out"] : []),
+    ...(details.killed_by === "user" || details.killed_by === "boundary" ? [`killed by ${details.killed_by}`] : []),
     ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),

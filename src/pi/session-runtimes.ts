@@ -1,6 +1,7 @@
 import type { WakeSender } from "../core/completion.ts";
-import { RELOAD_ADOPTION_MS } from "../core/constants.ts";
+import { HANDOVER_MAX_JOBS, RELOAD_ADOPTION_MS } from "../core/constants.ts";
 import { ExecRequestError } from "../core/errors.ts";
+import type { Job } from "../core/job.ts";
 import { aliveGroups } from "../core/process-group.ts";
 import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
@@ -8,11 +9,20 @@ import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 /** What adopting a parked runtime after `/reload` came to. */
 export type Adoption = { adopted: ExecRuntime } | { refused: ExecRuntime; format: number } | undefined;
 
+/** What a session boundary is, as `session_shutdown` tells it. */
+export interface Boundary {
+  reason: string;
+  /** The session that replaces this one (for a fork: the forked session's file). */
+  targetSessionFile?: string | undefined;
+}
+
 /**
  * This extension instance's view of the runtimes: the one of the session it serves, created on the
  * first tool call (activation starts nothing), parked across `/reload`, adopted by the next instance,
  * and stopped at a session boundary. Delivery of wakes and the UI are bound per instance, because the
- * old instance's `pi` and `ctx` throw once Pi replaced them.
+ * old instance's `pi` and `ctx` throw once Pi replaced them. Where a conversation outlives its runtime
+ * (a fork, a runtime given up after `/reload`), the next runtime takes over the stopped jobs whose exit
+ * the model has not read, so each old id answers once with what happened.
  */
 export class SessionRuntimes {
   private manager: object | undefined;
@@ -48,7 +58,8 @@ export class SessionRuntimes {
       return adoption.adopted;
     }
     if (adoption) void adoption.refused.shutdown();
-    const runtime = new ExecRuntime();
+    const runtime = new ExecRuntime(undefined, undefined, () => this.state.nextId++);
+    runtime.inherit(this.takeHandover(manager));
     this.state.runtimes.set(manager, { format: RUNTIME_FORMAT, runtime });
     if (manager === this.manager) this.connect(runtime);
     return runtime;
@@ -71,7 +82,11 @@ export class SessionRuntimes {
     const timer = setTimeout(() => {
       if (this.state.runtimes.get(manager) !== hosted) return;
       this.state.runtimes.delete(manager);
-      void hosted.runtime.shutdown();
+      // The conversation goes on with this SessionManager: its next runtime answers the stopped ids.
+      void hosted.runtime
+        .shutdown()
+        .then(() => hosted.runtime.handover())
+        .then((jobs) => this.addHandover(manager, jobs));
     }, this.adoptionMs);
     timer.unref();
     hosted.parked = { timer };
@@ -96,16 +111,36 @@ export class SessionRuntimes {
   /**
    * A session boundary (`new`, `resume`, `fork`, `quit`): the session's jobs are stopped (pending
    * wakes first) and its runtime forgotten. Groups that could not be stopped are remembered
-   * process-wide and block new commands until they are gone.
+   * process-wide and block new commands until they are gone. A fork keeps the conversation, and the
+   * ids in it: its unread jobs wait for the forked session (`forked`). New, resume and quit leave the
+   * conversation behind, so nothing of the old jobs crosses them.
    */
-  async end(manager: object): Promise<ShutdownReport | undefined> {
+  async end(manager: object, boundary?: Boundary): Promise<ShutdownReport | undefined> {
     const hosted = this.state.runtimes.get(manager);
     if (!hosted) return undefined;
     this.state.runtimes.delete(manager);
     if (hosted.parked) clearTimeout(hosted.parked.timer);
+    // A fork whose session never started leaves nothing behind for the next boundary.
+    this.state.pendingFork = undefined;
     const report = await hosted.runtime.shutdown();
     for (const pgid of report.survivors) this.state.unstopped.add(pgid);
+    // A runtime of another build is stopped but not asked for its jobs: its interface may differ.
+    if (boundary?.reason === "fork" && hosted.format === RUNTIME_FORMAT) {
+      this.state.pendingFork = { manager, sessionFile: boundary.targetSessionFile, jobs: await hosted.runtime.handover() };
+    }
     return report;
+  }
+
+  /**
+   * `session_start` of a fork: the forked session (the same SessionManager object for an in-memory
+   * fork, else the one whose file the fork named) takes the jobs the fork stopped.
+   */
+  forked(manager: object): void {
+    const pending = this.state.pendingFork;
+    this.state.pendingFork = undefined;
+    if (!pending) return;
+    const file = (manager as { getSessionFile?: () => string | undefined }).getSessionFile?.();
+    if (pending.manager === manager || (pending.sessionFile !== undefined && pending.sessionFile === file)) this.addHandover(manager, pending.jobs);
   }
 
   /** Refuses new commands while children of an earlier session could not be stopped. */
@@ -118,6 +153,18 @@ export class SessionRuntimes {
       `Processes of an earlier session could not be stopped (process groups ${alive.join(", ")}), so no new command is ` +
         `started until they are gone. Stop them by hand (kill -KILL -${alive[0]}) or wait for them to exit.`,
     );
+  }
+
+  /** Keeps jobs for `manager`'s next runtime, at most {@link HANDOVER_MAX_JOBS}, newest kept. */
+  private addHandover(manager: object, jobs: readonly Job[]): void {
+    const kept = [...(this.state.handovers.get(manager) ?? []), ...jobs].slice(-HANDOVER_MAX_JOBS);
+    if (kept.length) this.state.handovers.set(manager, kept);
+  }
+
+  private takeHandover(manager: object): Job[] {
+    const jobs = this.state.handovers.get(manager) ?? [];
+    this.state.handovers.delete(manager);
+    return jobs;
   }
 
   private connect(runtime: ExecRuntime): void {

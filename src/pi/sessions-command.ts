@@ -12,9 +12,10 @@ const CANCEL = "Cancel";
 const KILL = "Kill (SIGTERM, then SIGKILL after 2 s)";
 const DISARM = "Disarm its wake (the job keeps running)";
 
+/** A kill by the human: the model's next call on the id hears of it (`killed_by: user`) with the unread output. */
 async function killJob(runtime: ExecRuntime, job: LiveJob): Promise<string> {
   try {
-    const report = await runtime.kill(job.sessionId, "SIGTERM");
+    const report = await runtime.kill(job.sessionId, "SIGTERM", undefined, "user");
     if (report.failure) return `session ${job.sessionId}: kill failed: ${metadata(report.failure)}`;
     return `session ${job.sessionId}: ${report.exit ? `stopped (exit_code ${report.exit.exitCode})` : "still running after SIGKILL"}, cleanup ${report.cleanup}`;
   } catch (error) {

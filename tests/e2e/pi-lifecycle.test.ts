@@ -176,8 +176,15 @@ for (const host of PI_HOSTS) {
       await waitFor(() => pi.records.slice(from).some((r) => r.method === "notify" && /wake disarmed/.test(r.message)), "the disarm notice");
       assert.ok(processAlive(second!.pid), "disarming leaves the job running");
       const listed = await pi.run("list", steps(call("list_sessions", {})));
-      const sessions = listed.tools[0]!.structuredContent.sessions as { session_id: number; wake_armed: boolean }[];
-      assert.deepEqual(sessions.map((s) => [s.session_id, s.wake_armed]), [[Number(second!.id), false]]);
+      const sessions = listed.tools[0]!.structuredContent.sessions as { session_id: number; wake_armed: boolean; status: string; killed_by?: string }[];
+      // The killed job is listed once more, saying who stopped it (the model had not heard of it yet).
+      assert.deepEqual(
+        sessions.map((s) => [s.session_id, s.status, s.killed_by, s.wake_armed]),
+        [
+          [Number(first!.id), "exited", "user", false],
+          [Number(second!.id), "running", undefined, false],
+        ],
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
       pi.onUiRequest(undefined);

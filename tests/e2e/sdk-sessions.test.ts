@@ -1,6 +1,7 @@
 /**
- * Two SDK sessions in one process, on every host: each has its own jobs, ids and listing; neither can
- * reach the other's jobs (runtimes are keyed by each session's SessionManager object).
+ * Two SDK sessions in one process, on every host: each has its own jobs and listing, ids never repeat
+ * in the process, and neither can reach the other's jobs (runtimes are keyed by each session's
+ * SessionManager object).
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
@@ -23,15 +24,17 @@ for (const host of PI_HOSTS) {
       const b = await offlinePi({ sdk, quiet: true });
       try {
         await a.prompt("start", [callTool("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300 })]);
-        await b.prompt("look", [callTool("list_sessions", {}), callTool("write_stdin", { session_id: 1, yield_time_ms: 5_000 })]);
         const started = a.calls[0]!.text;
-        assert.match(started, /^\[still running\]\nsession_id: 1\n/);
+        // Ids are unique in the process (another test's session may have drawn some already).
+        const id = Number(/^\[still running\]\nsession_id: (\d+)\n/.exec(started)?.[1]);
+        assert.ok(id > 0, started);
+        await b.prompt("look", [callTool("list_sessions", {}), callTool("write_stdin", { session_id: id, yield_time_ms: 5_000 })]);
         const [pid] = pidsIn(started.slice(started.indexOf("---")));
         assert.ok(pid && processAlive(pid));
         assert.match(b.calls[0]!.text, /^\[0 sessions: 0 running, 0 exited\]/, "B lists nothing of A's");
-        assert.match(b.calls[1]!.text, /Unknown session_id 1/, "B cannot reach A's job 1");
-        await a.prompt("stop", [callTool("kill_session", { session_id: 1 })]);
-        assert.match(a.calls.at(-1)!.text, /^\[killed\]\nsession_id: 1\n/, "A still reaches its own job");
+        assert.match(b.calls[1]!.text, new RegExp(`Unknown session_id ${id}`), "B cannot reach A's job by its id");
+        await a.prompt("stop", [callTool("kill_session", { session_id: id })]);
+        assert.match(a.calls.at(-1)!.text, new RegExp(`^\\[killed\\]\\nsession_id: ${id}\\n`), "A still reaches its own job");
         await waitFor(() => !processAlive(pid), "A's job to end");
       } finally {
         await a.close();

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobExit } from "../../core/job.ts";
+import type { JobExit, StopReason } from "../../core/job.ts";
 import type { WaitProgress } from "../../core/progress.ts";
 import type { JobReport, SlotUse } from "../../core/runtime.ts";
 import { capOutput, headerLines, metadata, oneLine, seconds, truncationDetails } from "./format.ts";
@@ -21,6 +21,12 @@ export const jobResultSchema = Type.Object({
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
   signal: Type.Optional(Type.String()),
   timed_out: Type.Optional(Type.Boolean({ description: "The job was stopped at its timeout_s deadline." })),
+  killed_by: Type.Optional(
+    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
+      description:
+        "Who stopped the job when it was not your kill_session: the user (sessions picker), its timeout_s deadline, a session boundary (fork, reload), or its log quota.",
+    }),
+  ),
   log_path: Type.String({ description: "Every byte the job printed, for the read tool." }),
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
@@ -58,6 +64,7 @@ export interface JobDetails {
   exit_code?: number | null;
   signal?: string;
   timed_out?: boolean;
+  killed_by?: KilledBy;
   failure_message?: string;
   log_path: string;
   log_partial_reason?: string;
@@ -89,13 +96,32 @@ export interface JobDetails {
 export interface JobResultExtras {
   /** Something the user should hear once (for example which shell stood in for bash). */
   notice?: string | undefined;
-  /** The state of the completion wake `exec_command` armed. */
+  /** `completion_notification`: the job's completion wake is armed (see {@link completionNote}). */
   completion?: string | undefined;
   /** For an absolute (`yield_until`) wait: the deadline, as UTC. */
   absoluteUntil?: string | undefined;
 }
 
 const DETAILS_COMMAND_CHARS = 1_000;
+
+/** Who stopped a job, when it was not the model's own `kill_session`. */
+export type KilledBy = "user" | "deadline" | "boundary" | "quota";
+
+const KILLED_BY: Partial<Record<StopReason, KilledBy>> = { user: "user", timeout: "deadline", boundary: "boundary", log_quota: "quota" };
+
+/** `killed_by` of an exit: set for a stop the model did not ask for. */
+export function killedBy(exit: JobExit | undefined): KilledBy | undefined {
+  return exit?.stoppedBy ? KILLED_BY[exit.stoppedBy] : undefined;
+}
+
+/**
+ * `completion_notification` for a job whose wake is armed. Print and JSON runs end the process with
+ * the run: say so rather than promise a wake that cannot come.
+ */
+export function completionNote(armed: boolean | undefined, wakesOutliveRun: boolean): string | undefined {
+  if (!armed) return undefined;
+  return wakesOutliveRun ? "armed" : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
+}
 
 /** Why the runtime ended the job, when it did, in words the model can act on. */
 export function stopMessage(exit: JobExit | undefined): string | undefined {
@@ -141,6 +167,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined).map(metadata);
   const wallSeconds = seconds(report.wallMs);
   const warning = slotWarning(report.slots);
+  const stoppedBy = killedBy(exit);
 
   // Header fields in the order the model reads them; optional ones appear only when they apply.
   const fields = {
@@ -148,6 +175,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(exit?.signal ? { signal: exit.signal } : {}),
     ...(exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
     log_path: logPath,
     cwd,
     wall_time_seconds: wallSeconds,
@@ -182,6 +210,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(exit ? { exit_code: exit.exitCode } : {}),
     ...(fields.signal ? { signal: fields.signal } : {}),
     ...(fields.timed_out ? { timed_out: true } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
     ...(fields.failure_message ? { failure_message: fields.failure_message } : {}),
     log_path: logPath,
     ...(report.logPartialReason ? { log_partial_reason: metadata(report.logPartialReason) } : {}),
@@ -205,7 +234,8 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(fields.yield_until ? { yield_until: fields.yield_until } : {}),
     ...(fields.on_exit_wake ? { on_exit_wake: fields.on_exit_wake } : {}),
   };
-  const title = { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
+  // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.
+  const title = status === "exited" && stoppedBy ? "[killed]" : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
 
   return {
     content: [{ type: "text", text: `${headerLines(title, fields)}\n---\n${capped.shown}` }],

@@ -2,6 +2,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { KillReport } from "../../core/runtime.ts";
 import { capOutput, headerLines, metadata, oneLine, seconds } from "./format.ts";
+import { type KilledBy, killedBy } from "./job-result.ts";
 
 /** Result of `kill_session`: what was sent, whether it escalated, the exit, and the cleanup evidence. */
 
@@ -12,6 +13,11 @@ export const killResultSchema = Type.Object({
   escalated: Type.Boolean({ description: "SIGKILL followed because the job outlived the grace period." }),
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   signal: Type.Optional(Type.String()),
+  killed_by: Type.Optional(
+    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
+      description: "The job had already been stopped by someone else: the user, its deadline, a session boundary, or its log quota.",
+    }),
+  ),
   cleanup: Type.Union([Type.Literal("pending"), Type.Literal("unconfirmed"), Type.Literal("confirmed")], {
     description: "confirmed: the job's processes are proven gone; unconfirmed: one may have escaped; pending: the exit was not seen.",
   }),
@@ -32,6 +38,7 @@ export interface KillDetails {
   escalated: boolean;
   exit_code?: number | null;
   signal?: string;
+  killed_by?: KilledBy;
   cleanup: "pending" | "unconfirmed" | "confirmed";
   survivors?: number[];
   failure_message?: string;
@@ -56,6 +63,7 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
   const status = statusOf(report);
   const logPath = metadata(report.logPath);
   const capped = capOutput(report.text, logPath);
+  const stoppedBy = killedBy(report.exit);
   const failure =
     (report.failure && metadata(report.failure)) ??
     (status === "still_running" ? `the job did not exit within the kill's wait; it stays registered, so kill_session can be tried again` : undefined);
@@ -65,6 +73,7 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     escalated: report.escalated,
     ...(report.exit ? { exit_code: report.exit.exitCode } : {}),
     ...(report.exit?.signal ? { signal: report.exit.signal } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
     cleanup: report.cleanup,
     ...(report.survivors.length ? { survivors: report.survivors } : {}),
     log_path: logPath,
@@ -82,6 +91,7 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     escalated: report.escalated,
     ...(report.exit ? { exit_code: report.exit.exitCode } : {}),
     ...(fields.signal ? { signal: fields.signal } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
     cleanup: report.cleanup,
     ...(fields.survivors ? { survivors: fields.survivors } : {}),
     ...(failure ? { failure_message: failure } : {}),

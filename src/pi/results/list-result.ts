@@ -2,7 +2,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/runtime.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { stopMessage } from "./job-result.ts";
+import { killedBy, stopMessage } from "./job-result.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -15,6 +15,11 @@ const sessionSchema = Type.Object({
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   signal: Type.Optional(Type.String()),
   timed_out: Type.Optional(Type.Boolean()),
+  killed_by: Type.Optional(
+    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
+      description: "Who stopped the job when it was not your kill_session.",
+    }),
+  ),
   failure_message: Type.Optional(Type.String()),
   elapsed_seconds: Type.Number(),
   quiet_ms: Type.Integer(),
@@ -24,7 +29,9 @@ const sessionSchema = Type.Object({
   deadline_remaining_seconds: Type.Optional(Type.Integer()),
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
-  cleanup: Type.Optional(Type.Literal("unconfirmed", { description: "Exit already reported, but processes of the job still run." })),
+  cleanup: Type.Optional(
+    Type.Literal("unconfirmed", { description: "The job's leader exited, but processes of its group still run; kill_session by this id reaches them." }),
+  ),
 });
 
 export const listResultSchema = Type.Object({
@@ -45,6 +52,7 @@ const COMMAND_CHARS = 200;
 function entry(job: JobListing) {
   const stop = stopMessage(job.exit);
   const failure = [job.exit?.failure, stop].filter(Boolean).join("; ");
+  const stoppedBy = killedBy(job.exit);
   return {
     session_id: job.sessionId,
     command: oneLine(job.command, COMMAND_CHARS),
@@ -54,6 +62,7 @@ function entry(job: JobListing) {
     ...(job.exit ? { exit_code: job.exit.exitCode } : {}),
     ...(job.exit?.signal ? { signal: job.exit.signal } : {}),
     ...(job.exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
     ...(failure ? { failure_message: metadata(failure) } : {}),
     elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,
     quiet_ms: job.quietMs,

@@ -17,7 +17,7 @@ import { type HostShellSettings, prepareExec } from "../../core/request.ts";
 import { SHELL_NAMES } from "../../core/shell.ts";
 import { checkArguments } from "../arguments.ts";
 import { execCommandRenderer } from "../render.ts";
-import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
 
 export const execCommandParameters = Type.Object(
@@ -90,12 +90,7 @@ export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: 
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
       });
       if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
-      // Print and JSON runs end the process with the run: say so rather than promise a wake that cannot come.
-      const completion = report.wakeArmed
-        ? wakesOutliveRun(ctx.mode)
-          ? "armed"
-          : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead"
-        : undefined;
+      const completion = completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode));
       return jobResult(report, { notice: request.shell.notice, completion });
     },
   };

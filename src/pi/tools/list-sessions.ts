@@ -23,7 +23,7 @@ export function listSessionsTool({ runtimes, ledger }: ToolWiring): ToolDefiniti
     async execute(toolCallId, _params, _signal, _onUpdate, ctx) {
       const jobs = runtimes.runtimeFor(ctx.sessionManager).list(toolCallId);
       for (const job of jobs) {
-        if (job.exit && !job.cleanup && !job.attached) {
+        if (job.exit && !job.alreadyReported && !job.attached) {
           ledger.observed(toolCallId, { tool: "list_sessions", sessionId: job.sessionId, exitCode: job.exit.exitCode, signal: job.exit.signal });
         }
       }

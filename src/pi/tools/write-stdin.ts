@@ -8,8 +8,8 @@ import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-polic
 import { checkArguments } from "../arguments.ts";
 import { LONG_WAIT_UPDATE_MS } from "../../core/constants.ts";
 import { writeStdinRenderer } from "../render.ts";
-import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
-import type { ToolWiring } from "../wiring.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
+import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -94,7 +94,7 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
         ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),
       });
       if (report.exit) ledger.observed(toolCallId, { tool: "write_stdin", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
-      return jobResult(report, { absoluteUntil: absolute?.until });
+      return jobResult(report, { absoluteUntil: absolute?.until, completion: completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode)) });
     },
   };
 }

@@ -48,3 +48,55 @@ describe("job logs", () => {
     assert.equal(existsSync(join(file, "x")), false);
   });
 });
+
+describe("the exit tail budget", () => {
+  const logIn = (dir: string, budget: LogBudget) => (name: string) => {
+    const path = join(dir, name);
+    return new JobLog(path, openLogFile(path), noop, 1_000_000, budget);
+  };
+  const finish = async (log: JobLog) => {
+    log.appendTail();
+    await log.flushed();
+    log.close();
+  };
+
+  it("tails share it: a tail it cuts keeps its end, and past it a log holds only its marker, which says so", async () => {
+    const dir = scratch();
+    const budget = new LogBudget(0, 1_000);
+    const open = logIn(dir, budget);
+    const whole = open("whole.log");
+    whole.write(Buffer.from("a".repeat(600)));
+    await finish(whole);
+    assert.equal(budget.tailRemaining, 400);
+    const cut = open("cut.log");
+    cut.write(Buffer.from(`${"b".repeat(1_000)}END`));
+    await finish(cut);
+    assert.equal(budget.tailRemaining, 0);
+    const refused = open("refused.log");
+    refused.write(Buffer.from("c".repeat(100)));
+    await finish(refused);
+    await waitFor(() => statSync(refused.path).size > 0, "the marker on disk");
+
+    const read = (log: JobLog) => readFileSync(log.path, "utf8");
+    assert.match(read(whole), /the last 600 of them follow\.\]\na{600}$/);
+    assert.match(read(cut), /1003 bytes were not logged; the last 400 of them follow \(this Pi session's budget for exit tails ran out\)\.\]\nb{397}END$/);
+    assert.match(read(refused), /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/);
+    assert.doesNotMatch(read(refused), /cc/, "none of the output");
+  });
+
+  it("a tail promised at the quota but used up by others before the exit is replaced by a line saying so", async () => {
+    const dir = scratch();
+    const budget = new LogBudget(0, 100);
+    const open = logIn(dir, budget);
+    const late = open("late.log");
+    late.write(Buffer.from("x".repeat(50)));
+    const greedy = open("greedy.log");
+    greedy.write(Buffer.from("y".repeat(500)));
+    await finish(greedy);
+    await finish(late);
+    const text = readFileSync(late.path, "utf8");
+    assert.match(text, /its last 524288 bytes are appended when the job exits, as far as this Pi session's budget for exit tails lasts\.\]\n/);
+    assert.match(text, /\[pi-unified-exec: 50 bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up\.\]\n$/);
+    assert.doesNotMatch(text, /xx/, "none of the output");
+  });
+});

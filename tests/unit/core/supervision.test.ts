@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
 import { logConfig } from "../../../src/core/config.ts";
-import { LOG_TAIL_BYTES } from "../../../src/core/constants.ts";
+import { LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES, RUNTIME_LOG_QUOTA_ENV } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
@@ -127,6 +128,33 @@ describe("log quotas", () => {
     const second = start("head -c 100000 /dev/zero", { logs });
     await untilExit(second);
     assert.match(second.logPartialReason ?? "", /the Pi session's logs are full/);
+  });
+
+  it("the runtime's log directory never holds more than its quota, the exit-tail budget and marker lines, however many jobs run after the quota", async (t) => {
+    const quota = 200_000;
+    const parent = mkdtempSync(join(tmpdir(), "piue-disk-bound-"));
+    t.after(() => rmSync(parent, { recursive: true, force: true }));
+    const logs = new LogDirectory({ ...logConfig({ [RUNTIME_LOG_QUOTA_ENV]: String(quota) }), parent });
+    const runtime = new ExecRuntime(logs);
+    // 40 jobs of 1 MB each: without the tail budget their tails alone would add 40 × 512 KiB = 20 MiB.
+    const jobs = 40;
+    for (let i = 0; i < jobs; i++) {
+      const report = await runtime.exec(request(`head -c 1000000 /dev/zero | tr '\\0' x; echo; echo end-${i}`, 10_000));
+      assert.equal(report.exit?.exitCode, 0, report.text.slice(-200));
+    }
+    await runtime.shutdown();
+    const dir = logs.path();
+    const files = readdirSync(dir).map((name) => join(dir, name));
+    assert.equal(files.length, jobs);
+    const sizes = files.map((file) => statSync(file).size);
+    const total = sizes.reduce((sum, size) => sum + size, 0);
+    const markers = jobs * 400;
+    assert.ok(total <= quota + LOG_TAIL_BUDGET_BYTES + markers, `the directory holds ${total} bytes`);
+    assert.ok(total >= quota + LOG_TAIL_BUDGET_BYTES - LOG_TAIL_BYTES, `the budget is used, not wasted (${total} bytes)`);
+    const onlyMarker = sizes.filter((size) => size < 400).length;
+    assert.ok(onlyMarker >= 5, `the last jobs' logs hold only their marker (${onlyMarker} do)`);
+    const last = readFileSync(files.find((file) => /job-40-/.test(file))!, "utf8");
+    assert.match(last, /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/);
   });
 
   it("PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop stops the job instead", async () => {

@@ -8,7 +8,7 @@ import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
 import { SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
-const freshState = (): HostState => ({ runtimes: new WeakMap(), unstopped: new Set() });
+const freshState = (): HostState => ({ runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() });
 const request = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
 
 describe("session runtimes", () => {
@@ -91,5 +91,69 @@ describe("session runtimes", () => {
     state.unstopped.add(ownGroup); // a group that is alive: this process's own
     assert.throws(() => runtimes.assertNoUnstoppedChildren(), /Processes of an earlier session could not be stopped .* no new command is started/);
     state.unstopped.clear();
+  });
+
+  it("ids never repeat in one process: a session's next runtime, and another session's, continue the count", async () => {
+    const state = freshState();
+    const runtimes = new SessionRuntimes(state);
+    const manager = {};
+    const first = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
+    await runtimes.end(manager, { reason: "new" });
+    const second = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
+    const otherSession = {};
+    const other = await runtimes.runtimeFor(otherSession).exec(request("sleep 300"));
+    assert.deepEqual([first.sessionId, second.sessionId, other.sessionId], [1, 2, 3]);
+    await runtimes.end(manager, { reason: "quit" });
+    await runtimes.end(otherSession, { reason: "quit" });
+  });
+
+  it("an in-memory fork (same SessionManager) hands the stopped jobs to the forked session: each old id answers once", async () => {
+    const state = freshState();
+    const runtimes = new SessionRuntimes(state);
+    const manager = {};
+    const started = await runtimes.runtimeFor(manager).exec(request("echo before; sleep 0.4; echo unread; exec sleep 300"));
+    await waitFor(() => (runtimes.existing(manager)?.jobs()[0]?.outputBytesTotal ?? 0) >= 14, "the unread output");
+    await runtimes.end(manager, { reason: "fork" });
+    runtimes.forked(manager);
+    const runtime = runtimes.runtimeFor(manager);
+    const told = await runtime.interact(started.sessionId!, {}, { ms: 5_000 });
+    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
+    assert.equal(told.text, "unread\n");
+    await assert.rejects(runtime.interact(started.sessionId!, {}, { ms: 5_000 }), /Unknown session_id/);
+    await runtimes.end(manager, { reason: "quit" });
+  });
+
+  it("a persisted fork hands them to the session whose file the fork named; new and resume hand nothing over", async () => {
+    const state = freshState();
+    const runtimes = new SessionRuntimes(state);
+    const session = (file: string) => ({ getSessionFile: () => file });
+    for (const [reason, target, expected] of [
+      ["fork", "/s/forked.jsonl", true],
+      ["fork", "/s/elsewhere.jsonl", false],
+      ["new", "/s/forked.jsonl", false],
+      ["resume", "/s/forked.jsonl", false],
+    ] as const) {
+      const old = session("/s/old.jsonl");
+      const { sessionId } = await runtimes.runtimeFor(old).exec(request("sleep 300"));
+      await runtimes.end(old, { reason, targetSessionFile: target });
+      const next = session("/s/forked.jsonl");
+      if (reason === "fork") runtimes.forked(next);
+      const runtime = runtimes.runtimeFor(next);
+      if (expected) assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary", `${reason} → ${target}`);
+      else await assert.rejects(runtime.interact(sessionId!, {}, { ms: 5_000 }), /Unknown session_id/, `${reason} → ${target}`);
+      await runtimes.end(next, { reason: "quit" });
+    }
+  });
+
+  it("a runtime given up after /reload hands its jobs to the session's next runtime", async () => {
+    const state = freshState();
+    const manager = {};
+    const runtimes = new SessionRuntimes(state, 200);
+    const { sessionId } = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
+    runtimes.park(manager);
+    await waitFor(() => state.handovers.has(manager), "the handover after the adoption deadline", 10_000);
+    const runtime = new SessionRuntimes(state).runtimeFor(manager);
+    assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary");
+    await runtime.shutdown();
   });
 });

@@ -109,7 +109,7 @@ describe("job results under supervision", () => {
       logPath: "/l",
       tty: false,
     };
-    assert.match(text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" } })), /signal: SIGTERM\ntimed_out: true\nlog_path/);
+    assert.match(text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" } })), /^\[killed\]\n[\s\S]*signal: SIGTERM\ntimed_out: true\nkilled_by: deadline\nlog_path/);
     assert.match(
       text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "log_quota" } })),
       /failure_message: stopped because its log reached the quota/,

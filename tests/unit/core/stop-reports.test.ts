@@ -1,0 +1,270 @@
+/**
+ * True reports after stops the model did not ask for: a job the user stopped (the sessions picker),
+ * one its deadline stopped, one a session boundary stopped (handed to the session's next runtime)
+ * answers the model's next call on its id once — who stopped it, the exit and the unread output —
+ * then the id is unknown. Also: the first listing of an exited job whose group lingers says
+ * `cleanup: unconfirmed`, and polls of a job whose wake is armed say so. Real child processes.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { after, describe, it } from "node:test";
+import type { WakeBatch } from "../../../src/core/completion.ts";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
+import { UnknownSessionError } from "../../../src/core/errors.ts";
+import type { Job } from "../../../src/core/job.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+
+const request = (cmd: string, yieldMs = 300, timeoutS?: number) =>
+  prepareExec({ cmd, yield_time_ms: yieldMs, ...(timeoutS ? { timeout_s: timeoutS } : {}) }, process.cwd(), process.env);
+const poll = { ms: 5_000 };
+const runtimes: ExecRuntime[] = [];
+const leftovers: number[] = [];
+
+function runtimeWithWakes(ids?: () => number) {
+  const runtime = new ExecRuntime(undefined, undefined, ids);
+  runtimes.push(runtime);
+  const batches: WakeBatch[] = [];
+  runtime.completion.setSender((batch) => batches.push(batch));
+  return { runtime, batches };
+}
+
+/** A job that printed `start` into its first result and `unread` after it, then waits to be stopped. */
+async function startedWithUnreadOutput(runtime: ExecRuntime, onExit: "none" | "wake" = "none") {
+  const report = await runtime.exec(request("echo start; sleep 0.4; echo unread; exec sleep 300"), { onExit });
+  assert.equal(report.text, "start\n");
+  const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+  await waitFor(() => job.outputBytesTotal >= "start\nunread\n".length, "the unread output");
+  return { sessionId: report.sessionId!, job };
+}
+
+/** Waits out the wake debounce several times over: a wake that was going to come has come by then. */
+const debounceOver = () => new Promise((resolve) => setTimeout(resolve, WAKE_DEBOUNCE_MS * 4));
+
+after(async () => {
+  for (const runtime of runtimes) await runtime.shutdown();
+  for (const pid of leftovers) if (processAlive(pid)) process.kill(pid, "SIGKILL");
+});
+
+describe("a job the user stopped", () => {
+  it("answers the model's next poll once with killed_by user, the exit and the unread output; then the id is unknown", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId, job } = await startedWithUnreadOutput(runtime);
+    const stop = await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    assert.equal(stop.exit?.stoppedBy, "user");
+    assert.equal(stop.text, "", "the picker reads nothing the model has not seen");
+    assert.ok(runtime.jobs().includes(job), "still registered for the model");
+    assert.deepEqual(runtime.liveJobs(), [], "no longer live for the UI");
+    const told = await runtime.interact(sessionId, {}, poll);
+    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "user" });
+    assert.equal(told.text, "unread\n");
+    assert.ok(told.wallMs < 1_000, "answered at once");
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+  });
+
+  it("a write to it is not sent and says so, in the same single answer", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId } = await startedWithUnreadOutput(runtime);
+    await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    const told = await runtime.interact(sessionId, { input: { kind: "bytes", bytes: Buffer.from("hello\n") } }, { ms: 250 });
+    assert.equal(told.exit?.stoppedBy, "user");
+    assert.match(told.input?.failure ?? "", /stdin write failed: the job has already exited/);
+    assert.equal(told.text, "unread\n");
+  });
+
+  it("wakes no one, even with a wake armed", async () => {
+    const { runtime, batches } = runtimeWithWakes();
+    const { sessionId } = await startedWithUnreadOutput(runtime, "wake");
+    await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    await debounceOver();
+    assert.deepEqual(batches, []);
+    const told = await runtime.interact(sessionId, {}, poll, { callId: "c1" });
+    assert.equal(told.exit?.stoppedBy, "user");
+    assert.equal(told.wakeConsumed, undefined, "there was no wake left to consume");
+  });
+
+  it("the model's kill_session on it reports the exit already there, killed_by user, with the unread output", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId } = await startedWithUnreadOutput(runtime);
+    await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    const killed = await runtime.kill(sessionId, "SIGTERM", "c2");
+    assert.equal(killed.alreadyExited, true);
+    assert.equal(killed.exit?.stoppedBy, "user");
+    assert.equal(killed.text, "unread\n");
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+  });
+
+  it("a listing shows it once with who stopped it, then it is gone", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId } = await startedWithUnreadOutput(runtime);
+    await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    const listed = runtime.list("c3");
+    assert.deepEqual(
+      listed.map((job) => [job.sessionId, job.status, job.exit?.stoppedBy]),
+      [[sessionId, "exited", "user"]],
+    );
+    assert.deepEqual(runtime.list(), []);
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+  });
+
+  it("a model call attached while the user stops the job returns that exit, killed_by user", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId } = await startedWithUnreadOutput(runtime);
+    const waiting = runtime.interact(sessionId, {}, { ms: 20_000 });
+    await waitFor(() => runtime.jobs()[0]?.attached !== undefined, "the poll to attach");
+    await runtime.kill(sessionId, "SIGTERM", undefined, "user");
+    const told = await waiting;
+    assert.equal(told.exit?.stoppedBy, "user");
+    assert.equal(told.text, "unread\n");
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+  });
+});
+
+describe("a job its deadline stopped while nobody was attached", () => {
+  it("answers the next poll once with its exit (stoppedBy timeout) and the output, then the id is unknown", async () => {
+    const { runtime, batches } = runtimeWithWakes();
+    const report = await runtime.exec(request("echo start; sleep 0.3; echo late; exec sleep 300", 250, 1), { onExit: "wake" });
+    await waitFor(() => batches.length > 0, "the deadline's wake", 10_000);
+    assert.match(batches[0]!.jobs[0]!.reason ?? "", /timeout_s deadline/, "a deadline stop still wakes, with the reason");
+    const told = await runtime.interact(report.sessionId!, {}, poll);
+    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
+    assert.equal(told.text, "late\n");
+    await assert.rejects(runtime.interact(report.sessionId!, {}, poll), UnknownSessionError);
+  });
+});
+
+describe("a job a session boundary stopped", () => {
+  it("is handed to the session's next runtime: its id answers once (stoppedBy boundary, unread output), and no id is reused", async () => {
+    let next = 1;
+    const ids = () => next++;
+    const { runtime: before } = runtimeWithWakes(ids);
+    const { sessionId: stopped } = await startedWithUnreadOutput(before, "wake");
+    const finished = await before.exec(request("sleep 0.3; echo finished-before; exit 5", 250));
+    await waitFor(() => before.jobs().some((job) => job.id === finished.sessionId && job.exit), "the natural exit");
+    await before.shutdown();
+    const handed = await before.handover();
+    assert.deepEqual(handed.map((job) => job.id).sort(), [stopped, finished.sessionId].sort());
+    const { runtime: afterwards, batches } = runtimeWithWakes(ids);
+    afterwards.inherit(handed);
+    const fresh = await afterwards.exec(request("sleep 300", 250));
+    assert.ok(fresh.sessionId! > finished.sessionId!, `a new id (${fresh.sessionId}), never an old one`);
+    const told = await afterwards.interact(stopped, {}, poll);
+    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
+    assert.equal(told.text, "unread\n");
+    await assert.rejects(afterwards.interact(stopped, {}, poll), UnknownSessionError);
+    const natural = await afterwards.interact(finished.sessionId!, {}, poll);
+    assert.deepEqual(natural.exit, { exitCode: 5, signal: null }, "a job that ended by itself before the boundary keeps its own exit");
+    assert.equal(natural.text, "finished-before\n");
+    await debounceOver();
+    assert.deepEqual(batches, [], "no wake crosses a boundary");
+  });
+});
+
+describe("listings and polls say what is true", () => {
+  it("the first listing of an exited job whose group lives on already says cleanup: unconfirmed", async () => {
+    const { runtime } = runtimeWithWakes();
+    const report = await runtime.exec(request("sleep 0.4; sleep 30 & echo $!; exit 0", 250));
+    const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId) as Job;
+    await waitFor(() => job.exit !== undefined, "the leader's exit");
+    const first = runtime.list();
+    assert.deepEqual(first.map((entry) => [entry.sessionId, entry.status, entry.cleanup, entry.alreadyReported]), [
+      [report.sessionId, "exited", "unconfirmed", undefined],
+    ]);
+    const second = runtime.list();
+    assert.deepEqual(second.map((entry) => [entry.sessionId, entry.cleanup, entry.alreadyReported]), [[report.sessionId, "unconfirmed", true]]);
+    const [sleeper] = pidsIn(job.takeOutput().text);
+    if (sleeper) leftovers.push(sleeper);
+    const killed = await runtime.kill(report.sessionId!, "SIGTERM");
+    assert.equal(killed.cleanup, "confirmed");
+  });
+
+  it("an exited job whose group is empty lists no cleanup", async () => {
+    const { runtime } = runtimeWithWakes();
+    const report = await runtime.exec(request("sleep 0.4; exit 0", 250));
+    await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit");
+    assert.deepEqual(runtime.list().map((entry) => [entry.sessionId, entry.cleanup]), [[report.sessionId, undefined]]);
+  });
+
+  it("a poll or a write on a job whose wake is armed says so; after disarming, or with the exit, it does not", async () => {
+    const { runtime } = runtimeWithWakes();
+    const { sessionId } = await runtime.exec(request("read line; echo got $line; sleep 1"), { onExit: "wake" });
+    const polled = await runtime.interact(sessionId!, {}, { ms: 250 }, { callId: "p1" });
+    assert.equal(polled.wakeArmed, true);
+    const cancelled = new AbortController();
+    cancelled.abort();
+    const aborted = await runtime.interact(sessionId!, {}, { ms: 250 }, { callId: "p2", signal: cancelled.signal });
+    assert.equal(aborted.cancelled, true);
+    assert.equal(aborted.wakeArmed, true, "a cancelled poll leaves the wake armed, and says so");
+    const wrote = await runtime.interact(sessionId!, { input: { kind: "bytes", bytes: Buffer.from("x\n") } }, { ms: 250 }, { callId: "p3" });
+    assert.equal(wrote.wakeArmed, true);
+    const done = await runtime.interact(sessionId!, {}, poll, { callId: "p4" });
+    assert.equal(done.exit?.exitCode, 0);
+    assert.equal(done.wakeArmed, undefined, "the result that carries the exit consumes the wake");
+    assert.equal(done.wakeConsumed, true);
+
+    const other = await runtime.exec(request("sleep 300"), { onExit: "wake" });
+    runtime.setOnExit(other.sessionId!, "none");
+    const disarmed = await runtime.interact(other.sessionId!, {}, { ms: 250 }, { callId: "p5" });
+    assert.equal(disarmed.wakeArmed, undefined);
+  });
+});
+
+/** CPU burners beside the test (`yes` into nothing), one per core here; stopped by the returned function. */
+function startBurners(count = 2): () => void {
+  const burners: ChildProcess[] = Array.from({ length: count }, () => spawn("yes", { stdio: "ignore" }));
+  return () => {
+    for (const burner of burners) burner.kill("SIGKILL");
+  };
+}
+
+describe("under load (CPU burners beside), many times over", () => {
+  const RUNS = 15;
+
+  it("a user kill is told once, with every unread byte, every time", async () => {
+    const stopBurners = startBurners();
+    try {
+      const { runtime } = runtimeWithWakes();
+      const expected = `${Array.from({ length: 2_000 }, (_, i) => i + 1).join("\n")}\n`;
+      for (let run = 0; run < RUNS; run++) {
+        // The numbers come only after the first result, when the test (not a model call) says go.
+        const report = await runtime.exec(request("echo start; read go; seq 1 2000; exec sleep 300", 250), { onExit: "wake" });
+        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+        await job.send({ kind: "bytes", bytes: Buffer.from("go\n") });
+        await waitFor(() => job.outputBytesTotal >= "start\n".length + expected.length, `run ${run}: the numbers`, 20_000);
+        await runtime.kill(report.sessionId, "SIGTERM", undefined, "user");
+        const told = await runtime.interact(report.sessionId, {}, poll, { callId: `load-${run}` });
+        assert.equal(told.exit?.stoppedBy, "user", `run ${run}`);
+        const shown = `${told.text.length} bytes ending ${JSON.stringify(told.text.slice(-12))}`;
+        assert.ok(told.text === expected, `run ${run}: the unread output, whole (got ${shown})`);
+        await assert.rejects(runtime.interact(report.sessionId, {}, poll), UnknownSessionError, `run ${run}`);
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+
+  it("the first listing of an exited job whose group lives on says cleanup: unconfirmed, every time", async () => {
+    const stopBurners = startBurners();
+    try {
+      const { runtime } = runtimeWithWakes();
+      for (let run = 0; run < RUNS; run++) {
+        const report = await runtime.exec(request("sleep 0.3; sleep 30 & echo $!; exit 0", 250));
+        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+        await waitFor(() => job.exit !== undefined, `run ${run}: the leader's exit`, 20_000);
+        const [sleeper] = pidsIn(job.takeOutput().text);
+        if (sleeper) leftovers.push(sleeper);
+        assert.deepEqual(
+          runtime.list().map((entry) => [entry.sessionId, entry.cleanup]),
+          [[report.sessionId, "unconfirmed"]],
+          `run ${run}`,
+        );
+        assert.equal((await runtime.kill(report.sessionId, "SIGKILL")).cleanup, "confirmed", `run ${run}`);
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+});

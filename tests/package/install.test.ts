@@ -6,7 +6,7 @@
  * tarball form is the packed-artifact test's job.)
  */
 import assert from "node:assert/strict";
-import { existsSync, rmSync } from "node:fs";
+import { cpSync, existsSync, rmSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
@@ -64,6 +64,21 @@ for (const host of PI_HOSTS) {
       } finally {
         rmSync(dirs.root, { recursive: true, force: true });
       }
+    });
+
+    it("two installed copies stop Pi with the conflict the README quotes", async () => {
+      const run = await runJson(host, "hello", steps(), {
+        extensions: [],
+        noExtensions: false,
+        setup: (dirs) => {
+          const copy = join(dirs.root, "second-copy");
+          cpSync(join(REPO_ROOT, "src"), join(copy, "src"), { recursive: true });
+          cpSync(join(REPO_ROOT, "package.json"), join(copy, "package.json"));
+          for (const source of [REPO_ROOT, copy]) piInstall(host.cliPath, dirs, source, join(dirs.root, "npm-cache"));
+        },
+      });
+      assert.equal(run.exitCode, 1);
+      assert.match(run.stderr, /Tool "exec_command" conflicts with /);
     });
 
     it("pi -e /abs/checkout loads it for one run without installing", async () => {

@@ -2,7 +2,7 @@
  * `npm run demo`: the real Pi TUI (the newest Pi in devDependencies) with this checkout loaded and
  * the scripted model of tour-model.ts, fully offline. Everything Pi writes goes to a temporary agent
  * directory (never ~/.pi), removed when Pi exits; the jobs run in a temporary project directory.
- * Arguments after `npm run demo --` go to Pi (the tests use `--mode json "1"`). What to type is shown
+ * Arguments after `npm run demo --` go to Pi (the tests use `--mode json 3 1 2`). What to type is shown
  * inside the TUI, above the editor (tour-model.ts): Pi clears the terminal when it starts, so
  * anything printed here first would be gone.
  */

@@ -15,6 +15,7 @@ import { PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import type { PiDirs } from "../helpers/pi-process.ts";
 import { call, firstSession, type ModelView, steps } from "../helpers/scripted-model.ts";
+import { piInstall as piInstallWith } from "./pi-install.ts";
 
 let work: string;
 let tarball: string;
@@ -29,20 +30,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 /** `pi install <spec>` with the host's CLI into the test's isolated agent dir. */
 function piInstall(cliPath: string, dirs: PiDirs, spec: string): string {
-  return execFileSync(process.execPath, [cliPath, "install", spec], {
-    cwd: dirs.cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      HOME: dirs.home,
-      PI_CODING_AGENT_DIR: dirs.agentDir,
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_TELEMETRY: "0",
-      // One npm cache for the whole file, so the PTY module is downloaded once, not per host.
-      npm_config_cache: join(work, "npm-cache"),
-      npm_config_update_notifier: "false",
-    },
-  });
+  return piInstallWith(cliPath, dirs, spec, join(work, "npm-cache"));
 }
 
 describe("the packed tarball", () => {
@@ -55,6 +43,12 @@ describe("the packed tarball", () => {
     assert.ok(files.some((file) => file.startsWith("package/examples/") && file.endsWith(".ts")), "no example");
     const forbidden = files.filter((file) => /^package\/(tests|\.ci|\.github|node_modules)\//.test(file) || /^package\/(tsconfig\.json|\.gitignore|\.npmrc)$/.test(file));
     assert.deepEqual(forbidden, []);
+  });
+
+  it("carries a version above the unrelated pi-unified-exec 0.11.0 on the registry", () => {
+    const packed = JSON.parse(execFileSync("tar", ["-xOzf", tarball, "package/package.json"], { encoding: "utf8" })) as { version: string };
+    const [major, minor] = packed.version.split(".").map(Number) as [number, number];
+    assert.ok(major > 0 || minor > 11, `version ${packed.version} is not above 0.11.0`);
   });
 });
 

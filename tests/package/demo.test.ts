@@ -1,0 +1,178 @@
+/**
+ * `npm run demo`: the newest Pi, offline, with the scripted tour model of examples/demo/. In JSON mode
+ * (the same launcher and model, three prompts in one run) every scene is checked call by call: the
+ * dev server answers, shows its request in a poll and is stopped; Python answers 42 on a PTY; a job's
+ * exit starts a turn by itself. In tmux the real TUI opens with the prompts above the editor, a wake
+ * arrives without any prompt, and quitting removes the demo's temporary agent dir. Nothing is written
+ * to the user's ~/.pi (HOME is a fresh directory here, checked afterwards).
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { headerOf, inCallOrder, outputOf, type PiEvent, runOf, textOf } from "../helpers/events.ts";
+import { REPO_ROOT } from "../helpers/hosts.ts";
+import { waitFor } from "../helpers/processes.ts";
+
+let home: string;
+before(() => {
+  home = mkdtempSync(join(tmpdir(), "piue-demo-home-"));
+});
+after(() => rmSync(home, { recursive: true, force: true }));
+
+/** The environment of a user with this Node first on PATH and an empty home. */
+function userEnv(): Record<string, string> {
+  return { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`, HOME: home, npm_config_update_notifier: "false" } as Record<
+    string,
+    string
+  >;
+}
+
+async function demoJson(prompts: string[]): Promise<{ code: number | null; events: PiEvent[]; stderr: string }> {
+  const child = spawn("npm", ["--silent", "run", "demo", "--", "--mode", "json", ...prompts], { cwd: REPO_ROOT, env: userEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  clearTimeout(timer);
+  const events = stdout
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as PiEvent);
+  return { code, events, stderr };
+}
+
+describe("npm run demo in JSON mode", () => {
+  it("walks through a wake, a dev server and a Python REPL, decided from the transcript, and cleans up", async () => {
+    // "3" first: its job exits (after 3 s) while the dev server scene (at least 7 s) runs, so its wake
+    // arrives within this one JSON run, as a follow-up after that scene.
+    const run = await demoJson(["3", "1", "2"]);
+    assert.equal(run.code, 0, run.stderr);
+    const calls = inCallOrder(runOf(run.events));
+    for (const result of calls) assert.equal(result.isError, false, result.text);
+    const said = run.events.filter((e) => e.type === "message_end" && e.message?.role === "assistant").map((e) => textOf(e.message.content)).filter(Boolean);
+
+    const [armed, server, check, poll, kill] = calls;
+    assert.equal(headerOf(armed!.text).completion_notification?.startsWith("armed"), true, armed!.text);
+    assert.match(outputOf(server!.text), /^Serving HTTP on 127\.0\.0\.1 port \d+/);
+    assert.equal(outputOf(check!.text), "status 200\n");
+    assert.match(outputOf(poll!.text), /"GET \/ HTTP\/1\.1" 200/, "the poll shows the request in the server's log");
+    assert.equal(headerOf(kill!.text).cleanup, "confirmed");
+    assert.ok(said.some((text) => /The check answered 200/.test(text)), said.join("\n"));
+
+    const wake = run.events.find((e) => e.type === "message_end" && e.message?.customType === "unified-exec-wake");
+    assert.match(textOf(wake?.message.content ?? ""), /session 1 · exit_code 0/);
+    const readAfterWake = calls.find((c) => c.name === "write_stdin" && c.args.session_id === 1);
+    assert.match(readAfterWake?.text ?? "", /^\[exited\]\nexit_code: 0\n[\s\S]*---\nbuild finished\n$/);
+    assert.ok(said.some((text) => text.includes('Woken by the exit of session 1 (exit_code 0), without anyone polling; its last line: "build finished"')), said.join("\n"));
+
+    const repl = calls.slice(-3);
+    assert.deepEqual(
+      repl.map((c) => c.name),
+      ["exec_command", "write_stdin", "write_stdin"],
+    );
+    assert.match(outputOf(repl[1]!.text), /print\(6\*7\)\n42\n>>> $/);
+    assert.equal(headerOf(repl[2]!.text).exit_code, "0");
+    assert.ok(said.some((text) => /answered 42/.test(text)), said.join("\n"));
+
+    const demoRoot = dirname(headerOf(armed!.text).cwd!);
+    assert.match(demoRoot, /pi-unified-exec-demo-/);
+    assert.equal(existsSync(demoRoot), false, "the demo's temporary agent and project dirs are removed");
+    assert.deepEqual(readdirSync(home).filter((name) => name === ".pi"), [], "nothing was written to ~/.pi");
+  });
+
+  it("answers any other prompt with the three it knows", async () => {
+    const run = await demoJson(["hello"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(runOf(run.events).finalText, /knows three prompts\.\n\n1 · start a dev server[\s\S]*\n2 · [\s\S]*\n3 · /);
+  });
+});
+
+/** `npm run demo` in a real terminal: tmux on a private socket, so the user's own tmux is untouched. */
+class DemoTerminal {
+  readonly socket = `piue-demo-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+  start(): void {
+    const script = join(home, "demo.sh");
+    const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
+    const env = userEnv();
+    writeFileSync(
+      script,
+      ["#!/bin/sh", `export PATH=${quote(env.PATH!)} HOME=${quote(home)} npm_config_update_notifier=false`, `cd ${quote(REPO_ROOT)}`, "exec npm run demo", ""].join("\n"),
+    );
+    chmodSync(script, 0o755);
+    const config = join(home, "tmux.conf");
+    writeFileSync(config, "set -g extended-keys on\n");
+    this.tmux("-f", config, "new-session", "-d", "-s", "demo", "-x", "140", "-y", "50", script);
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  }
+
+  /** Everything the pane holds, scrollback included. */
+  screen(): string {
+    try {
+      return this.tmux("capture-pane", "-p", "-S", "-", "-t", "demo");
+    } catch {
+      return ""; // the pane is gone: the demo exited
+    }
+  }
+
+  running(): boolean {
+    try {
+      this.tmux("has-session", "-t", "demo");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async waitForScreen(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
+    let last = "";
+    try {
+      await waitFor(() => pattern.test((last = this.screen())), what, timeoutMs, 100);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nscreen:\n${last}`);
+    }
+    return last;
+  }
+
+  close(): void {
+    try {
+      this.tmux("kill-server");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+describe("npm run demo in a terminal", () => {
+  const terminal = new DemoTerminal();
+  after(() => terminal.close());
+
+  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files at Ctrl+D", async () => {
+    terminal.start();
+    const intro = await terminal.waitForScreen(/type 1, 2 or 3 and Enter[\s\S]*faux-1/, "the demo's prompts above the editor and Pi's footer");
+    // The footer shows Pi's directory: the demo's project dir inside its temporary root.
+    const root = /(\S*pi-unified-exec-demo-\w+)\/project/.exec(intro)?.[1];
+    assert.ok(root && existsSync(join(root, "agent")), intro);
+
+    terminal.tmux("send-keys", "-t", "demo", "-l", "2");
+    terminal.tmux("send-keys", "-t", "demo", "Enter");
+    await terminal.waitForScreen(/Python ran on a pseudo-terminal, answered 42/, "the REPL scene");
+
+    terminal.tmux("send-keys", "-t", "demo", "-l", "3");
+    terminal.tmux("send-keys", "-t", "demo", "Enter");
+    await terminal.waitForScreen(/The job is running in the background/, "the wake scene's turn to end");
+    await terminal.waitForScreen(/Woken by the exit of session \d+ \(exit_code 0\)/, "the wake to start a turn by itself");
+
+    terminal.tmux("send-keys", "-t", "demo", "C-d");
+    await waitFor(() => !terminal.running(), "the demo to exit at Ctrl+D", 15_000, 100);
+    assert.equal(existsSync(root), false, "the demo's temporary dir is removed");
+  });
+});

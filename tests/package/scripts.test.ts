@@ -1,0 +1,159 @@
+/**
+ * The checkout's own commands: the Node-version preflight in front of `npm test`, `npm start` and
+ * `npm run demo` (one sentence and exit 1 on an old Node, silence on this one), and `npm start`
+ * running the newest Pi with this checkout, saying how to log in only when Pi has no model.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { accessSync, constants, readFileSync, realpathSync, rmSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type PiEvent, runOf } from "../helpers/events.ts";
+import { PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
+import { FAUX_EXTENSION, makeDirs, type PiDirs } from "../helpers/pi-process.ts";
+import { call, ScriptedModel, say, steps } from "../helpers/scripted-model.ts";
+
+const PREFLIGHT = join(REPO_ROOT, "scripts", "preflight.cjs");
+const refusal = (version: string) =>
+  `Node ${version} is too old for pi-unified-exec, which needs Node 22.19 or newer: switch to one, or run \`bash .ci/run\`, which provisions Node 22 and runs the tests.`;
+
+function preflight(node: string, ...args: string[]) {
+  return spawnSync(node, [PREFLIGHT, ...args], { encoding: "utf8" });
+}
+
+/** A `node` on PATH older than 22.19 (Debian's default Node 20, for one), or undefined. */
+function findOldNode(): { path: string; version: string } | undefined {
+  const ours = realpathSync(process.execPath);
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, "node");
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (realpathSync(candidate) === ours) continue;
+    } catch {
+      continue;
+    }
+    const version = spawnSync(candidate, ["-p", "process.versions.node"], { encoding: "utf8" }).stdout?.trim() ?? "";
+    const [major = 0, minor = 0] = version.split(".").map(Number);
+    if (version && (major < 22 || (major === 22 && minor < 19))) return { path: candidate, version };
+  }
+  return undefined;
+}
+
+describe("the Node-version preflight", () => {
+  it("refuses an older Node given with --node-version in one sentence naming 22.19 and bash .ci/run, with exit 1", () => {
+    for (const version of ["16.20.2", "20.11.1", "22.18.0", "v22.18.9"]) {
+      const result = preflight(process.execPath, "--node-version", version);
+      assert.equal(result.status, 1, version);
+      assert.equal(result.stdout, "");
+      assert.equal(result.stderr, `${refusal(version.replace(/^v/, ""))}\n`);
+    }
+  });
+
+  it("passes 22.19.0 and newer given with --node-version, silently", () => {
+    for (const version of ["22.19.0", "22.23.3", "24.0.0", "100.0.0"]) {
+      const result = preflight(process.execPath, "--node-version", version);
+      assert.deepEqual([result.status, result.stdout, result.stderr], [0, "", ""], version);
+    }
+  });
+
+  it("passes silently on the Node running these tests", () => {
+    const result = preflight(process.execPath);
+    assert.deepEqual([result.status, result.stdout, result.stderr], [0, "", ""]);
+  });
+
+  it("says what it expected when --node-version is not a version, with exit 2", () => {
+    const result = preflight(process.execPath, "--node-version", "latest");
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /--node-version needs a version such as 20\.11\.1, got "latest"/);
+  });
+
+  it("runs first in npm test, npm start and npm run demo", () => {
+    const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    for (const name of ["test", "start", "demo"]) assert.match(scripts[name] ?? "", /^node scripts\/preflight\.cjs && /, name);
+  });
+
+  const old = findOldNode();
+  it(
+    `stops npm test, npm start and npm run demo on a real older Node with the sentence (${old ? `Node ${old.version} at ${old.path}` : "skipped: no Node older than 22.19 on PATH"})`,
+    { skip: old ? false : "no Node older than 22.19 on PATH" },
+    () => {
+      const env = { ...process.env, PATH: `${dirname(old!.path)}${delimiter}${process.env.PATH}`, npm_config_update_notifier: "false" };
+      assert.equal(preflight(old!.path).stderr, `${refusal(old!.version)}\n`, "the script itself parses and runs there");
+      for (const script of [["test"], ["start"], ["run", "demo"]]) {
+        const result = spawnSync("npm", ["--silent", ...script], { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 60_000 });
+        assert.equal(result.status, 1, `npm ${script.join(" ")}: ${result.stdout}${result.stderr}`);
+        assert.ok(result.stderr.includes(refusal(old!.version)), `npm ${script.join(" ")}: ${result.stderr}`);
+      }
+    },
+  );
+});
+
+describe("npm start", () => {
+  const newest = PI_HOSTS.at(-1)!;
+  let dirs: PiDirs;
+  let model: ScriptedModel;
+  before(async () => {
+    dirs = makeDirs();
+    model = await ScriptedModel.start();
+  });
+  after(async () => {
+    await model.close();
+    rmSync(dirs.root, { recursive: true, force: true });
+  });
+
+  /**
+   * `npm start -- <args>` from the test's own directory, with an environment built from scratch, so
+   * no provider key of the machine running the tests can make a model available. Asynchronous: the
+   * scripted model answers from this process.
+   */
+  async function npmStart(args: string[], extraEnv: Record<string, string> = {}) {
+    const env = {
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+      HOME: dirs.home,
+      PI_CODING_AGENT_DIR: dirs.agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+      npm_config_update_notifier: "false",
+      ...extraEnv,
+    };
+    const child = spawn("npm", ["--silent", "--prefix", REPO_ROOT, "start", "--", ...args], { cwd: dirs.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearTimeout(timer);
+    return { status, stdout, stderr };
+  }
+
+  it(`runs the newest Pi (${newest.version}) and, with no model configured, first says how to log in`, async () => {
+    const result = await npmStart(["--version"]);
+    assert.equal(result.status, 0, result.stderr);
+    const lines = result.stdout.trim().split("\n");
+    assert.equal(lines.at(-1), newest.version);
+    assert.match(lines[0]!, /^No model is configured for Pi yet: type \/login in Pi to sign in or enter an API key/);
+    assert.ok(lines[0]!.includes(join(dirs.agentDir, "auth.json")), "names the agent dir's auth.json");
+    assert.match(lines[1]!, /ANTHROPIC_API_KEY or OPENAI_API_KEY\); `npm run demo` needs neither\.$/);
+  });
+
+  it("says nothing about logging in when a provider key is set", async () => {
+    const result = await npmStart(["--version"], { OPENAI_API_KEY: "sk-not-a-real-key" });
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout.trim(), newest.version);
+  });
+
+  it("loads this checkout's tools and runs jobs in the directory npm start was typed in", async () => {
+    model.script = steps(call("exec_command", { cmd: "pwd" }), say("done"));
+    const result = await npmStart(["-e", FAUX_EXTENSION, "--provider", "faux", "--model", "faux-1", "--mode", "json", "where am I?"], { PIUE_TEST_MODEL_URL: model.url });
+    assert.equal(result.status, 0, result.stderr);
+    const events = result.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as PiEvent);
+    const [exec] = runOf(events).tools;
+    assert.equal(exec?.isError, false, exec?.text ?? result.stderr);
+    assert.match(exec!.text, new RegExp(`---\\n${dirs.cwd.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\n$`));
+  });
+});

@@ -33,6 +33,8 @@ export async function runJson(
     return { ...runOf(pi.records), exitCode: code, stderr: pi.stderr(), dirs: pi.dirs };
   } finally {
     clearTimeout(timer);
-    if (!options.keepDirs) await pi.cleanup();
+    // The model server always stops (it would keep the test process alive); the dirs may stay.
+    if (options.keepDirs) await pi.stopModel();
+    else await pi.cleanup();
   }
 }

@@ -47,6 +47,8 @@ export interface LaunchedPi {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Removes the temp dir and stops the model server (after the process exited). */
   cleanup: () => Promise<void>;
+  /** Stops the model server only, keeping the temp dir for the test to inspect. */
+  stopModel: () => Promise<void>;
 }
 
 export function makeDirs(): PiDirs {
@@ -135,5 +137,6 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
       await model.close();
       rmSync(dirs.root, { recursive: true, force: true });
     },
+    stopModel: () => model.close(),
   };
 }

@@ -11,6 +11,7 @@ import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
+import { OrphanGuard } from "./orphan-guard.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
 import { type ProgressOptions, watchProgress } from "./progress.ts";
 import { JobRegistry } from "./registry.ts";
@@ -178,12 +179,15 @@ export class ExecRuntime {
   private closed = false;
   /** Releases the process-exit guard; set while this runtime has jobs to protect. */
   private unguard: (() => void) | undefined;
+  /** The watchdog and the startup sweep: no job outlives the Pi process, however it ends. */
+  readonly orphans: OrphanGuard;
 
   constructor(
     private readonly logs: LogDirectory = new LogDirectory(),
     capacity?: number,
   ) {
     this.registry = new JobRegistry(capacity);
+    this.orphans = new OrphanGuard(logs);
   }
 
   /**
@@ -193,6 +197,9 @@ export class ExecRuntime {
    */
   async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
     const { signal } = call;
+    if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
+    // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
+    await this.orphans.prepare();
     if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     this.pruneTracked();
     this.registry.makeRoom();
@@ -210,8 +217,10 @@ export class ExecRuntime {
     });
     this.registry.add(job);
     this.tracked.add(job);
+    this.orphans.started(job);
     this.unguard ??= guardAtExit({ killNow: () => this.killNow() });
     job.onExit(() => {
+      this.orphans.leaderExited(job);
       this.completion.jobExited(wakeJob(job));
       this.changed();
     });
@@ -383,6 +392,11 @@ export class ExecRuntime {
     }
   }
 
+  /** Said once, in the first result that asks: what the startup sweep stopped of an earlier Pi process. */
+  takeNotice(): string | undefined {
+    return this.orphans.takeNotice();
+  }
+
   /** Published jobs (running, or exited but not yet reported). */
   jobs(): Job[] {
     return this.registry.jobs();
@@ -413,6 +427,7 @@ export class ExecRuntime {
     for (const pgid of stubborn) send(pgid, "SIGKILL");
     const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
     this.pruneTracked();
+    this.orphans.stop();
     this.changeListeners.clear();
     return { terminated: groups.length, killed: stubborn.length, survivors, errors };
   }
@@ -520,7 +535,9 @@ export class ExecRuntime {
     const finished = [...this.tracked].filter((job) => job.exit);
     const alive = new Set(aliveGroups(finished.flatMap((job) => job.groups())));
     for (const job of finished) {
-      if (!job.groups().some((group) => alive.has(group))) this.tracked.delete(job);
+      if (job.groups().some((group) => alive.has(group))) continue;
+      this.tracked.delete(job);
+      this.orphans.forgotten(job);
     }
   }
 }

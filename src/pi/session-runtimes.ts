@@ -2,6 +2,7 @@ import type { WakeSender } from "../core/completion.ts";
 import { RELOAD_ADOPTION_MS } from "../core/constants.ts";
 import { ExecRequestError } from "../core/errors.ts";
 import { aliveGroups } from "../core/process-group.ts";
+import { holdSignalsWhile } from "../core/signal-hold.ts";
 import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 
@@ -103,7 +104,8 @@ export class SessionRuntimes {
     if (!hosted) return undefined;
     this.state.runtimes.delete(manager);
     if (hosted.parked) clearTimeout(hosted.parked.timer);
-    const report = await hosted.runtime.shutdown();
+    // A SIGTERM or SIGHUP to Pi meanwhile must not cut the jobs' grace short.
+    const report = await holdSignalsWhile(() => hosted.runtime.shutdown());
     for (const pgid of report.survivors) this.state.unstopped.add(pgid);
     return report;
   }

@@ -13,6 +13,7 @@ import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
+import { watchdogCost } from "./watchdog-cost.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -156,6 +157,9 @@ async function main() {
     const progressExec = summary(await pi.run("progress exec", execUntilExit(PROGRESS)));
     const progressBash = summary(await pi.run("progress bash", (view) => (view.turn === 0 ? call("bash", { command: PROGRESS }) : say("done"))));
 
+    // 5. The host-death watchdog: a job's registration on the host, and the watchdog's start.
+    const watchdog = await watchdogCost();
+
     const figures = {
       latency_true_ms: { exec_command: round(median(latency.exec)), bash_tool: round(median(latency.bash)), raw_spawn: round(median(latency.raw)) },
       latency_ratio_exec_over_bash: round(median(latency.exec) / median(latency.bash)),
@@ -177,6 +181,7 @@ async function main() {
         progress_bash_tool: progressBash.modelBytes,
       },
       idle_rss_MiB: round(idle / MiB, 1),
+      watchdog,
     };
     const goals = {
       "true ≤ 0.8× Pi's bash tool": figures.latency_ratio_exec_over_bash <= 0.8,
@@ -184,6 +189,7 @@ async function main() {
       "one flood ≤ idle + 40 MiB": figures.flood_peak_rss_over_idle_MiB.exec_command <= 40,
       "sixteen floods ≤ idle + 100 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 100,
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
+      "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -209,6 +215,14 @@ async function main() {
       ["flood peak RSS over idle (MiB)", `exec_command ${figures.flood_peak_rss_over_idle_MiB.exec_command} · bash tool ${figures.flood_peak_rss_over_idle_MiB.bash_tool} (idle ${figures.idle_rss_MiB})`],
       ["16 × 50 MB floods", `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`],
       ["model-visible bytes, flood", `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`],
+      [
+        "watchdog, per job registration (µs)",
+        `mean ${figures.watchdog.registration_us.mean} · p99 ${figures.watchdog.registration_us.p99} · max ${figures.watchdog.registration_us.max} (${figures.watchdog.registration_us.count} registrations)`,
+      ],
+      [
+        "watchdog start (median ms)",
+        `spawn ${figures.watchdog.start_ms.spawn_median} · first job recorded ${figures.watchdog.start_ms.first_job_recorded_median} (${figures.watchdog.start_ms.starts} starts)`,
+      ],
       ["model-visible bytes, progress bar", `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`],
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];

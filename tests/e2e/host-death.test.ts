@@ -83,7 +83,7 @@ async function allEndWithin(pids: readonly number[], ms: number, what: string): 
 }
 
 for (const host of PI_HOSTS) {
-  describe(`host death on ${host.name}`, () => {
+  describe(`host death on ${host.name}`, { skip: process.platform === "win32" && "Windows has no watchdog (docs/reference.md says what covers it)" }, () => {
     it("SIGKILL of Pi while a pipe, a PTY, a TERM-ignoring and a backgrounded job run: none is alive 3 s later", { skip: SKIP_WITHOUT_PTY }, async () => {
       const pi = await startPi(host, logParent());
       try {

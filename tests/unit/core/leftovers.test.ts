@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -16,6 +16,7 @@ import { leftoverNotice, retentionDays, sweepLeftovers } from "../../../src/core
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { REGISTRY_FILE, REGISTRY_MAGIC } from "../../../src/core/watchdog-registry.ts";
+import { groupMembers, otherStartThan, startTimeOf } from "../../helpers/process-identity.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 
 const parents: string[] = [];
@@ -39,11 +40,8 @@ function logParent(): string {
   return parent;
 }
 
-const stat = (pid: number) => {
-  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return text.slice(text.lastIndexOf(")") + 2).split(" ");
-};
-const startTime = (pid: number) => stat(pid)[19]!;
+const startTime = startTimeOf;
+const POSIX_ONLY = process.platform === "win32" && "Windows has no watchdog, no registry and no sweep";
 const HOST_GONE = `host ${process.pid} 1`; // our pid with another start time: a Pi process that is gone
 const HOST_LIVING = `host ${process.pid} ${startTime(process.pid)}`;
 
@@ -57,16 +55,7 @@ function detached(command: string): { child: ChildProcess; pid: number; start: s
 
 /** The one member of group `pgid` besides its (exited) leader. */
 function memberOf(pgid: number): number {
-  const member = readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .find((pid) => {
-      try {
-        return pid !== pgid && Number(stat(pid)[2]) === pgid;
-      } catch {
-        return false;
-      }
-    });
+  const member = groupMembers(pgid).find((pid) => pid !== pgid);
   assert.ok(member, `group ${pgid} has a member`);
   return member;
 }
@@ -90,29 +79,25 @@ async function lingeringGroup(): Promise<{ pgid: number; member: number; memberS
   const { child, pid } = detached("sleep 300 & exit 0");
   await waitFor(() => child.exitCode !== null, "the leader to exit");
   const member = memberOf(pid);
-  return { pgid: pid, member, memberStart: Number(startTime(member)) };
+  return { pgid: pid, member, memberStart: process.platform === "linux" ? Number(startTime(member)) : 0 };
 }
 
-describe("startup sweep", () => {
+describe("startup sweep", { skip: POSIX_ONLY }, () => {
   it("stops the groups a dead Pi process left that are still its own, with TERM then KILL, once, and names them", async () => {
     const parent = logParent();
     const ours = detached("sleep 300");
     const stubborn = detached("trap '' TERM; sleep 300");
     const stranger = detached("sleep 300");
     const early = await lingeringGroup();
-    const late = await lingeringGroup();
     const dir = plant(parent, [
       HOST_GONE,
-      "watchdog 1 999999999", // pid 1 with another start time: a watchdog that is gone
+      `watchdog 1 ${otherStartThan(startTime(1))}`, // pid 1 with another start time: a watchdog that is gone
       `+ ${ours.pid} ${ours.start} 100 sleep 300`,
       `+ ${stubborn.pid} ${stubborn.start} 100 trap '' TERM; sleep 300`,
-      `+ ${stranger.pid} ${Number(stranger.start) + 1} 100 not this one`,
+      `+ ${stranger.pid} ${otherStartThan(stranger.start)} 100 not this one`,
       // Leader gone; its sleep started before the exit was recorded: the group never ended.
       `+ ${early.pgid} 1 100 sleep 300 & exit 0`,
       `x ${early.pgid} ${early.memberStart + 5}`,
-      // Leader gone before its sleep started: that sleep belongs to a group that took the id later.
-      `+ ${late.pgid} 1 100 a reused id`,
-      `x ${late.pgid} ${late.memberStart - 1}`,
     ]);
     const t0 = performance.now();
     const result = await sweepLeftovers(parent, 7);
@@ -124,13 +109,21 @@ describe("startup sweep", () => {
     assert.equal(result.swept[0]!.hostPid, process.pid);
     for (const pid of [ours.pid, stubborn.pid, early.member]) assert.ok(!processAlive(pid), `${pid} was stopped`);
     assert.ok(processAlive(stranger.pid), "a live process with another start time is never signalled");
-    assert.ok(processAlive(late.member), "a group that took a freed id later is never signalled");
     const notice = leftoverNotice(result)!;
     assert.match(notice, /^stopped 3 jobs that an earlier Pi process \(pid \d+\) left running when it ended without shutting down: /);
     assert.ok(notice.includes(`\`sleep 300\` (process group ${ours.pid})`), notice);
     assert.ok(notice.includes(dir), notice);
     const again = await sweepLeftovers(parent, 7);
     assert.deepEqual(again.swept, [], "a runtime is swept once");
+  });
+
+  it("Linux: never a group that took a freed id later (its members all started after the leader's recorded exit)", { skip: process.platform !== "linux" && "start-time ticks come from /proc" }, async () => {
+    const parent = logParent();
+    const late = await lingeringGroup();
+    plant(parent, [HOST_GONE, `+ ${late.pgid} 1 100 a reused id`, `x ${late.pgid} ${late.memberStart - 1}`]);
+    const result = await sweepLeftovers(parent, 7);
+    assert.deepEqual(result.swept, []);
+    assert.ok(processAlive(late.member));
   });
 
   it("leaves alone a runtime whose Pi process lives, and one whose watchdog is still at work", async () => {
@@ -162,7 +155,7 @@ describe("startup sweep", () => {
   });
 });
 
-describe("log retention", () => {
+describe("log retention", { skip: POSIX_ONLY }, () => {
   it("removes old directories of dead runtimes only: never a living runtime's, one without a registry, a foreign mode, a symlink or a young one", async () => {
     const parent = logParent();
     const oldDead = plant(parent, [HOST_GONE]);

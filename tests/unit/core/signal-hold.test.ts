@@ -39,7 +39,7 @@ async function holdAndSignal(signal: NodeJS.Signals, otherListener: boolean, nam
   return { ...(await exited), out, file };
 }
 
-describe("shutdown signal hold", () => {
+describe("shutdown signal hold", { skip: process.platform === "win32" && "POSIX signals" }, () => {
   for (const signal of ["SIGTERM", "SIGHUP"] as const) {
     it(`a ${signal} during the held work lets it finish, then ends the process by ${signal} when nothing else handles it`, async () => {
       const result = await holdAndSignal(signal, false, `alone-${signal}`);

@@ -19,6 +19,7 @@ import { Watchdog } from "../../../src/core/watchdog.ts";
 import { parseRegistry, REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
 import { startCpuBurners } from "../../helpers/cpu-burners.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { groupMembers, groupOf, otherStartThan, sessionOf, startTimeOf } from "../../helpers/process-identity.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
@@ -36,11 +37,10 @@ function runtimeIn(parent: string): ExecRuntime {
   return new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
 }
 
-const statFields = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-};
-const startTime = (pid: number) => statFields(pid)[19]!;
+const startTime = startTimeOf;
+const LINUX_ONLY = process.platform !== "linux" && "reads /proc";
+/** A watchdog clock stamp in the registry: start-time ticks on Linux, "-" elsewhere. */
+const STAMP = "(\\d+|-)";
 /** A file's text, or "" while it does not exist yet. */
 const textOf = (path: string) => {
   try {
@@ -105,16 +105,15 @@ async function startHost(parent: string, jobs: { cmd: string; tty?: boolean }[])
   return { host, pids: pidsIn(out), watchdog };
 }
 
-describe("watchdog", () => {
+describe("watchdog", { skip: process.platform === "win32" && "Windows has no watchdog" }, () => {
   it("starts with a runtime's first job, not before, in its own session, and ignores hangups and Ctrl-C", async () => {
     const runtime = runtimeIn(logParent());
     assert.equal(runtime.orphans.watchdog.pid, undefined, "activation starts nothing");
     await exec(runtime, "true");
     const pid = runtime.orphans.watchdog.pid!;
     assert.ok(pid && processAlive(pid));
-    const fields = statFields(pid);
-    assert.equal(Number(fields[2]), pid, "it leads its own process group");
-    assert.equal(Number(fields[3]), pid, "it leads its own session");
+    assert.equal(groupOf(pid), pid, "it leads its own process group");
+    if (process.platform === "linux") assert.equal(sessionOf(pid), pid, "it leads its own session");
     process.kill(pid, "SIGHUP");
     process.kill(pid, "SIGINT");
     await exec(runtime, "true");
@@ -124,7 +123,7 @@ describe("watchdog", () => {
     await waitFor(() => !processAlive(pid), "the watchdog to leave at shutdown");
   });
 
-  it("no job inherits the host's end of the watchdog's pipe (pipe and PTY jobs)", { skip: SKIP_WITHOUT_PTY }, async () => {
+  it("no job inherits the host's end of the watchdog's pipe (pipe and PTY jobs)", { skip: LINUX_ONLY || SKIP_WITHOUT_PTY }, async () => {
     const runtime = runtimeIn(logParent());
     await exec(runtime, "true");
     // The host's end of the pipe, found through Node's handle: the one descriptor a job must never hold.
@@ -158,12 +157,11 @@ describe("watchdog", () => {
     assert.equal(byPgid.get(ptyPid)?.leaderStart, startTime(ptyPid));
     assert.equal(byPgid.get(pipePid)?.command, "echo $$; sleep 30");
     assert.ok(lingering.exit, "the lingering job's leader exited within its window");
-    await waitFor(() => /^x \d+ \d+$/m.test(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8")), "the leader exit in the journal");
-    assert.ok(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8").includes(`x ${lingerPid} `));
+    await waitFor(() => new RegExp(`^x ${lingerPid} ${STAMP}$`, "m").test(textOf(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE))), "the leader exit in the journal");
     await runtime.kill(pipe.sessionId!, "SIGKILL");
     runtime.list(); // prunes: the killed job's group is proven empty
     await waitFor(() => !registry().groups.some((group) => group.pgid === pipePid), "the empty group to be forgotten");
-    assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} \\d+$`, "m"));
+    assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} ${STAMP}$`, "m"));
     assert.ok(registry().groups.some((group) => group.pgid === ptyPid));
     await runtime.shutdown();
   });
@@ -178,7 +176,7 @@ describe("watchdog", () => {
     watchdog.stop();
     await waitFor(() => !processAlive(pid), "the watchdog to exit");
     assert.ok(processAlive(sleeper.pid!), "nothing was killed");
-    assert.match(readFileSync(join(parent, "registry"), "utf8"), /^q \d+$/m);
+    assert.match(readFileSync(join(parent, "registry"), "utf8"), new RegExp(`^q ${STAMP}$`, "m"));
   });
 
   it("a watchdog that cannot start costs nothing: registrations do not throw and the failure is noted", async () => {
@@ -215,16 +213,10 @@ describe("watchdog", () => {
     const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], { stdio: ["pipe", "ignore", "ignore"], detached: true });
     strays.push(watchdog.pid!);
     watchdog.stdin!.write(`+ ${ours.pid} ${startTime(ours.pid!)} ours\n`);
-    watchdog.stdin!.write(`+ ${stranger.pid} ${Number(startTime(stranger.pid!)) + 1} not ours\n`);
+    watchdog.stdin!.write(`+ ${stranger.pid} ${otherStartThan(startTime(stranger.pid!))} not ours\n`);
     // Registered after its leader exited ("-"): the group was whole when registered, so it is ours.
     watchdog.stdin!.write(`+ ${lingering.pid} - lingering\n`);
-    const member = readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).find((pid) => {
-      try {
-        return Number(statFields(pid)[2]) === lingering.pid && pid !== lingering.pid;
-      } catch {
-        return false;
-      }
-    });
+    const member = groupMembers(lingering.pid!).find((pid) => pid !== lingering.pid);
     assert.ok(member, "the lingering group has a member");
     await waitFor(() => textOf(join(parent, "registry")).includes("lingering"), "the registrations");
     watchdog.stdin!.end(); // the host is gone

@@ -195,9 +195,10 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
     signal(remaining(targets), "SIGKILL");
     survivors = await waitGone(targets, WATCHDOG_KILL_CONFIRM_MS);
   }
-  // A runtime with a survivor is swept again at the next start, and its directory kept until then.
-  const unfinished = new Set(targets.filter((target) => ownedGroups(target.group, identitySnapshot() ?? []).length > 0).map((target) => target.runtime));
-  await Promise.all([...unfinished].map((runtime) => unlink(join(runtime.dir, SWEPT_MARKER)).catch(() => undefined)));
+  // A runtime with a group still alive keeps its directory, and is swept again at the next start.
+  const after = identitySnapshot() ?? [];
+  const unfinished = new Set(dead.filter((runtime) => runtime.registry.groups.some((group) => ownedGroups(group, after).length > 0)));
+  await Promise.all(claimed.filter((runtime) => unfinished.has(runtime)).map((runtime) => unlink(join(runtime.dir, SWEPT_MARKER)).catch(() => undefined)));
   const swept = claimed
     .map((runtime) => ({
       dir: runtime.dir,

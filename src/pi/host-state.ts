@@ -12,7 +12,7 @@ import type { ExecRuntime } from "../core/runtime.ts";
  * to a runtime bumps it; a newer build then refuses an older runtime (its jobs are stopped) rather
  * than drive it through an interface it does not have.
  */
-export const RUNTIME_FORMAT = 1;
+export const RUNTIME_FORMAT = 2;
 
 export interface HostedRuntime {
   format: number;

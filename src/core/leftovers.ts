@@ -90,23 +90,22 @@ async function provenRegistry(dir: string): Promise<Registry | undefined> {
   }
 }
 
-/** Runtimes under `parent` whose Pi process is gone. */
-async function deadRuntimes(parent: string, table: readonly ProcessIdentity[]): Promise<DeadRuntime[]> {
+/** Runtimes under `parent` whose Pi process is gone. The process table is read only if a registry was found. */
+async function deadRuntimes(parent: string): Promise<{ dead: DeadRuntime[]; table: ProcessIdentity[] }> {
   let names: string[];
   try {
     names = (await readdir(parent)).filter((name) => DIR_PATTERN.test(name));
   } catch {
-    return [];
+    return { dead: [], table: [] };
   }
-  const found = await Promise.all(
-    names.map(async (name) => {
-      const dir = join(parent, name);
-      const registry = await provenRegistry(dir);
-      if (!registry || living(registry.host, table)) return undefined;
-      return { dir, registry, busy: registry.watchdog !== undefined && living(registry.watchdog, table) };
-    }),
-  );
-  return found.filter((runtime): runtime is DeadRuntime => runtime !== undefined);
+  const proven = await Promise.all(names.map(async (name) => ({ dir: join(parent, name), registry: await provenRegistry(join(parent, name)) })));
+  const found = proven.filter((entry): entry is { dir: string; registry: Registry } => entry.registry !== undefined);
+  const table = found.length > 0 ? identitySnapshot() : undefined;
+  if (!table) return { dead: [], table: [] };
+  const dead = found
+    .filter(({ registry }) => !living(registry.host, table))
+    .map(({ dir, registry }) => ({ dir, registry, busy: registry.watchdog !== undefined && living(registry.watchdog, table) }));
+  return { dead, table };
 }
 
 /** Takes the job of stopping a dead runtime's groups; false when another sweep already took it. */
@@ -179,9 +178,8 @@ async function removeExpired(runtimes: readonly DeadRuntime[], days: number, now
  * background) removes dead runtimes' directories older than `days`. Never throws.
  */
 export async function sweepLeftovers(parent: string, days: number = retentionDays(), nowMs: number = Date.now()): Promise<SweepResult> {
-  const table = identitySnapshot();
-  if (!table) return { swept: [], survivors: [], removed: Promise.resolve([]) };
-  const dead = await deadRuntimes(parent, table);
+  const { dead, table } = await deadRuntimes(parent);
+  if (dead.length === 0) return { swept: [], survivors: [], removed: Promise.resolve([]) };
   const targets: Target[] = [];
   const claimed: DeadRuntime[] = [];
   for (const runtime of dead) {
@@ -189,14 +187,18 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
     claimed.push(runtime);
     for (const group of runtime.registry.groups) if (ownedGroups(group, table).length > 0) targets.push({ runtime, group });
   }
-  signal(remaining(targets), "SIGTERM");
-  let survivors = await waitGone(targets, WATCHDOG_KILL_GRACE_MS);
-  if (survivors.length > 0) {
-    signal(remaining(targets), "SIGKILL");
-    survivors = await waitGone(targets, WATCHDOG_KILL_CONFIRM_MS);
+  let survivors: number[] = [];
+  let after = table;
+  if (targets.length > 0) {
+    signal(remaining(targets), "SIGTERM");
+    survivors = await waitGone(targets, WATCHDOG_KILL_GRACE_MS);
+    if (survivors.length > 0) {
+      signal(remaining(targets), "SIGKILL");
+      survivors = await waitGone(targets, WATCHDOG_KILL_CONFIRM_MS);
+    }
+    after = identitySnapshot() ?? [];
   }
   // A runtime with a group still alive keeps its directory, and is swept again at the next start.
-  const after = identitySnapshot() ?? [];
   const unfinished = new Set(dead.filter((runtime) => runtime.registry.groups.some((group) => ownedGroups(group, after).length > 0)));
   await Promise.all(claimed.filter((runtime) => unfinished.has(runtime)).map((runtime) => unlink(join(runtime.dir, SWEPT_MARKER)).catch(() => undefined)));
   const swept = claimed

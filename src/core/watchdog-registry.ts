@@ -75,7 +75,7 @@ export function parseRegistry(text: string): Registry | undefined {
     } else if (kind === "x") {
       const group = groups.get(Number(parts[1]));
       const at = ticks(parts[2]);
-      if (group && group.exitAt === undefined && at !== undefined) group.exitAt = at;
+      if (group && at !== undefined) group.exitAt = Math.min(group.exitAt ?? at, at);
     } else if (kind === "-") groups.delete(Number(parts[1]));
     else if (kind === "q") quit = true;
     // Only what the host sent proves it alive at that moment ("gone" and "done" come after its death).

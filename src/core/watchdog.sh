@@ -9,7 +9,7 @@
 # Standard input is a pipe whose other end only the Pi process holds (Node opens it close-on-exec,
 # so no job inherits it). The host writes one line per event:
 #   + <pgid> <leader-start|?|-> <command>   a job's group; its leader leads its own session (pgid = sid)
-#   x <pgid>                                the leader exited (the group may live on)
+#   x <pgid> [<ms>]                         the leader exited (the group may live on), <ms> ago
 #   - <pgid>                                the group is proven empty: forget it
 #   q                                       orderly shutdown: exit and touch nothing
 # End of input without "q" means the host is gone, however it died. Every registered group that is
@@ -55,14 +55,18 @@ start_of() {
 }
 
 # Now in $now, in the clock of process start times (Linux); "-" elsewhere.
+# Now in $now, in the clock of process start times (Linux): the start time of a process forked for
+# the purpose (/proc/uptime can run on another clock: on some VMs it lags start times by seconds).
+# "-" elsewhere.
 now_ticks() {
   now=-
   [ -n "$linux" ] || return 0
-  { read -r up rest </proc/uptime; } 2>/dev/null || return 0
-  secs=${up%.*}
-  cents=${up#*.}
-  cents=${cents#0}
-  now=$((secs * hz + cents * hz / 100))
+  now=$(
+    { read -r stat </proc/self/stat; } 2>/dev/null || exit 0
+    set -- ${stat##*") "}
+    printf '%s' "${20}"
+  )
+  case $now in '' | *[!0-9]*) now=- ;; esac
 }
 
 header() {
@@ -132,43 +136,53 @@ valid_pgid() {
 }
 
 on_register() {
-  rest=${1#+ }
-  p=${rest%% *}
-  rest=${rest#* }
-  s=${rest%% *}
-  c=${rest#* }
-  valid_pgid "$p" || return 0
+  r_args=${1#+ }
+  r_pgid=${r_args%% *}
+  r_args=${r_args#* }
+  r_start=${r_args%% *}
+  r_cmd=${r_args#* }
+  valid_pgid "$r_pgid" || return 0
   now_ticks
-  if [ "$s" = "?" ]; then
-    start_of "$p"
-    s=${start:--}
+  if [ "$r_start" = "?" ]; then
+    start_of "$r_pgid"
+    r_start=${start:--}
   fi
   # A leader already gone when registered: the group was last known whole now.
-  x=-
-  [ "$s" = - ] && x=$now
-  replace_entry "$p" "$p $s $now $x $c"
-  journal "+ $p $s $now $c"
-  [ "$x" = - ] || journal "x $p $x"
+  r_exit=-
+  [ "$r_start" = - ] && r_exit=$now
+  replace_entry "$r_pgid" "$r_pgid $r_start $now $r_exit $r_cmd"
+  journal "+ $r_pgid $r_start $now $r_cmd"
+  [ "$r_exit" = - ] || journal "x $r_pgid $r_exit"
 }
 
+# A watchdog started again after the first died hears of earlier exits only then; the host says how
+# long ago each was, so it still knows when the group was last whole.
 on_exit() {
-  p=${1#x }
-  valid_pgid "$p" || return 0
-  find_entry "$p"
+  # Parsed first into names of its own: the helpers below set variables of theirs (sh has no locals).
+  x_args=${1#x }
+  x_pgid=${x_args%% *}
+  x_ago=${x_args#"$x_pgid"}
+  x_ago=${x_ago# }
+  case $x_ago in '' | *[!0-9]*) x_ago=0 ;; esac
+  valid_pgid "$x_pgid" || return 0
+  find_entry "$x_pgid"
   [ -n "$found" ] || return 0
   split_entry "$found"
-  [ "$e_exit" = - ] || return 0
   now_ticks
-  replace_entry "$p" "$e_pgid $e_start $e_at $now $e_cmd"
-  journal "x $p $now"
+  at=$now
+  [ "$at" = - ] || at=$((at - x_ago * hz / 1000))
+  [ "$at" = - ] && [ "$e_exit" != - ] && return 0
+  if [ "$e_exit" != - ] && [ "$at" != - ]; then [ "$at" -lt "$e_exit" ] || return 0; fi
+  replace_entry "$x_pgid" "$e_pgid $e_start $e_at $at $e_cmd"
+  journal "x $x_pgid $at"
 }
 
 on_forget() {
-  p=${1#- }
-  valid_pgid "$p" || return 0
-  replace_entry "$p" ""
+  f_pgid=${1#- }
+  valid_pgid "$f_pgid" || return 0
+  replace_entry "$f_pgid" ""
   now_ticks
-  journal "- $p $now"
+  journal "- $f_pgid $now"
 }
 
 # Linux: the processes of registered sessions and groups, one "pid pgrp sid start state" line each.

@@ -30,13 +30,22 @@ interface Registration {
   start: string;
   command: string;
   leaderExited: boolean;
+  /** When the host saw the leader's exit (the group was whole until then). */
+  exitedMono?: number | undefined;
+}
+
+/** The line that reports a leader's exit, with how long ago it was (the watchdog has its own clock). */
+function exitLine({ pgid, exitedMono }: Pick<Registration, "pgid" | "exitedMono">): string {
+  const ago = exitedMono === undefined ? 0 : Math.max(0, Math.floor(performance.now() - exitedMono));
+  return ago > 0 ? `x ${pgid} ${ago}\n` : `x ${pgid}\n`;
 }
 
 export class Watchdog {
   private child: ChildProcess | undefined;
   private running = false;
   private stopped = false;
-  private restarts = 0;
+  /** Watchdog processes started (or tried) for this runtime. */
+  private starts = 0;
   /** What the host registered and has not forgotten, replayed to a watchdog started again. */
   private readonly registrations = new Map<number, Registration>();
   /** Why the watchdog is not (or no longer) watching, once known. */
@@ -65,10 +74,12 @@ export class Watchdog {
   register(pgid: number, command: string): void {
     if (this.platform === "win32" || this.stopped) return;
     const start = linuxStartTime(pgid) ?? (this.platform === "linux" ? "-" : "?");
-    const registration = { pgid, start, command: protocolText(command), leaderExited: false };
+    // A leader already gone (a PTY child reaped on node-pty's thread): the group was whole until now.
+    const gone = start === "-";
+    const registration: Registration = { pgid, start, command: protocolText(command), leaderExited: gone, ...(gone ? { exitedMono: performance.now() } : {}) };
     this.registrations.set(pgid, registration);
     // A watchdog started now learns every registration from the replay, this one included.
-    if (this.running) this.send(`+ ${pgid} ${start} ${registration.command}\n`);
+    if (this.running) this.replay(registration);
     else this.ensureRunning();
   }
 
@@ -77,7 +88,8 @@ export class Watchdog {
     const registration = this.registrations.get(pgid);
     if (!registration || registration.leaderExited) return;
     registration.leaderExited = true;
-    if (this.running) this.send(`x ${pgid}\n`);
+    registration.exitedMono = performance.now();
+    if (this.running) this.send(exitLine(registration));
   }
 
   /** The group is proven empty: its id may be reused from now on, so it must never be signalled. */
@@ -98,8 +110,8 @@ export class Watchdog {
   /** Starts the watchdog (again, after it died) and replays what it must know. False when it cannot run. */
   private ensureRunning(): boolean {
     if (this.running) return true;
-    if (this.child && this.restarts >= WATCHDOG_RESTARTS) return false;
-    if (this.child) this.restarts++;
+    if (this.starts > WATCHDOG_RESTARTS) return false;
+    this.starts++;
     const started = performance.now();
     let child: ChildProcess;
     try {
@@ -112,8 +124,6 @@ export class Watchdog {
       });
     } catch (error) {
       this.failure = `the watchdog could not start: ${(error as Error).message}`;
-      this.child = undefined;
-      this.restarts = WATCHDOG_RESTARTS;
       return false;
     }
     this.spawnMs = performance.now() - started;
@@ -131,11 +141,11 @@ export class Watchdog {
     return true;
   }
 
-  private replay({ pgid, start, command, leaderExited }: Registration): void {
+  private replay({ pgid, start, command, leaderExited, exitedMono }: Registration): void {
     // A start time the watchdog would have to look up now could name a later process with that pid.
     const known = leaderExited && start === "?" ? "-" : start;
     this.send(`+ ${pgid} ${known} ${command}\n`);
-    if (leaderExited) this.send(`x ${pgid}\n`);
+    if (leaderExited) this.send(exitLine({ pgid, exitedMono }));
   }
 
   private lost(child: ChildProcess, why: string): void {

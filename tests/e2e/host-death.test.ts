@@ -31,7 +31,7 @@ after(() => {
       // already gone
     }
   }
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true });
+  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 /** A log parent of the test's own, so Pi's private log directory (and its registry) can be found. */
@@ -153,7 +153,22 @@ for (const host of PI_HOSTS) {
         const next = await second.run("first job", steps(call("exec_command", { cmd: "echo hello" }), call("exec_command", { cmd: "echo again" }), say("done")));
         const [firstResult, secondResult] = next.tools;
         const notice = headerOf(firstResult!.text).notice ?? "";
-        assert.match(notice, /^stopped 4 jobs that an earlier Pi process \(pid \d+\) left running when it ended without shutting down: /, firstResult!.text);
+        const state = (pid: number) => {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            return `${pid}:${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]}`;
+          } catch {
+            return `${pid}:gone`;
+          }
+        };
+        const diagnosis = [
+          firstResult!.text,
+          `second result notice: ${headerOf(secondResult!.text).notice}`,
+          `registry:\n${readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")}`,
+          `swept marker: ${existsSync(join(parent, ownDir, "swept"))}`,
+          `host ${state(first.pid)}, watchdog ${state(watchdog!.pid)}, jobs ${processes.map(state).join(" ")}`,
+        ].join("\n");
+        assert.match(notice, /^stopped 4 jobs that an earlier Pi process \(pid \d+\) left running when it ended without shutting down: /, diagnosis);
         assert.ok(notice.includes("`echo $$; trap '' TERM; sleep 300`"), notice);
         assert.equal(firstResult!.structuredContent.notice, notice);
         assert.equal(headerOf(secondResult!.text).notice, undefined, "said once");

@@ -31,7 +31,7 @@ after(() => {
       // already gone
     }
   }
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true });
+  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 function logParent(): string {

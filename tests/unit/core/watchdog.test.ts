@@ -79,7 +79,7 @@ after(() => {
       // already gone
     }
   }
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true });
+  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 /** A separate Node process hosting a runtime with the given jobs; resolves once they run, with their pids. */
@@ -191,16 +191,30 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     });
   });
 
-  it("a watchdog killed while jobs run is started again and learns every registered group", async () => {
+  it("a watchdog killed while jobs run is started again and learns every registered group, and when each leader exited", async () => {
     const parent = logParent();
     const runtime = runtimeIn(parent);
     const job = await exec(runtime, "sleep 30");
+    const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
+    const lingerPid = pidsIn(lingering.text)[0]!;
+    const exitLine = new RegExp(`^x ${lingerPid} ${STAMP}$`, "m");
+    const registryFile = () => join(parent, readdirSync(parent)[0]!, REGISTRY_FILE);
+    await waitFor(() => exitLine.test(textOf(registryFile())), "the leader exit in the journal");
+    const exitStamp = exitLine.exec(textOf(registryFile()))![1]!;
+    // Long enough that a replay stamped "now" would be told apart from the real moment of the exit.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     const first = runtime.orphans.watchdog.pid!;
     process.kill(first, "SIGKILL");
     await waitFor(() => runtime.orphans.watchdog.pid !== undefined && runtime.orphans.watchdog.pid !== first, "a new watchdog");
     await waitFor(() => registryIn(parent)?.watchdog?.pid === runtime.orphans.watchdog.pid, "the new watchdog's registry");
     const pgid = runtime.jobs().find((candidate) => candidate.id === job.sessionId)!.pgid;
     await waitFor(() => registryIn(parent)!.groups.some((group) => group.pgid === pgid), "the replayed registration");
+    await waitFor(() => exitLine.test(textOf(registryFile())), "the replayed leader exit");
+    if (process.platform === "linux") {
+      const replayed = Number(exitLine.exec(textOf(registryFile()))![1]);
+      // Start-time ticks (1/100 s): the replay knows the exit is 1.5 s old; a loaded machine may add some.
+      assert.ok(Math.abs(replayed - Number(exitStamp)) <= 50, `replayed exit ${replayed}, first recorded ${exitStamp}`);
+    }
     await runtime.shutdown();
   });
 

@@ -8,7 +8,7 @@ import type { RegisteredGroup } from "./process-identity.ts";
  *
  *   pi-unified-exec-registry 1
  *   host <pid> <start>
- *   watchdog <pid> <start>
+ *   watchdog <pid> <start>                    (again, appended, by a watchdog started after the first died)
  *   + <pgid> <leader-start> <at> <command>    registered (<at>: watchdog clock, Linux start-time ticks, else "-")
  *   x <pgid> <at>                             its leader exited
  *   - <pgid> <at>                             proven empty, forgotten
@@ -69,9 +69,11 @@ export function parseRegistry(text: string): Registry | undefined {
       const pgid = Number(parts[1]);
       if (!Number.isSafeInteger(pgid) || pgid <= 1 || !parts[2]) continue;
       const at = ticks(parts[3]);
-      const leaderGone = parts[2] === "-";
+      // A restarted watchdog records the host's replay of a group it already listed: keep its exit.
+      const previous = groups.get(pgid);
+      const exitAt = previous?.leaderStart === parts[2] ? previous.exitAt : parts[2] === "-" ? at : undefined;
       groups.delete(pgid);
-      groups.set(pgid, { pgid, leaderStart: parts[2], bound: undefined, command: parts.slice(4).join(" "), ...(leaderGone && at !== undefined ? { exitAt: at } : {}) });
+      groups.set(pgid, { pgid, leaderStart: parts[2], bound: undefined, command: parts.slice(4).join(" "), ...(exitAt !== undefined ? { exitAt } : {}) });
     } else if (kind === "x") {
       const group = groups.get(Number(parts[1]));
       const at = ticks(parts[2]);

@@ -270,7 +270,15 @@ if [ "$host_start" = "?" ]; then
   start_of "$host_pid"
   host_start=${start:--}
 fi
-[ "$registry" = - ] || header 2>/dev/null >"$registry"
+# A watchdog started again after the first died appends: until the host has replayed every
+# registration, the first one's journal is the only record of them (and the host may die first).
+if [ "$registry" != - ]; then
+  if [ -s "$registry" ]; then
+    { printf '%s\n' "host $host_pid $host_start" "watchdog $$ $my_start" >>"$registry"; } 2>/dev/null
+  else
+    header 2>/dev/null >"$registry"
+  fi
+fi
 
 while IFS= read -r message; do
   case $message in

@@ -126,6 +126,8 @@ for (const host of PI_HOSTS) {
       await waitFor(() => (registryIn(parent)?.groups.length ?? 0) === 4, "four registrations");
       await waitFor(() => /^x /m.test(readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")), "the lingering job's leader exit");
       const { watchdog } = registryIn(parent)!;
+      // Pi is stopped first: a live Pi would start a new watchdog the moment the first one died.
+      process.kill(first.pid, "SIGSTOP");
       process.kill(watchdog!.pid, "SIGKILL");
       process.kill(first.pid, "SIGKILL");
       await first.close();

@@ -210,6 +210,9 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     const pgid = runtime.jobs().find((candidate) => candidate.id === job.sessionId)!.pgid;
     await waitFor(() => registryIn(parent)!.groups.some((group) => group.pgid === pgid), "the replayed registration");
     await waitFor(() => exitLine.test(textOf(registryFile())), "the replayed leader exit");
+    // Appended, not rewritten: had the host died before its replay, the first journal would still name the jobs.
+    assert.ok(textOf(registryFile()).startsWith(`pi-unified-exec-registry 1\nhost ${process.pid} `));
+    assert.match(textOf(registryFile()), new RegExp(`^watchdog ${first} [\\s\\S]*^watchdog ${runtime.orphans.watchdog.pid} `, "m"));
     if (process.platform === "linux") {
       const replayed = Number(exitLine.exec(textOf(registryFile()))![1]);
       // Start-time ticks (1/100 s): the replay knows the exit is 1.5 s old; a loaded machine may add some.

@@ -145,6 +145,9 @@ export const WATCHDOG_KILL_CONFIRM_MS = 1_000;
 export const WATCHDOG_RESTARTS = 3;
 /** Characters of a job's command kept in the registry file, for the sweep's notice. */
 export const WATCHDOG_COMMAND_CHARS = 200;
+/** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */
+export const SWEEP_NOTICE_JOBS = 5;
+export const SWEEP_NOTICE_COMMAND_CHARS = 80;
 /** The registry file is read only up to this size (the watchdog keeps it far smaller). */
 export const WATCHDOG_REGISTRY_MAX_BYTES = 1024 * 1024;
 

@@ -5,6 +5,8 @@ import {
   GROUP_PROBE_INTERVAL_MS,
   LOG_RETENTION_DAYS,
   LOG_RETENTION_ENV,
+  SWEEP_NOTICE_COMMAND_CHARS,
+  SWEEP_NOTICE_JOBS,
   WATCHDOG_KILL_CONFIRM_MS,
   WATCHDOG_KILL_GRACE_MS,
   WATCHDOG_REGISTRY_MAX_BYTES,
@@ -212,18 +214,14 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
   return { swept, survivors, removed: removeExpired(expirable, days, nowMs) };
 }
 
-/** Commands named per earlier runtime in the notice, and their length there. */
-const NOTICE_JOBS = 5;
-const NOTICE_COMMAND_CHARS = 80;
-
 function shortCommand(command: string): string {
-  return command.length > NOTICE_COMMAND_CHARS ? `${command.slice(0, NOTICE_COMMAND_CHARS - 1)}…` : command;
+  return command.length > SWEEP_NOTICE_COMMAND_CHARS ? `${command.slice(0, SWEEP_NOTICE_COMMAND_CHARS - 1)}…` : command;
 }
 
 /** One line for the first result after a sweep that stopped something (undefined when it stopped nothing). */
 export function leftoverNotice(result: Pick<SweepResult, "swept" | "survivors">): string | undefined {
   const parts = result.swept.map(({ dir, hostPid, jobs }) => {
-    const shown = jobs.slice(0, NOTICE_JOBS).map((job) => `\`${shortCommand(job.command)}\` (process group ${job.pgid})`);
+    const shown = jobs.slice(0, SWEEP_NOTICE_JOBS).map((job) => `\`${shortCommand(job.command)}\` (process group ${job.pgid})`);
     const more = jobs.length > shown.length ? ` and ${jobs.length - shown.length} more` : "";
     const count = jobs.length === 1 ? "1 job" : `${jobs.length} jobs`;
     return `stopped ${count} that an earlier Pi process (pid ${hostPid}) left running when it ended without shutting down: ${shown.join(", ")}${more}; their logs are in ${dir}`;

@@ -21,23 +21,6 @@
 
 trap '' HUP INT
 set -f
-registry=$1
-host_pid=$2
-host_start=$3
-nl='
-'
-sp=' '
-IFS=$sp
-linux=
-[ -r "/proc/$$/stat" ] && linux=1
-hz=100
-if [ -n "$linux" ]; then
-  hz=$(getconf CLK_TCK 2>/dev/null)
-  case $hz in '' | *[!0-9]*) hz=100 ;; esac
-fi
-# One line per registered group: "<pgid> <leader-start> <registered-at> <leader-exit-bound> <command>".
-entries=
-journal_lines=0
 
 # Start time of process $1 in $start (empty when there is no such process): Linux /proc/<pid>/stat
 # field 22 (clock ticks since boot); elsewhere ps's lstart, spaces made underscores.
@@ -54,10 +37,9 @@ start_of() {
   return 0
 }
 
-# Now in $now, in the clock of process start times (Linux); "-" elsewhere.
-# Now in $now, in the clock of process start times (Linux): the start time of a process forked for
-# the purpose (/proc/uptime can run on another clock: on some VMs it lags start times by seconds).
-# "-" elsewhere.
+# Now in $now, in the clock and unit of process start times (Linux): the start time of a subshell
+# forked for the purpose, which needs no assumption about /proc/uptime's clock or rounding. "-"
+# elsewhere.
 now_ticks() {
   now=-
   [ -n "$linux" ] || return 0
@@ -264,49 +246,72 @@ sweep() {
   return 0
 }
 
-start_of $$
-my_start=${start:--}
-if [ "$host_start" = "?" ]; then
-  start_of "$host_pid"
-  host_start=${start:--}
-fi
-# A watchdog started again after the first died appends: until the host has replayed every
-# registration, the first one's journal is the only record of them (and the host may die first).
-if [ "$registry" != - ]; then
-  if [ -s "$registry" ]; then
-    { printf '%s\n' "host $host_pid $host_start" "watchdog $$ $my_start" >>"$registry"; } 2>/dev/null
-  else
-    header 2>/dev/null >"$registry"
+# Everything runs from inside this function, so the shell has parsed the whole script before it
+# acts: a package update that rewrites this file in place cannot change what a running watchdog does.
+main() {
+  registry=$1
+  host_pid=$2
+  host_start=$3
+  nl='
+'
+  sp=' '
+  IFS=$sp
+  linux=
+  [ -r "/proc/$$/stat" ] && linux=1
+  hz=100
+  if [ -n "$linux" ]; then
+    hz=$(getconf CLK_TCK 2>/dev/null)
+    case $hz in '' | *[!0-9]*) hz=100 ;; esac
   fi
-fi
+  # One line per registered group: "<pgid> <leader-start> <registered-at> <leader-exit-bound> <command>".
+  entries=
+  journal_lines=0
+  start_of $$
+  my_start=${start:--}
+  if [ "$host_start" = "?" ]; then
+    start_of "$host_pid"
+    host_start=${start:--}
+  fi
+  # A watchdog started again after the first died appends: until the host has replayed every
+  # registration, the first one's journal is the only record of them (and the host may die first).
+  if [ "$registry" != - ]; then
+    if [ -s "$registry" ]; then
+      { printf '%s\n' "host $host_pid $host_start" "watchdog $$ $my_start" >>"$registry"; } 2>/dev/null
+    else
+      header 2>/dev/null >"$registry"
+    fi
+  fi
 
-while IFS= read -r message; do
-  case $message in
-    "+ "*) on_register "$message" ;;
-    "x "*) on_exit "$message" ;;
-    "- "*) on_forget "$message" ;;
-    q)
-      now_ticks
-      journal "q $now"
-      exit 0
-      ;;
-  esac
-done
+  while IFS= read -r message; do
+    case $message in
+      "+ "*) on_register "$message" ;;
+      "x "*) on_exit "$message" ;;
+      "- "*) on_forget "$message" ;;
+      q)
+        now_ticks
+        journal "q $now"
+        exit 0
+        ;;
+    esac
+  done
 
-# The host is gone.
-now_ticks
-gone_at=$now
-[ "$gone_at" = - ] && gone_at=0
-journal "gone $now"
-[ -n "$entries" ] || exit 0
-sweep TERM
-waited=0
-while [ "$waited" -lt 10 ]; do
-  if sleep 0.1 2>/dev/null; then waited=$((waited + 1)); else sleep 1; waited=10; fi
-  sweep none
-  [ -n "$targets" ] || break
-done
-[ -n "$targets" ] && sweep KILL
-now_ticks
-journal "done $now"
-exit 0
+  # The host is gone.
+  now_ticks
+  gone_at=$now
+  [ "$gone_at" = - ] && gone_at=0
+  journal "gone $now"
+  [ -n "$entries" ] || exit 0
+  sweep TERM
+  waited=0
+  while [ "$waited" -lt 10 ]; do
+    if sleep 0.1 2>/dev/null; then waited=$((waited + 1)); else sleep 1; waited=10; fi
+    sweep none
+    [ -n "$targets" ] || break
+  done
+  [ -n "$targets" ] && sweep KILL
+  now_ticks
+  journal "done $now"
+  return 0
+}
+
+main "$@"; exit

@@ -2,8 +2,8 @@ import type { WakeSender } from "../core/completion.ts";
 import { RELOAD_ADOPTION_MS } from "../core/constants.ts";
 import { ExecRequestError } from "../core/errors.ts";
 import { aliveGroups } from "../core/process-group.ts";
-import { holdSignalsWhile } from "../core/signal-hold.ts";
 import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
+import { holdSignalsWhile } from "../core/signal-hold.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 
 /** What adopting a parked runtime after `/reload` came to. */

@@ -191,3 +191,25 @@ export const GROUP_PROBE_INTERVAL_MS = 20;
  * move, so shutdown finds (and stops) processes that left their job's process groups with `setsid`.
  */
 export const JOB_MARKER_ENV = "PI_UNIFIED_EXEC_JOB";
+
+/**
+ * The host-death watchdog (`watchdog.sh`) and the startup sweep: time between SIGTERM and SIGKILL to
+ * the groups of a Pi process that is gone (the script has the same second written in sh).
+ */
+export const WATCHDOG_KILL_GRACE_MS = 1_000;
+/** After SIGKILL in the startup sweep, how long to wait for the kernel to confirm. */
+export const WATCHDOG_KILL_CONFIRM_MS = 1_000;
+/** Starts of a runtime's watchdog after the first, when it died while jobs ran: a broken system must not spin. */
+export const WATCHDOG_RESTARTS = 3;
+/** Characters of a job's command kept in the registry file, for the sweep's notice. */
+export const WATCHDOG_COMMAND_CHARS = 200;
+/** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */
+export const SWEEP_NOTICE_JOBS = 5;
+export const SWEEP_NOTICE_COMMAND_CHARS = 80;
+/** The registry file is read only up to this size (the watchdog keeps it far smaller). */
+export const WATCHDOG_REGISTRY_MAX_BYTES = 1024 * 1024;
+
+/** Private log directories of runtimes whose Pi process is gone are removed this many days after their last write. */
+export const LOG_RETENTION_DAYS = 7;
+/** Overrides {@link LOG_RETENTION_DAYS}: a whole number of days, 0 keeps every directory. */
+export const LOG_RETENTION_ENV = "PI_UNIFIED_EXEC_LOG_RETENTION_DAYS";

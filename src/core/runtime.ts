@@ -14,6 +14,7 @@ import { ExecRequestError, UnknownSessionError } from "./errors.ts";
 import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
+import { OrphanGuard } from "./orphan-guard.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
 import { processesWithEnvironment, processTable } from "./process-table.ts";
 import { type ProgressOptions, watchProgress } from "./progress.ts";
@@ -191,6 +192,8 @@ export class ExecRuntime {
   private readonly token = randomBytes(6).toString("hex");
   /** Releases the process-exit guard; set while this runtime has jobs to protect. */
   private unguard: (() => void) | undefined;
+  /** The watchdog and the startup sweep: no job outlives the Pi process, however it ends. */
+  readonly orphans: OrphanGuard;
 
   /** `ids`: a source shared by every runtime of the Pi process, so no id ever names two jobs there. */
   constructor(
@@ -199,6 +202,7 @@ export class ExecRuntime {
     ids?: () => number,
   ) {
     this.registry = new JobRegistry(capacity, ids);
+    this.orphans = new OrphanGuard(logs);
   }
 
   /**
@@ -208,6 +212,9 @@ export class ExecRuntime {
    */
   async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
     const { signal } = call;
+    if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
+    // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
+    await this.orphans.prepare();
     if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     this.pruneTracked();
     this.registry.makeRoom();
@@ -226,8 +233,10 @@ export class ExecRuntime {
     });
     this.registry.add(job);
     this.tracked.add(job);
+    this.orphans.started(job);
     this.unguard ??= guardAtExit({ killNow: () => this.killNow() });
     job.onExit(() => {
+      this.orphans.leaderExited(job);
       this.completion.jobExited(wakeJob(job));
       this.changed();
     });
@@ -404,6 +413,11 @@ export class ExecRuntime {
     }
   }
 
+  /** Said once, in the first result that asks: what the startup sweep stopped of an earlier Pi process. */
+  takeNotice(): string | undefined {
+    return this.orphans.takeNotice();
+  }
+
   /** Published jobs (running, or exited but not yet reported). */
   jobs(): Job[] {
     return this.registry.jobs();
@@ -441,6 +455,7 @@ export class ExecRuntime {
     // running: our end is closed, so a print or JSON run exits at once.
     for (const job of this.tracked) job.closeStreams();
     this.pruneTracked();
+    this.orphans.stop();
     this.changeListeners.clear();
     return { terminated: groups.length, killed: stubborn.length, survivors, escaped: escaped.map(({ pid }) => pid), errors };
   }
@@ -588,7 +603,9 @@ export class ExecRuntime {
     for (const job of finished) {
       if (groups.get(job)!.some((group) => alive.has(group))) continue;
       job.noteGroupsEnded();
-      if (!job.streamsOpen) this.tracked.delete(job);
+      if (job.streamsOpen) continue;
+      this.tracked.delete(job);
+      this.orphans.forgotten(job);
     }
   }
 }

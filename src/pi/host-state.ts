@@ -13,7 +13,8 @@ import type { ExecRuntime } from "../core/runtime.ts";
  * to a runtime bumps it; a newer build then refuses an older runtime (its jobs are stopped) rather
  * than drive it through an interface it does not have.
  */
-// 2: runtimes take an id source, hand over and inherit unread jobs, and tell user kills apart.
+// 2: runtimes take an id source, hand over and inherit unread jobs, tell user kills apart, and give
+// the startup sweep's notice (`takeNotice`).
 export const RUNTIME_FORMAT = 2;
 
 export interface HostedRuntime {

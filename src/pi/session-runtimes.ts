@@ -4,6 +4,7 @@ import { ExecRequestError } from "../core/errors.ts";
 import type { Job } from "../core/job.ts";
 import { aliveGroups } from "../core/process-group.ts";
 import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
+import { holdSignalsWhile } from "../core/signal-hold.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 
 /** What adopting a parked runtime after `/reload` came to. */
@@ -122,7 +123,8 @@ export class SessionRuntimes {
     if (hosted.parked) clearTimeout(hosted.parked.timer);
     // A fork whose session never started leaves nothing behind for the next boundary.
     this.state.pendingFork = undefined;
-    const report = await hosted.runtime.shutdown();
+    // A SIGTERM or SIGHUP to Pi meanwhile must not cut the jobs' grace short.
+    const report = await holdSignalsWhile(() => hosted.runtime.shutdown());
     for (const pgid of report.survivors) this.state.unstopped.add(pgid);
     // A runtime of another build is stopped but not asked for its jobs: its interface may differ.
     if (boundary?.reason === "fork" && hosted.format === RUNTIME_FORMAT) {

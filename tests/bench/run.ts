@@ -14,6 +14,7 @@ import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { watchdogCost } from "./watchdog-cost.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -160,6 +161,8 @@ async function main() {
     // 5. Hostile output: the stripper's throughput per adversarial shape, and the loop delay while a job prints each.
     const hostile = stripperThroughput();
     await hostileLoopDelay(pi, hostile);
+    // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
+    const watchdog = await watchdogCost();
 
     const figures = {
       latency_true_ms: { exec_command: round(median(latency.exec)), bash_tool: round(median(latency.bash)), raw_spawn: round(median(latency.raw)) },
@@ -183,6 +186,7 @@ async function main() {
       },
       idle_rss_MiB: round(idle / MiB, 1),
       hostile_output: hostile,
+      watchdog,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -192,6 +196,7 @@ async function main() {
       "sixteen floods ≤ idle + 100 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 100,
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
       [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
+      "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -217,6 +222,14 @@ async function main() {
       ["flood peak RSS over idle (MiB)", `exec_command ${figures.flood_peak_rss_over_idle_MiB.exec_command} · bash tool ${figures.flood_peak_rss_over_idle_MiB.bash_tool} (idle ${figures.idle_rss_MiB})`],
       ["16 × 50 MB floods", `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`],
       ["model-visible bytes, flood", `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`],
+      [
+        "watchdog, per job registration (µs)",
+        `mean ${figures.watchdog.registration_us.mean} · p99 ${figures.watchdog.registration_us.p99} · max ${figures.watchdog.registration_us.max} (${figures.watchdog.registration_us.count} registrations)`,
+      ],
+      [
+        "watchdog start (median ms)",
+        `spawn ${figures.watchdog.start_ms.spawn_median} · first job recorded ${figures.watchdog.start_ms.first_job_recorded_median} (${figures.watchdog.start_ms.starts} starts)`,
+      ],
       ["model-visible bytes, progress bar", `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`],
       ...hostileRows(hostile),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),

@@ -36,7 +36,7 @@ function piInstall(cliPath: string, dirs: PiDirs, spec: string): string {
 describe("the packed tarball", () => {
   it("ships the source, docs, examples and notices, and no test or dev file", () => {
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
-    for (const required of ["package/package.json", "package/README.md", "package/LICENSE", "package/THIRD_PARTY_NOTICES.md", "package/src/index.ts"]) {
+    for (const required of ["package/package.json", "package/README.md", "package/LICENSE", "package/THIRD_PARTY_NOTICES.md", "package/src/index.ts", "package/src/core/watchdog.sh"]) {
       assert.ok(files.includes(required), `${required} missing`);
     }
     for (const doc of ["architecture.md", "reference.md", "testing.md", "decisions.md"]) assert.ok(files.includes(`package/docs/${doc}`), `docs/${doc} missing`);

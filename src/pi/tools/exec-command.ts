@@ -83,7 +83,8 @@ export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: 
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       runtimes.assertNoUnstoppedChildren();
       const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
-      const report = await runtimes.runtimeFor(ctx.sessionManager).exec(request, {
+      const runtime = runtimes.runtimeFor(ctx.sessionManager);
+      const report = await runtime.exec(request, {
         signal,
         callId: toolCallId,
         onExit: params.on_exit ?? "none",
@@ -91,7 +92,8 @@ export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: 
       });
       if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
       const completion = completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode));
-      return jobResult(report, { notice: request.shell.notice, completion });
+      const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
+      return jobResult(report, { notice: notice || undefined, completion });
     },
   };
 }

@@ -1,0 +1,276 @@
+/**
+ * The host-death watchdog with real processes: started lazily in its own session, deaf to hangups,
+ * never inherited by a job, keeping the registry, stopping what is still ours when the host dies
+ * (pipe, PTY, TERM-ignoring, lingering groups), never what is not, restarted when killed, dismissed
+ * by an orderly shutdown. Host death is real: a separate Node process that is SIGKILLed.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { LogDirectory } from "../../../src/core/job-log.ts";
+import { logConfig } from "../../../src/core/config.ts";
+import { descendantsOf } from "../../../src/core/process-table.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { Watchdog } from "../../../src/core/watchdog.ts";
+import { parseRegistry, REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
+import { startCpuBurners } from "../../helpers/cpu-burners.ts";
+import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { groupMembers, groupOf, otherStartThan, sessionOf, startTimeOf } from "../../helpers/process-identity.ts";
+import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+
+const SCRIPT = join(REPO_ROOT, "src", "core", "watchdog.sh");
+const parents: string[] = [];
+const strays: number[] = [];
+
+function logParent(): string {
+  const parent = mkdtempSync(join(tmpdir(), "piue-watchdog-"));
+  parents.push(parent);
+  return parent;
+}
+
+function runtimeIn(parent: string): ExecRuntime {
+  return new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
+}
+
+const startTime = startTimeOf;
+const LINUX_ONLY = process.platform !== "linux" && "reads /proc";
+/** A watchdog clock stamp in the registry: start-time ticks on Linux, "-" elsewhere. */
+const STAMP = "(\\d+|-)";
+/** A file's text, or "" while it does not exist yet. */
+const textOf = (path: string) => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+};
+
+/** A process leading its own session and group, as a job's leader does. */
+function detached(command: string): ChildProcess {
+  const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: "ignore" });
+  child.unref();
+  strays.push(child.pid!);
+  return child;
+}
+
+function registryIn(parent: string) {
+  const [dir] = readdirSync(parent).filter((name) => name.startsWith("pi-unified-exec-"));
+  if (!dir) return undefined;
+  try {
+    return parseRegistry(readFileSync(join(parent, dir, REGISTRY_FILE), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+const exec = (runtime: ExecRuntime, cmd: string, extra: { tty?: boolean } = {}) =>
+  runtime.exec(prepareExec({ cmd, yield_time_ms: 400, ...extra }, process.cwd(), process.env));
+
+after(() => {
+  for (const pid of strays) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
+/** A separate Node process hosting a runtime with the given jobs; resolves once they run, with their pids. */
+async function startHost(parent: string, jobs: { cmd: string; tty?: boolean }[]): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
+  const program = `
+    import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/job-log.ts"))};
+    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/config.ts"))};
+    import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+    import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
+    const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));
+    for (const job of ${JSON.stringify(jobs)}) {
+      const report = await runtime.exec(prepareExec({ ...job, yield_time_ms: 400 }, process.cwd(), process.env));
+      console.log(report.text.replace(/\\r/g, "").trim());
+    }
+    console.log("watchdog " + runtime.orphans.watchdog.pid);
+    setInterval(() => {}, 1_000);
+  `;
+  const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  host.stdout!.on("data", (chunk) => (out += chunk));
+  await waitFor(() => /^watchdog \d+$/m.test(out), "the host to start its jobs", 30_000);
+  const watchdog = Number(/^watchdog (\d+)$/m.exec(out)![1]);
+  return { host, pids: pidsIn(out), watchdog };
+}
+
+describe("watchdog", { skip: process.platform === "win32" && "Windows has no watchdog" }, () => {
+  it("starts with a runtime's first job, not before, in its own session, and ignores hangups and Ctrl-C", async () => {
+    const runtime = runtimeIn(logParent());
+    assert.equal(runtime.orphans.watchdog.pid, undefined, "activation starts nothing");
+    await exec(runtime, "true");
+    const pid = runtime.orphans.watchdog.pid!;
+    assert.ok(pid && processAlive(pid));
+    assert.equal(groupOf(pid), pid, "it leads its own process group");
+    if (process.platform === "linux") assert.equal(sessionOf(pid), pid, "it leads its own session");
+    process.kill(pid, "SIGHUP");
+    process.kill(pid, "SIGINT");
+    await exec(runtime, "true");
+    assert.ok(processAlive(pid), "HUP and INT are ignored");
+    assert.equal(runtime.orphans.watchdog.pid, pid, "one watchdog serves every job");
+    await runtime.shutdown();
+    await waitFor(() => !processAlive(pid), "the watchdog to leave at shutdown");
+  });
+
+  it("no job inherits the host's end of the watchdog's pipe (pipe and PTY jobs)", { skip: LINUX_ONLY || SKIP_WITHOUT_PTY }, async () => {
+    const runtime = runtimeIn(logParent());
+    await exec(runtime, "true");
+    // The host's end of the pipe, found through Node's handle: the one descriptor a job must never hold.
+    const child = (runtime.orphans.watchdog as unknown as { child: ChildProcess }).child;
+    const hostEnd = readlinkSync(`/proc/self/fd/${(child.stdin as unknown as { _handle: { fd: number } })._handle.fd}`);
+    assert.match(hostEnd, /^(socket|pipe):\[\d+\]$/);
+    const list = "for fd in /proc/self/fd/*; do readlink $fd; done";
+    for (const tty of [false, true]) {
+      const report = await exec(runtime, list, { tty });
+      assert.ok(report.exit, report.text);
+      const held = report.text.replace(/\r/g, "").split("\n");
+      assert.ok(held.length > 2, report.text);
+      assert.ok(!held.includes(hostEnd), `a ${tty ? "PTY" : "pipe"} job holds ${hostEnd}: ${report.text}`);
+    }
+    await runtime.shutdown();
+  });
+
+  it("the registry names the host, the watchdog and each group with its leader's start time; leader exits are marked and empty groups forgotten", { skip: SKIP_WITHOUT_PTY }, async () => {
+    const parent = logParent();
+    const runtime = runtimeIn(parent);
+    const pipe = await exec(runtime, "echo $$; sleep 30");
+    const pty = await exec(runtime, "echo $$; sleep 30", { tty: true });
+    const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
+    const [pipePid, ptyPid, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.text.replace(/\r/g, ""))[0]!);
+    const registry = () => registryIn(parent)!;
+    await waitFor(() => registry()?.groups.length === 3, "three registrations");
+    assert.deepEqual(registry().host, { pid: process.pid, start: startTime(process.pid) });
+    assert.equal(registry().watchdog?.pid, runtime.orphans.watchdog.pid);
+    const byPgid = new Map(registry().groups.map((group) => [group.pgid, group]));
+    assert.equal(byPgid.get(pipePid)?.leaderStart, startTime(pipePid));
+    assert.equal(byPgid.get(ptyPid)?.leaderStart, startTime(ptyPid));
+    assert.equal(byPgid.get(pipePid)?.command, "echo $$; sleep 30");
+    assert.ok(lingering.exit, "the lingering job's leader exited within its window");
+    await waitFor(() => new RegExp(`^x ${lingerPid} ${STAMP}$`, "m").test(textOf(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE))), "the leader exit in the journal");
+    await runtime.kill(pipe.sessionId!, "SIGKILL");
+    runtime.list(); // prunes: the killed job's group is proven empty
+    await waitFor(() => !registry().groups.some((group) => group.pgid === pipePid), "the empty group to be forgotten");
+    assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} ${STAMP}$`, "m"));
+    assert.ok(registry().groups.some((group) => group.pgid === ptyPid));
+    await runtime.shutdown();
+  });
+
+  it("an orderly stop dismisses the watchdog without killing anything", async () => {
+    const parent = logParent();
+    const watchdog = new Watchdog(() => join(parent, "registry"));
+    const sleeper = detached("sleep 300");
+    watchdog.register(sleeper.pid!, "sleep 300");
+    const pid = watchdog.pid!;
+    await waitFor(() => textOf(join(parent, "registry")).includes(`+ ${sleeper.pid} `), "the registration");
+    watchdog.stop();
+    await waitFor(() => !processAlive(pid), "the watchdog to exit");
+    assert.ok(processAlive(sleeper.pid!), "nothing was killed");
+    assert.match(readFileSync(join(parent, "registry"), "utf8"), new RegExp(`^q ${STAMP}$`, "m"));
+  });
+
+  it("a watchdog that cannot start costs nothing: registrations do not throw and the failure is noted", async () => {
+    const watchdog = new Watchdog(() => undefined, process.platform, "/nonexistent/sh");
+    assert.doesNotThrow(() => watchdog.register(process.pid, "x"));
+    await waitFor(() => watchdog.failure !== undefined, "the failure to be noted");
+    assert.doesNotThrow(() => {
+      watchdog.leaderExited(process.pid);
+      watchdog.register(process.pid + 1, "y");
+      watchdog.forget(process.pid);
+      watchdog.stop();
+    });
+  });
+
+  it("a watchdog killed while jobs run is started again and learns every registered group, and when each leader exited", async () => {
+    const parent = logParent();
+    const runtime = runtimeIn(parent);
+    const job = await exec(runtime, "sleep 30");
+    const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
+    const lingerPid = pidsIn(lingering.text)[0]!;
+    const exitLine = new RegExp(`^x ${lingerPid} ${STAMP}$`, "m");
+    const registryFile = () => join(parent, readdirSync(parent)[0]!, REGISTRY_FILE);
+    await waitFor(() => exitLine.test(textOf(registryFile())), "the leader exit in the journal");
+    const exitStamp = exitLine.exec(textOf(registryFile()))![1]!;
+    // Long enough that a replay stamped "now" would be told apart from the real moment of the exit.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const first = runtime.orphans.watchdog.pid!;
+    process.kill(first, "SIGKILL");
+    await waitFor(() => runtime.orphans.watchdog.pid !== undefined && runtime.orphans.watchdog.pid !== first, "a new watchdog");
+    await waitFor(() => registryIn(parent)?.watchdog?.pid === runtime.orphans.watchdog.pid, "the new watchdog's registry");
+    const pgid = runtime.jobs().find((candidate) => candidate.id === job.sessionId)!.pgid;
+    await waitFor(() => registryIn(parent)!.groups.some((group) => group.pgid === pgid), "the replayed registration");
+    await waitFor(() => exitLine.test(textOf(registryFile())), "the replayed leader exit");
+    // Appended, not rewritten: had the host died before its replay, the first journal would still name the jobs.
+    assert.ok(textOf(registryFile()).startsWith(`pi-unified-exec-registry 1\nhost ${process.pid} `));
+    assert.match(textOf(registryFile()), new RegExp(`^watchdog ${first} [\\s\\S]*^watchdog ${runtime.orphans.watchdog.pid} `, "m"));
+    if (process.platform === "linux") {
+      const replayed = Number(exitLine.exec(textOf(registryFile()))![1]);
+      // Start-time ticks (1/100 s): the replay knows the exit is 1.5 s old; a loaded machine may add some.
+      assert.ok(Math.abs(replayed - Number(exitStamp)) <= 50, `replayed exit ${replayed}, first recorded ${exitStamp}`);
+    }
+    await runtime.shutdown();
+  });
+
+  it("at host death, stops only groups that are still ours: never a live process whose start time differs", async () => {
+    const parent = logParent();
+    const ours = detached("sleep 300");
+    const stranger = detached("sleep 300");
+    const lingering = detached("sleep 300 & echo started; exit 0");
+    await waitFor(() => lingering.exitCode !== null, "the lingering group's leader to exit");
+    const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    strays.push(watchdog.pid!);
+    watchdog.stdin!.write(`+ ${ours.pid} ${startTime(ours.pid!)} ours\n`);
+    watchdog.stdin!.write(`+ ${stranger.pid} ${otherStartThan(startTime(stranger.pid!))} not ours\n`);
+    // Registered after its leader exited ("-"): the group was whole when registered, so it is ours.
+    watchdog.stdin!.write(`+ ${lingering.pid} - lingering\n`);
+    const member = groupMembers(lingering.pid!).find((pid) => pid !== lingering.pid);
+    assert.ok(member, "the lingering group has a member");
+    await waitFor(() => textOf(join(parent, "registry")).includes("lingering"), "the registrations");
+    watchdog.stdin!.end(); // the host is gone
+    await waitFor(() => watchdog.exitCode !== null, "the watchdog to finish", 10_000);
+    assert.ok(!processAlive(ours.pid!), "the same process is stopped");
+    assert.ok(!processAlive(member), "the lingering group's member is stopped");
+    assert.ok(processAlive(stranger.pid!), "a process with another start time is never signalled");
+  });
+
+  it("when the host process is SIGKILLed, pipe, PTY, TERM-ignoring and backgrounded jobs (Linux: also another group of a PTY's session) all end within 3 s (8 runs, CPU burners beside)", { skip: SKIP_WITHOUT_PTY, timeout: 300_000 }, async () => {
+    // Linux: a job-control shell on a PTY runs a background job in another group of its session;
+    // nohup keeps the terminal's hangup from ending it, so only the watchdog's session scan can.
+    const sessionJob = process.platform === "linux" ? [{ cmd: "set -m; nohup sleep 300 >/dev/null 2>&1 & echo $!; wait", tty: true }] : [];
+    const stopBurners = startCpuBurners(2);
+    try {
+      for (let run = 0; run < 8; run++) {
+        const parent = logParent();
+        const { host, pids, watchdog } = await startHost(parent, [
+          { cmd: "echo $$; sleep 300" },
+          { cmd: "echo $$; sleep 300", tty: true },
+          { cmd: "echo $$; trap '' TERM; sleep 300" },
+          { cmd: "sleep 300 & echo $!; wait" },
+          { cmd: "sleep 300 & echo $!; exit 0" },
+          ...sessionJob,
+        ]);
+        assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
+        const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
+        assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
+        strays.push(...pids);
+        host.kill("SIGKILL");
+        const killedAt = performance.now();
+        await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);
+        assert.ok(performance.now() - killedAt < 3_000);
+        await waitFor(() => !processAlive(watchdog), `run ${run}: the watchdog to exit`, 5_000);
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+});

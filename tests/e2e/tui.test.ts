@@ -49,7 +49,8 @@ for (const host of PI_HOSTS) {
       tui.type("start the hostile job");
       const screen = await tui.waitForScreen(/unified-exec: 1 session running/, "the footer status");
       assert.match(screen, /printed-safely/);
-      assert.match(screen, /yielded 1\.0s · session_id=\d+/);
+      // The row shows the call's real duration: the 1 s window plus whatever a loaded machine adds.
+      assert.match(screen, /yielded 1\.\ds · session_id=\d+/);
       assert.doesNotMatch(tui.paneTitle(), /pwned/, "no OSC 0 title change reached the terminal");
       assert.doesNotMatch(tui.buffers(), /pwned/, "no OSC 52 clipboard write reached the terminal");
       await tui.waitForScreen(/started the job/, "the final answer");

@@ -213,3 +213,16 @@ export const WATCHDOG_REGISTRY_MAX_BYTES = 1024 * 1024;
 export const LOG_RETENTION_DAYS = 7;
 /** Overrides {@link LOG_RETENTION_DAYS}: a whole number of days, 0 keeps every directory. */
 export const LOG_RETENTION_ENV = "PI_UNIFIED_EXEC_LOG_RETENTION_DAYS";
+
+/**
+ * Codex's token estimate: one token per 4 bytes of UTF-8, rounded up (Codex `APPROX_BYTES_PER_TOKEN`).
+ * `original_token_count` and `max_output_tokens` use it, so the model reads the numbers it was trained on.
+ */
+export const APPROX_BYTES_PER_TOKEN = 4;
+
+/**
+ * Output budget of a Codex-format result when the model gives no `max_output_tokens` (Codex
+ * `DEFAULT_MAX_OUTPUT_TOKENS`). It is also the cap on a larger request: Codex takes the smaller of the
+ * request and the model's truncation policy, which is 10 000 tokens for the models trained on this tool.
+ */
+export const CODEX_MAX_OUTPUT_TOKENS = 10_000;

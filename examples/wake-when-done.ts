@@ -20,7 +20,9 @@ try {
   await pi.settledAfterWakes(1);
   // Nothing more arrives: the wake is delivered exactly once.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  await pi.prompt("Show me the rest of the output.", [callTool("write_stdin", (calls) => ({ session_id: calls[0]!.details.session_id as number }))]);
+  await pi.prompt("Show me the rest of the output.", [
+    callTool("write_stdin", (calls) => ({ session_id: calls[0]!.details.session_id as number })),
+  ]);
 } finally {
   await pi.close();
 }

@@ -39,8 +39,11 @@ if (!version) {
 
 if (isOlder(version, REQUIRED)) {
   process.stderr.write(
-    "Node " + version.join(".") + " is too old for pi-unified-exec, which needs Node " + REQUIRED.slice(0, 2).join(".") +
-      " or newer: switch to one, or run `bash .ci/run`, which provisions Node 22 and runs the tests.\n"
+    "Node " +
+      version.join(".") +
+      " is too old for pi-unified-exec, which needs Node " +
+      REQUIRED.slice(0, 2).join(".") +
+      " or newer: switch to one, or run `bash .ci/run`, which provisions Node 22 and runs the tests.\n",
   );
   process.exit(1);
 }

@@ -31,11 +31,15 @@ mkdirSync(project);
 // Something for the dev server of scene 1 to serve.
 writeFileSync(join(project, "index.html"), "<h1>served by the pi-unified-exec demo</h1>\n");
 
-const pi = spawn(process.execPath, [cli, "-ne", "--no-session", "-e", model, "-e", checkout, "--provider", "faux", "--model", "faux-1", ...args], {
-  cwd: project,
-  stdio: "inherit",
-  env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
-});
+const pi = spawn(
+  process.execPath,
+  [cli, "-ne", "--no-session", "-e", model, "-e", checkout, "--provider", "faux", "--model", "faux-1", ...args],
+  {
+    cwd: project,
+    stdio: "inherit",
+    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
+  },
+);
 // Ctrl+C belongs to Pi (the terminal sends it to the whole foreground group).
 process.on("SIGINT", () => {});
 for (const signal of ["SIGTERM", "SIGHUP"] as const) process.on(signal, () => pi.kill(signal));

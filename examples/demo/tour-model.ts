@@ -52,7 +52,8 @@ function devServer(view: TourView): TourAction {
   if (!server) return { tool: "exec_command", args: { cmd: "python3 -u -m http.server 0 --bind 127.0.0.1", yield_time_ms: 2_000 } };
   if (server.sessionId === undefined || !port) return { say: `The server did not start as expected; its result was:\n\n${server.text}` };
   const url = `http://127.0.0.1:${port}/`;
-  if (!check) return { tool: "exec_command", args: { cmd: `python3 -c "import urllib.request as u; print('status', u.urlopen('${url}').status)"` } };
+  if (!check)
+    return { tool: "exec_command", args: { cmd: `python3 -c "import urllib.request as u; print('status', u.urlopen('${url}').status)"` } };
   if (!poll) return { tool: "write_stdin", args: { session_id: server.sessionId, yield_time_ms: 5_000 } };
   if (view.results.length === 3) return { tool: "kill_session", args: { session_id: server.sessionId } };
   const status = /status (\d+)/.exec(check.text)?.[1] ?? "no status";

@@ -92,7 +92,12 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
     }
     if (event.type === "tool_execution_end") {
       const text = event.result.content.map((block: { type: string; text?: string }) => block.text ?? "").join("");
-      calls.push({ name: event.toolName, args: argsOf.get(event.toolCallId) ?? {}, text, details: (event.result.details ?? {}) as Record<string, unknown> });
+      calls.push({
+        name: event.toolName,
+        args: argsOf.get(event.toolCallId) ?? {},
+        text,
+        details: (event.result.details ?? {}) as Record<string, unknown>,
+      });
       log(text);
     }
     if (event.type === "message_end" && (event.message as { customType?: string }).customType === "unified-exec-wake") {
@@ -108,8 +113,13 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
     calls,
     wakes,
     async prompt(text, steps, reply = "Done.") {
-      const responses: FauxResponseStep[] = steps.map(({ name, args }) => () =>
-        fauxAssistantMessage(fauxToolCall(name, (typeof args === "function" ? args(calls) : args) as Parameters<typeof fauxToolCall>[1]), { stopReason: "toolUse" }),
+      const responses: FauxResponseStep[] = steps.map(
+        ({ name, args }) =>
+          () =>
+            fauxAssistantMessage(
+              fauxToolCall(name, (typeof args === "function" ? args(calls) : args) as Parameters<typeof fauxToolCall>[1]),
+              { stopReason: "toolUse" },
+            ),
       );
       faux.setResponses([...responses, fauxAssistantMessage(reply)]);
       log(`\nuser: ${text}`);

@@ -154,7 +154,10 @@ export class CompletionCoordinator {
   finalize(callId: string, isError: boolean): void {
     const lease = this.leases.get(callId);
     if (!lease) return;
-    if (isError) return this.release(callId);
+    if (isError) {
+      this.release(callId);
+      return;
+    }
     this.leases.delete(callId);
     for (const sessionId of lease.observed) this.forget(sessionId);
     for (const sessionId of lease.jobs) if (!lease.observed.has(sessionId)) this.scheduleIfEligible(sessionId);

@@ -78,7 +78,11 @@ function closerShell(shared: FdState): string | null {
  * The program and arguments a PTY child is forked with: as given, or, while other masters are open,
  * through a shell that closes them and then `exec`s `file` with `args` (same pid, same argv).
  */
-export function ptyCommand(file: string, args: readonly string[], platform: NodeJS.Platform = process.platform): { file: string; args: string[] } {
+export function ptyCommand(
+  file: string,
+  args: readonly string[],
+  platform: NodeJS.Platform = process.platform,
+): { file: string; args: string[] } {
   const shared = state();
   const closer = shared.masters.size > 0 && platform === "linux" ? closerShell(shared) : null;
   if (!closer) return { file, args: [...args] };

@@ -28,7 +28,9 @@ export function decodeBase64Strict(text: string): Buffer {
  */
 export function parseInput(chars: string | undefined, charsB64: string | undefined): JobInput | undefined {
   if (chars && charsB64) {
-    throw new ExecRequestError("chars and chars_b64 are exclusive: send text in chars or raw bytes in chars_b64, not both. Nothing was written.");
+    throw new ExecRequestError(
+      "chars and chars_b64 are exclusive: send text in chars or raw bytes in chars_b64, not both. Nothing was written.",
+    );
   }
   if (charsB64) {
     const bytes = decodeBase64Strict(charsB64);

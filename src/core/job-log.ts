@@ -13,8 +13,7 @@ import { HeadTailBuffer } from "./head-tail-buffer.ts";
  */
 export type OpenLogFile = (path: string) => Writable;
 
-export const openLogFile: OpenLogFile = (path) =>
-  createWriteStream(path, { flags: "wx", mode: 0o600, highWaterMark: LOG_PENDING_BYTES });
+export const openLogFile: OpenLogFile = (path) => createWriteStream(path, { flags: "wx", mode: 0o600, highWaterMark: LOG_PENDING_BYTES });
 
 /** What a log tells its job. */
 export interface LogEvents {
@@ -70,7 +69,14 @@ export class LogDirectory {
     try {
       dir = this.path();
     } catch (error) {
-      return new JobLog(NO_LOG_PATH, undefined, events, this.config.jobQuotaBytes, this.budget, `log directory could not be created: ${(error as Error).message}`);
+      return new JobLog(
+        NO_LOG_PATH,
+        undefined,
+        events,
+        this.config.jobQuotaBytes,
+        this.budget,
+        `log directory could not be created: ${(error as Error).message}`,
+      );
     }
     const path = join(dir, `job-${jobId}-${randomBytes(4).toString("hex")}.log`);
     return new JobLog(path, this.openFile(path), events, this.config.jobQuotaBytes, this.budget);
@@ -131,7 +137,8 @@ export class JobLog {
     const jobRoom = this.jobQuota - this.logged;
     const allowed = Math.max(0, Math.min(jobRoom, this.budget.remaining));
     if (chunk.length <= allowed) return this.enqueue(chunk);
-    const reason = allowed === jobRoom ? `log quota reached: ${this.jobQuota} bytes per job` : "log quota reached: the Pi session's logs are full";
+    const reason =
+      allowed === jobRoom ? `log quota reached: ${this.jobQuota} bytes per job` : "log quota reached: the Pi session's logs are full";
     let ready = this.enqueue(chunk.subarray(0, allowed));
     this.quotaReason = reason;
     this.tailRefused = this.budget.tailRemaining <= 0;
@@ -160,8 +167,10 @@ export class JobLog {
     const kept = held.subarray(held.length - Math.min(held.length, Math.max(0, this.budget.tailRemaining)));
     this.budget.tailRemaining -= kept.length;
     let notice = `${unlogged} bytes were not logged; the last ${kept.length} of them follow.`;
-    if (kept.length === 0) notice = `${unlogged} bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up.`;
-    else if (kept.length < held.length) notice = `${unlogged} bytes were not logged; the last ${kept.length} of them follow (this Pi session's budget for exit tails ran out).`;
+    if (kept.length === 0)
+      notice = `${unlogged} bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up.`;
+    else if (kept.length < held.length)
+      notice = `${unlogged} bytes were not logged; the last ${kept.length} of them follow (this Pi session's budget for exit tails ran out).`;
     this.enqueue(Buffer.from(`\n[pi-unified-exec: ${notice}]\n`), false);
     this.enqueue(kept, false);
   }

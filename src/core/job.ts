@@ -346,7 +346,6 @@ export class Job {
     return !this.streamsClosed;
   }
 
-
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
   onExit(listener: () => void): () => void {
     if (this.final) {
@@ -440,7 +439,10 @@ export class Job {
     // The exit is reported with the log complete up to it, so the model can read the log at once.
     this.log.appendTail();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.log.flushed(), new Promise((resolve) => (timer = setTimeout(resolve, LOG_FLUSH_ON_EXIT_MS)))]);
+    const hungDisk = new Promise((resolve) => {
+      timer = setTimeout(resolve, LOG_FLUSH_ON_EXIT_MS);
+    });
+    await Promise.race([this.log.flushed(), hungDisk]);
     clearTimeout(timer);
     const { code, signal } = this.leaderExit;
     this.final = {

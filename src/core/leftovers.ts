@@ -12,7 +12,7 @@ import {
   WATCHDOG_REGISTRY_MAX_BYTES,
 } from "./constants.ts";
 import { identitySnapshot, ownedGroups, type ProcessIdentity } from "./process-identity.ts";
-import { parseRegistry, type ProcessRef, REGISTRY_FILE, type Registry, type RegistryGroup } from "./watchdog-registry.ts";
+import { type ProcessRef, parseRegistry, REGISTRY_FILE, type Registry, type RegistryGroup } from "./watchdog-registry.ts";
 
 /**
  * The startup sweep: what earlier Pi processes left behind in the log parent. A runtime whose Pi
@@ -100,7 +100,9 @@ async function deadRuntimes(parent: string): Promise<{ dead: DeadRuntime[]; tabl
   } catch {
     return { dead: [], table: [] };
   }
-  const proven = await Promise.all(names.map(async (name) => ({ dir: join(parent, name), registry: await provenRegistry(join(parent, name)) })));
+  const proven = await Promise.all(
+    names.map(async (name) => ({ dir: join(parent, name), registry: await provenRegistry(join(parent, name)) })),
+  );
   const found = proven.filter((entry): entry is { dir: string; registry: Registry } => entry.registry !== undefined);
   const table = found.length > 0 ? identitySnapshot() : undefined;
   if (!table) return { dead: [], table: [] };
@@ -202,7 +204,9 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
   }
   // A runtime with a group still alive keeps its directory, and is swept again at the next start.
   const unfinished = new Set(dead.filter((runtime) => runtime.registry.groups.some((group) => ownedGroups(group, after).length > 0)));
-  await Promise.all(claimed.filter((runtime) => unfinished.has(runtime)).map((runtime) => unlink(join(runtime.dir, SWEPT_MARKER)).catch(() => undefined)));
+  await Promise.all(
+    claimed.filter((runtime) => unfinished.has(runtime)).map((runtime) => unlink(join(runtime.dir, SWEPT_MARKER)).catch(() => undefined)),
+  );
   const swept = claimed
     .map((runtime) => ({
       dir: runtime.dir,

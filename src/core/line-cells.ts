@@ -123,7 +123,10 @@ export class LineCells {
   }
 
   /** The line as shown, into `sink`: erased cells blank, trailing blanks left out. */
-  render(sink: { appendUnits(units: Uint16Array, start: number, end: number): void; appendCodePoints(cells: Int32Array, length: number): void }): void {
+  render(sink: {
+    appendUnits(units: Uint16Array, start: number, end: number): void;
+    appendCodePoints(cells: Int32Array, length: number): void;
+  }): void {
     const { chars, stamps, toStart, toEnd, length } = this;
     if (toStart.cols.length === 0 && toEnd.cols.length === 0) {
       sink.appendCodePoints(chars, length); // the common case of a progress bar: nothing erased

@@ -1,4 +1,4 @@
-import { type RetainedOutput, omissionMarker } from "./head-tail-buffer.ts";
+import { omissionMarker, type RetainedOutput } from "./head-tail-buffer.ts";
 import { TerminalText } from "./sanitize.ts";
 
 /** Bytes 0x80–0xBF continue a UTF-8 character; a tail cut by retention may start with some. */

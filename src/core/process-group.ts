@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { win32 } from "node:path";
-import { procStat, processTable, sessionGroups } from "./process-table.ts";
+import { processTable, procStat, sessionGroups } from "./process-table.ts";
 
 /**
  * Process-group probes and signals. A pipe job's leader starts its own group (setsid), and a PTY

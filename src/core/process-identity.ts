@@ -55,13 +55,23 @@ function fromProc(): ProcessIdentity[] | undefined {
 }
 
 function fromPs(): ProcessIdentity[] | undefined {
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,pgid=,stat=,lstart="], { encoding: "utf8", timeout: 10_000, env: { ...process.env, LC_ALL: "C" } });
+  const ps = spawnSync("ps", ["-A", "-o", "pid=,pgid=,stat=,lstart="], {
+    encoding: "utf8",
+    timeout: 10_000,
+    env: { ...process.env, LC_ALL: "C" },
+  });
   if (ps.status !== 0 || !ps.stdout) return undefined;
   const table: ProcessIdentity[] = [];
   for (const line of ps.stdout.split("\n")) {
     const [pid, pgid, stat, ...lstart] = line.trim().split(/\s+/);
     if (!pid || !/^\d+$/.test(pid) || lstart.length < 5) continue;
-    table.push({ pid: Number(pid), pgid: Number(pgid), sid: undefined, start: lstart.slice(0, 5).join("_"), zombie: (stat ?? "").startsWith("Z") });
+    table.push({
+      pid: Number(pid),
+      pgid: Number(pgid),
+      sid: undefined,
+      start: lstart.slice(0, 5).join("_"),
+      zombie: (stat ?? "").startsWith("Z"),
+    });
   }
   return table;
 }

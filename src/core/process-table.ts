@@ -60,7 +60,13 @@ function fromPs(): ProcessEntry[] | undefined {
     if (!pid || !/^\d+$/.test(pid)) continue;
     // Some `ps` print a kernel address rather than a session id; then sessions are unknown here.
     const sid = sess && /^\d+$/.test(sess) ? Number(sess) : undefined;
-    table.push({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), ...(sid !== undefined ? { sid } : {}), zombie: (stat ?? "").startsWith("Z") });
+    table.push({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      pgid: Number(pgid),
+      ...(sid !== undefined ? { sid } : {}),
+      zombie: (stat ?? "").startsWith("Z"),
+    });
   }
   return table;
 }

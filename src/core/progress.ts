@@ -53,4 +53,3 @@ export function watchProgress(job: Job, sinceTotal: number, call: ProgressOption
   timer.unref();
   return () => clearInterval(timer);
 }
-

@@ -3,7 +3,15 @@ import { resolve } from "node:path";
 import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "./constants.ts";
 import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError } from "./errors.ts";
-import { currentShellHost, DEFAULT_SHELL, type ResolvedShell, resolveShell, type ShellHost, type ShellInvocation, shellInvocation } from "./shell.ts";
+import {
+  currentShellHost,
+  DEFAULT_SHELL,
+  type ResolvedShell,
+  resolveShell,
+  type ShellHost,
+  type ShellInvocation,
+  shellInvocation,
+} from "./shell.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { loadPtyModule } from "./transport/pty.ts";
 import { metadataLine } from "./visible-text.ts";
@@ -57,7 +65,11 @@ function existingDirectory(turnCwd: string, workdir: string | undefined): string
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const shown = metadataLine(cwd); // the model reads it: a crafted workdir must not add lines to the error
-    throw new ExecRequestError(code === "ENOENT" ? `workdir does not exist: ${shown}` : `workdir cannot be used: ${shown} (${metadataLine((error as Error).message)})`);
+    throw new ExecRequestError(
+      code === "ENOENT"
+        ? `workdir does not exist: ${shown}`
+        : `workdir cannot be used: ${shown} (${metadataLine((error as Error).message)})`,
+    );
   }
   if (!isDirectory) throw new ExecRequestError(`workdir is not a directory: ${metadataLine(cwd)}`);
   return cwd;
@@ -81,7 +93,9 @@ export function prepareExec(
   if (params.cmd.includes("\0")) throw new ExecRequestError("cmd contains a NUL character, which no shell command can carry.");
   const timeoutS = params.timeout_s ?? DEFAULT_TIMEOUT_S;
   if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > MAX_TIMEOUT_S) {
-    throw new ExecRequestError(`timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`);
+    throw new ExecRequestError(
+      `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`,
+    );
   }
   const cwd = existingDirectory(turnCwd, params.workdir);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);

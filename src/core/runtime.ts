@@ -1,16 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
-import { guardAtExit } from "./exit-guard.ts";
 import {
   EARLY_EXIT_GRACE_MS,
-  JOB_MARKER_ENV,
   GROUP_PROBE_INTERVAL_MS,
   HANDOVER_SETTLE_MS,
+  JOB_MARKER_ENV,
   SHUTDOWN_GRACE_MS,
   SHUTDOWN_KILL_CONFIRM_MS,
   WARN_JOBS,
 } from "./constants.ts";
 import { ExecRequestError, UnknownSessionError } from "./errors.ts";
+import { guardAtExit } from "./exit-guard.ts";
 import type { JobInput } from "./input.ts";
 import { type InputOutcome, Job, type JobExit, type Termination } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
@@ -21,8 +21,8 @@ import { type ProgressOptions, watchProgress } from "./progress.ts";
 import { JobRegistry } from "./registry.ts";
 import type { ExecRequest } from "./request.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
-import type { Window } from "./wait-policy.ts";
 import { type WaitEnd, waitForExit } from "./wait.ts";
+import type { Window } from "./wait-policy.ts";
 
 /** Slots in use, for the warning results carry when the registry runs full. */
 export interface SlotUse {
@@ -321,7 +321,10 @@ export class ExecRuntime {
    * finalizes the call), anything else (no exit, a cancel, a throw) releases the wake.
    */
   private settleLease(callId: string, sessionId: number, report: JobReport | undefined, replayScope: string | undefined): void {
-    if (!report?.exit) return this.completion.release(callId);
+    if (!report?.exit) {
+      this.completion.release(callId);
+      return;
+    }
     if (this.completion.isArmed(sessionId)) report.wakeConsumed = true;
     this.completion.observed(callId, sessionId);
     if (replayScope) this.replays.set(sessionId, { scope: replayScope, report: { ...report } });
@@ -469,7 +472,10 @@ export class ExecRuntime {
     const unread = this.registry.jobs();
     let timer: NodeJS.Timeout | undefined;
     const exits = Promise.all(unread.map((job) => new Promise<void>((resolve) => job.onExit(resolve))));
-    await Promise.race([exits, new Promise((resolve) => (timer = setTimeout(resolve, HANDOVER_SETTLE_MS)))]);
+    const settled = new Promise((resolve) => {
+      timer = setTimeout(resolve, HANDOVER_SETTLE_MS);
+    });
+    await Promise.race([exits, settled]);
     clearTimeout(timer);
     return unread.filter((job) => job.exit !== undefined);
   }

@@ -191,14 +191,17 @@ export function resolveShell(name: string, host: ShellHost, bashPath?: string): 
   }
   const shell = name as ShellName;
   if (shell === "bash" && bashPath) {
-    if (!host.isExecutable(bashPath)) throw new ExecRequestError(`Pi's shellPath setting names ${metadataLine(bashPath)}, which is not an executable file.`);
+    if (!host.isExecutable(bashPath))
+      throw new ExecRequestError(`Pi's shellPath setting names ${metadataLine(bashPath)}, which is not an executable file.`);
     return { name: "bash", path: bashPath };
   }
   if (shell === "bash" && host.platform === "win32") return resolveWindowsBash(host);
   const path = lookup(shell, host);
   if (!path) {
     const pathValue = envValue(host.env, "PATH", host.platform);
-    throw new ExecRequestError(`Shell "${shell}" was not found on PATH (${metadataLine(pathValue ?? "") || "PATH is empty"}). Install it or pick another shell.`);
+    throw new ExecRequestError(
+      `Shell "${shell}" was not found on PATH (${metadataLine(pathValue ?? "") || "PATH is empty"}). Install it or pick another shell.`,
+    );
   }
   return { name: shell, path };
 }

@@ -50,7 +50,10 @@ const HIGH_SURROGATES = "\\ud82f\\ud834\\udb40";
  */
 export const SPECIAL_IN_TEXT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BMP_CLASS}${HIGH_SURROGATES}]`, "g");
 /** The same as whole characters (an astral candidate is matched as its pair), TAB and LF kept. */
-const TEXT_CANDIDATES = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`, "g");
+const TEXT_CANDIDATES = new RegExp(
+  `[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`,
+  "g",
+);
 /** Every control and invisible-character candidate, TAB and LF included: what metadata must not keep. */
 const METADATA_CANDIDATES = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${BMP_CLASS}]|[${HIGH_SURROGATES}][\\udc00-\\udfff]`, "g");
 

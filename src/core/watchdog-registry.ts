@@ -73,7 +73,13 @@ export function parseRegistry(text: string): Registry | undefined {
       const previous = groups.get(pgid);
       const exitAt = previous?.leaderStart === parts[2] ? previous.exitAt : parts[2] === "-" ? at : undefined;
       groups.delete(pgid);
-      groups.set(pgid, { pgid, leaderStart: parts[2], bound: undefined, command: parts.slice(4).join(" "), ...(exitAt !== undefined ? { exitAt } : {}) });
+      groups.set(pgid, {
+        pgid,
+        leaderStart: parts[2],
+        bound: undefined,
+        command: parts.slice(4).join(" "),
+        ...(exitAt !== undefined ? { exitAt } : {}),
+      });
     } else if (kind === "x") {
       const group = groups.get(Number(parts[1]));
       const at = ticks(parts[2]);

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS } from "./constants.ts";
-import { linuxStartTime } from "./process-identity.ts";
 import { spawnStdio } from "./fd-hygiene.ts";
+import { linuxStartTime } from "./process-identity.ts";
 
 /**
  * The host side of a runtime's watchdog (POSIX): a `/bin/sh` process (`watchdog.sh`) in its own
@@ -22,7 +22,10 @@ const WATCHDOG_ENV = { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", LC_ALL: "C" };
 
 /** A command as one short line of the protocol (the registry shows it in the sweep's notice). */
 function protocolText(command: string): string {
-  const line = command.replace(/[\x00-\x1f\x7f]+/g, " ").trim().slice(0, WATCHDOG_COMMAND_CHARS);
+  const line = command
+    .replace(/[\x00-\x1f\x7f]+/g, " ")
+    .trim()
+    .slice(0, WATCHDOG_COMMAND_CHARS);
   return line || "?";
 }
 
@@ -77,7 +80,13 @@ export class Watchdog {
     const start = linuxStartTime(pgid) ?? (this.platform === "linux" ? "-" : "?");
     // A leader already gone (a PTY child reaped on node-pty's thread): the group was whole until now.
     const gone = start === "-";
-    const registration: Registration = { pgid, start, command: protocolText(command), leaderExited: gone, ...(gone ? { exitedMono: performance.now() } : {}) };
+    const registration: Registration = {
+      pgid,
+      start,
+      command: protocolText(command),
+      leaderExited: gone,
+      ...(gone ? { exitedMono: performance.now() } : {}),
+    };
     this.registrations.set(pgid, registration);
     // A watchdog started now learns every registration from the replay, this one included.
     if (this.running) this.replay(registration);

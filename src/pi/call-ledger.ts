@@ -1,5 +1,5 @@
-import type { ExecRuntime } from "../core/runtime.ts";
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../core/constants.ts";
+import type { ExecRuntime } from "../core/runtime.ts";
 
 /** A job exit a nested call reported, kept for the enclosing call's receipt. */
 export interface ObservedExit {
@@ -58,7 +58,10 @@ export class CallLedger {
     if (this.parents.has(callId)) {
       const root = this.rootOf(callId);
       this.parents.delete(callId);
-      if (isError) return runtime?.completion.release(callId);
+      if (isError) {
+        runtime?.completion.release(callId);
+        return;
+      }
       runtime?.completion.transfer(callId, root);
       // A job's exit is named once, however often nested reads replayed it.
       const receipt = this.receipts.get(root) ?? { kept: [], total: 0, sessions: new Set<number>() };
@@ -83,7 +86,8 @@ export class CallLedger {
     if (!receipt || this.parents.has(callId)) return undefined;
     const shown = receipt.kept.slice(-RECEIPT_MAX_SHOWN);
     const lines = shown.map(
-      (exit) => `- session ${exit.sessionId}: exit_code ${exit.exitCode ?? "null"}${exit.signal ? ` (${exit.signal})` : ""}, seen by ${exit.tool}`,
+      (exit) =>
+        `- session ${exit.sessionId}: exit_code ${exit.exitCode ?? "null"}${exit.signal ? ` (${exit.signal})` : ""}, seen by ${exit.tool}`,
     );
     const hidden = receipt.total - shown.length;
     return [

@@ -47,7 +47,8 @@ const KEY = Symbol.for("pi-unified-exec/host-state");
 
 export function hostState(): HostState {
   const holder = globalThis as { [KEY]?: HostState };
-  const state = (holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() });
+  holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() };
+  const state = holder[KEY];
   // A state made by an earlier build in this process may lack the newer fields.
   state.nextId ??= 1;
   state.handovers ??= new WeakMap();

@@ -10,8 +10,9 @@
  * and bidi characters as `<U+202E>`, so an OSC 52 clipboard write, a title change, cursor movement
  * or reordered text never reaches the user's terminal, and the human reads what the model reads.
  */
-import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
+
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
+import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
 import { LONG_WAIT_UPDATE_MS } from "../core/constants.ts";
 import { decodeEscapes } from "../core/escapes.ts";
 import { metadataLine, visibleText } from "../core/visible-text.ts";
@@ -125,7 +126,10 @@ class TailPreview implements Component {
     if (this.cache?.width === width) return this.cache.lines;
     const { visualLines, skippedCount } = truncateToVisualLines(this.text, PREVIEW_LINES, width, 0, "end");
     const hint = skippedCount
-      ? [this.theme.fg("muted", `... (${skippedCount} earlier lines,`) + ` ${keyHint("app.tools.expand", "to expand")}${this.theme.fg("muted", ")")}`]
+      ? [
+          this.theme.fg("muted", `... (${skippedCount} earlier lines,`) +
+            ` ${keyHint("app.tools.expand", "to expand")}${this.theme.fg("muted", ")")}`,
+        ]
       : [];
     this.cache = { width, lines: [...hint, ...visualLines] };
     return this.cache.lines;
@@ -189,7 +193,11 @@ export const execCommandRenderer = {
       ...(args.tty === true ? ["tty"] : args.tty !== undefined && args.tty !== false ? [`tty: ${inline(args.tty)}`] : []),
       ...(args.cols !== undefined || args.rows !== undefined ? [`${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}`] : []),
       ...(args.timeout_s !== undefined ? [`timeout ${inline(args.timeout_s)}s`] : []),
-      ...(args.on_exit === "wake" ? ["wake"] : args.on_exit !== undefined && args.on_exit !== "none" ? [`on_exit: ${inline(args.on_exit)}`] : []),
+      ...(args.on_exit === "wake"
+        ? ["wake"]
+        : args.on_exit !== undefined && args.on_exit !== "none"
+          ? [`on_exit: ${inline(args.on_exit)}`]
+          : []),
     ];
     return banner(context, theme.fg("toolTitle", theme.bold(`$ ${command}`)) + theme.fg("muted", ` (${notes.join(" · ")})`));
   },
@@ -200,7 +208,13 @@ export const execCommandRenderer = {
 };
 
 /** The result of `exec_command` or `write_stdin`: output preview and the footer line. */
-function jobResultComponent(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context, quietRedrawMs?: number): Component {
+function jobResultComponent(
+  result: ResultLike,
+  options: { expanded: boolean; isPartial: boolean },
+  theme: Theme,
+  context: Context,
+  quietRedrawMs?: number,
+): Component {
   const container = reuse(context, () => new Container(), isContainer);
   container.clear();
   const details = (result.details ?? {}) as Record<string, unknown>;
@@ -219,7 +233,9 @@ function jobResultComponent(result: ResultLike, options: { expanded: boolean; is
   else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${session}`;
   else if (details.status === "running") footer = `yielded ${time} · session_id=${session}${log}`;
   else {
-    const exit = [`exit_code=${inline(details.exit_code ?? "null")}`, ...(details.signal ? [`signal=${inline(details.signal)}`] : [])].join(" · ");
+    const exit = [`exit_code=${inline(details.exit_code ?? "null")}`, ...(details.signal ? [`signal=${inline(details.signal)}`] : [])].join(
+      " · ",
+    );
     footer = `took ${time} · ${exit}${log}`;
   }
   const flags = [
@@ -247,10 +263,12 @@ export const writeStdinRenderer = {
       wait = Number.isNaN(remaining) ? `until ${until}` : remaining > 0 ? `until ${until}, ${seconds(remaining)} left` : "deadline passed";
     } else if (args.yield_until !== undefined && args.yield_until !== null) wait = `until ${inline(args.yield_until)}`;
     else wait = `yield ${waitArgument(args.yield_time_ms, 250)}`;
-    const resize = args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
+    const resize =
+      args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
     if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.byteLength(args.chars_b64, "base64")} bytes)`;
-    else if (args.chars_b64 !== undefined && args.chars_b64 !== null && args.chars_b64 !== "") head = `» (base64: ${inline(args.chars_b64)})`;
+    else if (args.chars_b64 !== undefined && args.chars_b64 !== null && args.chars_b64 !== "")
+      head = `» (base64: ${inline(args.chars_b64)})`;
     else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;
     else if (args.chars !== undefined && args.chars !== null && args.chars !== "") head = `» ${inline(args.chars)}`;
     else head = resize ? "»" : "⟳ poll";
@@ -285,7 +303,10 @@ export const killSessionRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
     const signal = args.signal === undefined || args.signal === null ? "SIGTERM" : inline(args.signal);
-    return banner(context, theme.fg("toolTitle", theme.bold(`✕ kill session_id=${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`));
+    return banner(
+      context,
+      theme.fg("toolTitle", theme.bold(`✕ kill session_id=${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`),
+    );
   },
   renderResult: summaryResult,
 };
@@ -300,7 +321,10 @@ export const listSessionsRenderer = {
 export const setOnExitRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${inline(args.session_id)} → ${inline(args.on_exit)}`)));
+    return banner(
+      context,
+      theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${inline(args.session_id)} → ${inline(args.on_exit)}`)),
+    );
   },
   renderResult: summaryResult,
 };

@@ -142,7 +142,8 @@ export class SessionRuntimes {
     this.state.pendingFork = undefined;
     if (!pending) return;
     const file = (manager as { getSessionFile?: () => string | undefined }).getSessionFile?.();
-    if (pending.manager === manager || (pending.sessionFile !== undefined && pending.sessionFile === file)) this.addHandover(manager, pending.jobs);
+    if (pending.manager === manager || (pending.sessionFile !== undefined && pending.sessionFile === file))
+      this.addHandover(manager, pending.jobs);
   }
 
   /** Refuses new commands while children of an earlier session could not be stopped. */

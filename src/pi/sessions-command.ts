@@ -35,7 +35,9 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       const runtime = runtimes.existing(ctx.sessionManager);
       const live = runtime?.liveJobs() ?? [];
       if (!ctx.hasUI) {
-        const text = live.length ? ["unified-exec sessions running:", ...live.map((job) => `- ${jobLabel(job)}`)].join("\n") : "No unified-exec sessions are running.";
+        const text = live.length
+          ? ["unified-exec sessions running:", ...live.map((job) => `- ${jobLabel(job)}`)].join("\n")
+          : "No unified-exec sessions are running.";
         pi.sendMessage({ customType: LISTING_MESSAGE_TYPE, content: text, display: true }, { triggerTurn: false });
         return;
       }

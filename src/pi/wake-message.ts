@@ -99,7 +99,10 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const count = (jobs?.length ?? 0) + (typeof details?.more === "number" ? details.more : 0);
   const title = `${theme.fg("customMessageLabel", theme.bold("[unified-exec]"))} ${count === 1 ? "a background job exited" : `${count} background jobs exited`}`;
   if (!jobs) {
-    const content = typeof message.content === "string" ? message.content : message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+    const content =
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
     box.addChild(new Text(visibleText(content), 0, 0));
     return box;
   }

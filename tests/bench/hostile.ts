@@ -101,13 +101,18 @@ export function hostileRows(figures: ShapeFigures[]): [string, string][] {
           `stripper ${f.mb_per_s} MB/s (${f.median_ms} ms) · with decoding ${f.decoder_mb_per_s} MB/s${f.loop_max_ms !== undefined ? ` · loop max ${f.loop_max_ms} ms while a job prints it` : ""}`,
         ] as [string, string],
     ),
-    [`goal: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`, `${worst.mb_per_s >= THROUGHPUT_GOAL_MBPS ? "met" : "MISSED"} (${worst.shape}: ${worst.mb_per_s} MB/s)`],
+    [
+      `goal: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`,
+      `${worst.mb_per_s >= THROUGHPUT_GOAL_MBPS ? "met" : "MISSED"} (${worst.shape}: ${worst.mb_per_s} MB/s)`,
+    ],
   ];
 }
 
 async function main() {
   const figures = stripperThroughput();
-  const pi = await PiRpcHost.start(PI_HOSTS.at(-1)!, { extensions: [EXTENSION_ENTRY, join(REPO_ROOT, "tests", "bench", "loop-delay-extension.ts")] });
+  const pi = await PiRpcHost.start(PI_HOSTS.at(-1)!, {
+    extensions: [EXTENSION_ENTRY, join(REPO_ROOT, "tests", "bench", "loop-delay-extension.ts")],
+  });
   try {
     await hostileLoopDelay(pi, figures);
   } finally {

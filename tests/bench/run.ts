@@ -92,7 +92,9 @@ async function main() {
   });
   try {
     // Warm-up, then idle memory.
-    await pi.run("warm up", (view) => (view.turn < 3 ? callAll(["exec_command", { cmd: "true" }], ["bash", { command: "true" }]) : say("ok")));
+    await pi.run("warm up", (view) =>
+      view.turn < 3 ? callAll(["exec_command", { cmd: "true" }], ["bash", { command: "true" }]) : say("ok"),
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const idle = rss(pi.pid);
 
@@ -110,7 +112,15 @@ async function main() {
     latency.raw = latency.raw.slice(2 * LATENCY_WARMUP);
 
     // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, raw shell into /dev/null.
-    const flood = { exec: [] as number[], bash: [] as number[], raw: [] as number[], execPeak: [] as number[], bashPeak: [] as number[], execModelBytes: 0, bashModelBytes: 0 };
+    const flood = {
+      exec: [] as number[],
+      bash: [] as number[],
+      raw: [] as number[],
+      execPeak: [] as number[],
+      bashPeak: [] as number[],
+      execModelBytes: 0,
+      bashModelBytes: 0,
+    };
     for (let i = 0; i < FLOOD_RUNS; i++) {
       const exec = await peakRss(pi.pid, () => pi.run(`flood exec ${i}`, execUntilExit(FLOOD), 300_000));
       const execSummary = summary(exec.result);
@@ -136,9 +146,20 @@ async function main() {
         pi.run(
           `sixteen ${i}`,
           (view) => {
-            if (view.turn === 0) return callAll(...Array.from({ length: 16 }, () => ["exec_command", { cmd: SMALL_FLOOD, yield_time_ms: 30_000 }] as [string, Record<string, unknown>]));
+            if (view.turn === 0)
+              return callAll(
+                ...Array.from(
+                  { length: 16 },
+                  () => ["exec_command", { cmd: SMALL_FLOOD, yield_time_ms: 30_000 }] as [string, Record<string, unknown>],
+                ),
+              );
             const running = view.last.filter((r) => r.details?.status === "running");
-            if (running.length) return callAll(...running.map((r) => ["write_stdin", { session_id: r.details.session_id, yield_time_ms: 30_000 }] as [string, Record<string, unknown>]));
+            if (running.length)
+              return callAll(
+                ...running.map(
+                  (r) => ["write_stdin", { session_id: r.details.session_id, yield_time_ms: 30_000 }] as [string, Record<string, unknown>],
+                ),
+              );
             if (view.last.at(-1)?.toolName !== "bench_loop_delay") return call("bench_loop_delay", { reset: true });
             return say("done");
           },
@@ -156,7 +177,9 @@ async function main() {
 
     // 4. Model-visible bytes of a progress-bar-heavy output.
     const progressExec = summary(await pi.run("progress exec", execUntilExit(PROGRESS)));
-    const progressBash = summary(await pi.run("progress bash", (view) => (view.turn === 0 ? call("bash", { command: PROGRESS }) : say("done"))));
+    const progressBash = summary(
+      await pi.run("progress bash", (view) => (view.turn === 0 ? call("bash", { command: PROGRESS }) : say("done"))),
+    );
 
     // 5. Hostile output: the stripper's throughput per adversarial shape, and the loop delay while a job prints each.
     const hostile = stripperThroughput();
@@ -165,12 +188,23 @@ async function main() {
     const watchdog = await watchdogCost();
 
     const figures = {
-      latency_true_ms: { exec_command: round(median(latency.exec)), bash_tool: round(median(latency.bash)), raw_spawn: round(median(latency.raw)) },
+      latency_true_ms: {
+        exec_command: round(median(latency.exec)),
+        bash_tool: round(median(latency.bash)),
+        raw_spawn: round(median(latency.raw)),
+      },
       latency_ratio_exec_over_bash: round(median(latency.exec) / median(latency.bash)),
-      flood_200MB_ms: { exec_command: round(median(flood.exec)), bash_tool: round(median(flood.bash)), raw_shell: round(median(flood.raw)) },
+      flood_200MB_ms: {
+        exec_command: round(median(flood.exec)),
+        bash_tool: round(median(flood.bash)),
+        raw_shell: round(median(flood.raw)),
+      },
       flood_ratio_exec_over_raw: round(median(flood.exec) / median(flood.raw)),
       flood_ratio_exec_over_bash: round(median(flood.exec) / median(flood.bash)),
-      flood_peak_rss_over_idle_MiB: { exec_command: round(median(flood.execPeak) / MiB, 1), bash_tool: round(median(flood.bashPeak) / MiB, 1) },
+      flood_peak_rss_over_idle_MiB: {
+        exec_command: round(median(flood.execPeak) / MiB, 1),
+        bash_tool: round(median(flood.bashPeak) / MiB, 1),
+      },
       sixteen_floods_50MB: {
         wall_ms: round(median(sixteen.wall)),
         peak_rss_over_idle_MiB: round(median(sixteen.peak) / MiB, 1),
@@ -217,11 +251,26 @@ async function main() {
 
     const rows: [string, string][] = [
       ["machine", `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Pi ${machine.pi}`],
-      ["latency of `true` (median ms)", `exec_command ${figures.latency_true_ms.exec_command} · bash tool ${figures.latency_true_ms.bash_tool} · raw spawn ${figures.latency_true_ms.raw_spawn} → ${figures.latency_ratio_exec_over_bash}× bash`],
-      ["200 MB flood (median ms)", `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · raw shell ${figures.flood_200MB_ms.raw_shell} → ${figures.flood_ratio_exec_over_raw}× raw`],
-      ["flood peak RSS over idle (MiB)", `exec_command ${figures.flood_peak_rss_over_idle_MiB.exec_command} · bash tool ${figures.flood_peak_rss_over_idle_MiB.bash_tool} (idle ${figures.idle_rss_MiB})`],
-      ["16 × 50 MB floods", `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`],
-      ["model-visible bytes, flood", `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`],
+      [
+        "latency of `true` (median ms)",
+        `exec_command ${figures.latency_true_ms.exec_command} · bash tool ${figures.latency_true_ms.bash_tool} · raw spawn ${figures.latency_true_ms.raw_spawn} → ${figures.latency_ratio_exec_over_bash}× bash`,
+      ],
+      [
+        "200 MB flood (median ms)",
+        `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · raw shell ${figures.flood_200MB_ms.raw_shell} → ${figures.flood_ratio_exec_over_raw}× raw`,
+      ],
+      [
+        "flood peak RSS over idle (MiB)",
+        `exec_command ${figures.flood_peak_rss_over_idle_MiB.exec_command} · bash tool ${figures.flood_peak_rss_over_idle_MiB.bash_tool} (idle ${figures.idle_rss_MiB})`,
+      ],
+      [
+        "16 × 50 MB floods",
+        `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`,
+      ],
+      [
+        "model-visible bytes, flood",
+        `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`,
+      ],
       [
         "watchdog, per job registration (µs)",
         `mean ${figures.watchdog.registration_us.mean} · p99 ${figures.watchdog.registration_us.p99} · max ${figures.watchdog.registration_us.max} (${figures.watchdog.registration_us.count} registrations)`,
@@ -230,7 +279,10 @@ async function main() {
         "watchdog start (median ms)",
         `spawn ${figures.watchdog.start_ms.spawn_median} · first job recorded ${figures.watchdog.start_ms.first_job_recorded_median} (${figures.watchdog.start_ms.starts} starts)`,
       ],
-      ["model-visible bytes, progress bar", `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`],
+      [
+        "model-visible bytes, progress bar",
+        `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
+      ],
       ...hostileRows(hostile),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];

@@ -26,7 +26,8 @@ export interface ResultSample {
 /** The rule of each format the benchmark compares. */
 export const HEADER_RULES: Record<string, HeaderRule> = { default: "dashes", previous: "dashes", codex: "codex", "pi-bash": "pi-bash" };
 
-const PI_BASH_STATUS = /(?:^|\n\n)(Command (?:exited with code -?\d+|aborted|timed out after \d+ seconds[^\n]*|terminated without an exit code))$/;
+const PI_BASH_STATUS =
+  /(?:^|\n\n)(Command (?:exited with code -?\d+|aborted|timed out after \d+ seconds[^\n]*|terminated without an exit code))$/;
 
 /** The header part of `text` under `rule`. */
 export function headerOf(text: string, rule: HeaderRule): string {
@@ -50,7 +51,8 @@ export const median = (values: readonly number[]): number => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-export const mean = (values: readonly number[]): number => (values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : 0);
+export const mean = (values: readonly number[]): number =>
+  values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : 0;
 
 /** Tokens of one format over the workload: per call, header and total. */
 export interface FormatTokens {
@@ -83,7 +85,15 @@ export function tokenTable(samples: readonly ResultSample[], rules: Record<strin
 export function formatTokenTable(rows: readonly FormatTokens[]): string {
   const round = (value: number) => (Math.round(value * 10) / 10).toString();
   const head = ["format", "calls", "header median", "header mean", "total median", "total mean", "total sum"];
-  const body = rows.map((row) => [row.format, `${row.calls}`, round(row.header.median), round(row.header.mean), round(row.total.median), round(row.total.mean), `${row.total.sum}`]);
+  const body = rows.map((row) => [
+    row.format,
+    `${row.calls}`,
+    round(row.header.median),
+    round(row.header.mean),
+    round(row.total.median),
+    round(row.total.mean),
+    `${row.total.sum}`,
+  ]);
   const widths = head.map((title, i) => Math.max(title.length, ...body.map((cells) => cells[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
   return [line(head), ...body.map(line)].join("\n");
@@ -94,7 +104,8 @@ async function sampleTexts(): Promise<ResultSample[]> {
   const { jobResult } = await import("../../src/pi/results/job-result.ts");
   const { codexResultText } = await import("../../src/pi/results/codex-text.ts");
   const { capOutput } = await import("../../src/pi/results/format.ts");
-  const build = "src/main.c:3:5: error: use of undeclared identifier 'y'\n    y = 2;\n    ^\n1 error generated.\nmake: *** [main] Error 1\n";
+  const build =
+    "src/main.c:3:5: error: use of undeclared identifier 'y'\n    y = 2;\n    ^\n1 error generated.\nmake: *** [main] Error 1\n";
   const flood = Array.from({ length: 3_000 }, (_, i) => `line ${i + 1}`).join("\n");
   const cases = [
     { cmd: "echo ok", out: "ok\n", exit: 0, ms: 12 },
@@ -122,7 +133,10 @@ async function sampleTexts(): Promise<ResultSample[]> {
     const text = (jobResult(report).content[0] as { text: string }).text;
     samples.push({ format: "default", text });
     const originalTokenCount = Math.ceil(Buffer.byteLength(c.out) / 4);
-    samples.push({ format: "codex", text: codexResultText({ chunkId: "3fa91c", wallMs: c.ms, exitCode: c.exit, sessionId: c.session, output: c.out, originalTokenCount }) });
+    samples.push({
+      format: "codex",
+      text: codexResultText({ chunkId: "3fa91c", wallMs: c.ms, exitCode: c.exit, sessionId: c.session, output: c.out, originalTokenCount }),
+    });
     const status = c.exit ? `\n\nCommand exited with code ${c.exit}` : "";
     // Pi's bash caps the same way (its footer names its own temp file).
     const shown = capOutput(c.out.replace(/\n$/, ""), "/tmp/pi-bash-5cc5e104.log").shown;
@@ -136,7 +150,11 @@ async function selfCheck(): Promise<void> {
   const codexHeader = "Chunk ID: 3fa91c\nWall time: 0.5123 seconds\nProcess exited with code 0\nOriginal token count: 37\nOutput:\n";
   if (tokens(codexHeader) !== 35) throw new Error(`o200k count of the reference Codex header is ${tokens(codexHeader)}, expected 35`);
   if (tokens("<|endoftext|>") < 2) throw new Error("a special-token string must count as plain text");
-  if (headerOf("a: 1\n---\nout", "dashes") !== "a: 1" || headerOf("H\nOutput:", "codex") !== "H" || headerOf("x\n\nCommand exited with code 2", "pi-bash") !== "Command exited with code 2") {
+  if (
+    headerOf("a: 1\n---\nout", "dashes") !== "a: 1" ||
+    headerOf("H\nOutput:", "codex") !== "H" ||
+    headerOf("x\n\nCommand exited with code 2", "pi-bash") !== "Command exited with code 2"
+  ) {
     throw new Error("header split is wrong");
   }
   const rows = tokenTable(await sampleTexts());

@@ -14,7 +14,8 @@ const REGISTRATIONS = 5_000;
 const STARTS = 20;
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 const median = (values: number[]) => percentile(values, 0.5);
 
 const contains = (path: string, text: string) => {
@@ -69,7 +70,12 @@ export async function watchdogCost(): Promise<WatchdogCost> {
     await dismiss(watchdog);
     const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
     return {
-      registration_us: { mean: round(mean(costs)), p99: round(percentile(costs, 0.99)), max: round(Math.max(...costs)), count: REGISTRATIONS },
+      registration_us: {
+        mean: round(mean(costs)),
+        p99: round(percentile(costs, 0.99)),
+        max: round(Math.max(...costs)),
+        count: REGISTRATIONS,
+      },
       start_ms: { spawn_median: round(median(spawns), 2), first_job_recorded_median: round(median(recorded), 2), starts: STARTS },
     };
   } finally {

@@ -30,7 +30,17 @@ for (const host of PI_HOSTS) {
 
     it("a job armed with wake that exits after the turn starts exactly one new turn naming it; nothing more follows", async () => {
       const from = pi.records.length;
-      const run = await pi.run("wake me", steps(call("exec_command", { cmd: "sleep 0.5; printf 'never-%s\\n' in-a-wake; sleep 0.5; exit 2", yield_time_ms: 250, on_exit: "wake" }), say("started it")));
+      const run = await pi.run(
+        "wake me",
+        steps(
+          call("exec_command", {
+            cmd: "sleep 0.5; printf 'never-%s\\n' in-a-wake; sleep 0.5; exit 2",
+            yield_time_ms: 250,
+            on_exit: "wake",
+          }),
+          say("started it"),
+        ),
+      );
       const started = run.tools[0]!;
       assert.equal(headerOf(started.text).completion_notification, "armed");
       const sessionId = headerOf(started.text).session_id!;
@@ -54,7 +64,9 @@ for (const host of PI_HOSTS) {
       const from = pi.records.length;
       const run = await pi.run(
         "poll it",
-        steps(call("exec_command", { cmd: "sleep 0.5", yield_time_ms: 250, on_exit: "wake" }), (view) => call("write_stdin", { session_id: firstSession(view) })),
+        steps(call("exec_command", { cmd: "sleep 0.5", yield_time_ms: 250, on_exit: "wake" }), (view) =>
+          call("write_stdin", { session_id: firstSession(view) }),
+        ),
       );
       assert.equal(headerOf(run.tools[1]!.text).exit_code, "0");
       assert.equal(headerOf(run.tools[1]!.text).on_exit_wake, "consumed");
@@ -66,12 +78,18 @@ for (const host of PI_HOSTS) {
       const from = pi.records.length;
       await pi.run(
         "busy",
-        steps(call("exec_command", { cmd: "sleep 0.3", yield_time_ms: 250, on_exit: "wake" }), () => call("exec_command", { cmd: "sleep 1.5" }), say("busy work done")),
+        steps(
+          call("exec_command", { cmd: "sleep 0.3", yield_time_ms: 250, on_exit: "wake" }),
+          () => call("exec_command", { cmd: "sleep 1.5" }),
+          say("busy work done"),
+        ),
       );
       const wake = await pi.waitForRecord(isWake, from, 10_000, "the wake");
       const records = pi.records.slice(from);
       const wakeAt = records.indexOf(wake);
-      const doneAt = records.findIndex((r) => r.type === "message_end" && r.message?.role === "assistant" && JSON.stringify(r.message.content).includes("busy work done"));
+      const doneAt = records.findIndex(
+        (r) => r.type === "message_end" && r.message?.role === "assistant" && JSON.stringify(r.message.content).includes("busy work done"),
+      );
       assert.ok(doneAt !== -1 && wakeAt > doneAt, "the wake came after the run's last turn");
       const lastToolEnd = records.map((r) => r.type).lastIndexOf("tool_execution_end");
       assert.ok(wakeAt > lastToolEnd);
@@ -164,14 +182,16 @@ for (const host of PI_HOSTS) {
       const from = pi.records.length;
       const run = await pi.run(
         "nested",
-        steps(
-          call("exec_command", { cmd: "sleep 0.5; exit 4", yield_time_ms: 250, on_exit: "wake" }),
-          (view) => call("nested_poll", { session_id: firstSession(view) }),
+        steps(call("exec_command", { cmd: "sleep 0.5; exit 4", yield_time_ms: 250, on_exit: "wake" }), (view) =>
+          call("nested_poll", { session_id: firstSession(view) }),
         ),
       );
       const nested = run.tools.find((tool) => tool.name === "nested_poll" && !tool.parentToolCallId)!;
       const sessionId = firstSession({ results: [{ details: run.tools[0]!.details }] } as ModelView);
-      assert.match(nested.text, /^script finished\n\[unified-exec receipt: 1 job exit reported inside this call; they will not wake you again\]/);
+      assert.match(
+        nested.text,
+        /^script finished\n\[unified-exec receipt: 1 job exit reported inside this call; they will not wake you again\]/,
+      );
       assert.match(nested.text, new RegExp(`- session ${sessionId}: exit_code 4, seen by write_stdin`));
       assert.deepEqual(nested.structuredContent, { polls: 2 });
       assert.deepEqual(nested.details, { marker: "nested-details", exitCodes: [4, 4] }, "the second nested read replayed the exit");
@@ -221,7 +241,10 @@ for (const host of PI_HOSTS) {
     it("arming says the wake can only come while the run lasts, instead of promising one", async () => {
       const run = await runJson(host, "json wake", steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250, on_exit: "wake" })));
       assert.equal(run.exitCode, 0, run.stderr);
-      assert.match(headerOf(run.tools[0]!.text).completion_notification ?? "", /^armed, but in this print\/JSON run it can only arrive while the run is still going/);
+      assert.match(
+        headerOf(run.tools[0]!.text).completion_notification ?? "",
+        /^armed, but in this print\/JSON run it can only arrive while the run is still going/,
+      );
     });
   });
 }

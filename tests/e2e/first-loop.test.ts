@@ -82,7 +82,10 @@ for (const host of PI_HOSTS) {
       const header = headerOf(run.tools[0]!.text);
       assert.equal(header.exit_code, "0");
       assert.equal(header.session_id, undefined);
-      assert.ok(Number(header.wall_time_seconds) < 1.5, `took ${header.wall_time_seconds} s; the backgrounded sleep must not delay the exit`);
+      assert.ok(
+        Number(header.wall_time_seconds) < 1.5,
+        `took ${header.wall_time_seconds} s; the backgrounded sleep must not delay the exit`,
+      );
     });
 
     it("runs under sh when asked", async () => {
@@ -91,7 +94,10 @@ for (const host of PI_HOSTS) {
     });
 
     it("strips terminal control sequences from the model's text", async () => {
-      const run = await pi.run("colours", steps(call("exec_command", { cmd: "printf '\\033[1;31mred\\033[0m \\033]0;title\\007done\\r\\n'" })));
+      const run = await pi.run(
+        "colours",
+        steps(call("exec_command", { cmd: "printf '\\033[1;31mred\\033[0m \\033]0;title\\007done\\r\\n'" })),
+      );
       assert.equal(outputOf(run.tools[0]!.text), "red done\n");
     });
 
@@ -110,7 +116,8 @@ for (const host of PI_HOSTS) {
         ),
       );
       const [unknownField, unknownSession, emptyCmd, missingWorkdir, badShell] = inCallOrder(run);
-      for (const result of [unknownField, unknownSession, emptyCmd, missingWorkdir, badShell]) assert.equal(result?.isError, true, result?.text);
+      for (const result of [unknownField, unknownSession, emptyCmd, missingWorkdir, badShell])
+        assert.equal(result?.isError, true, result?.text);
       assert.match(unknownField!.text, /unknown field "bogus"/);
       assert.match(unknownField!.text, /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, on_exit, timeout_s/);
       assert.match(unknownSession!.text, /Unknown session_id 9999/);

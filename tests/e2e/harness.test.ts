@@ -25,9 +25,8 @@ for (const host of PI_HOSTS) {
     it("runs a script whose steps issue parallel calls and read earlier results", async () => {
       const run = await pi.run(
         "two at once",
-        steps(
-          callAll(["exec_command", { cmd: "echo a" }], ["exec_command", { cmd: "echo b" }]),
-          (view) => say(`saw ${view.last.length} results: ${view.last.map((r) => r.details.exit_code).join(",")}`),
+        steps(callAll(["exec_command", { cmd: "echo a" }], ["exec_command", { cmd: "echo b" }]), (view) =>
+          say(`saw ${view.last.length} results: ${view.last.map((r) => r.details.exit_code).join(",")}`),
         ),
       );
       assert.equal(run.tools.length, 2);

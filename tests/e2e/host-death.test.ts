@@ -83,146 +83,169 @@ async function allEndWithin(pids: readonly number[], ms: number, what: string): 
 }
 
 for (const host of PI_HOSTS) {
-  describe(`host death on ${host.name}`, { skip: process.platform === "win32" && "Windows has no watchdog (docs/reference.md says what covers it)" }, () => {
-    it("SIGKILL of Pi while a pipe, a PTY, a TERM-ignoring and a backgrounded job run: none is alive 3 s later", { skip: SKIP_WITHOUT_PTY }, async () => {
-      const pi = await startPi(host, logParent());
-      try {
-        const processes = jobProcesses(await pi.run("start jobs", FOUR_JOBS));
-        assert.ok(processes.length >= 4 && processes.every(processAlive), "the jobs run");
-        process.kill(pi.pid, "SIGKILL");
-        await allEndWithin(processes, 3_000, "every job process to end after Pi was SIGKILLed");
-      } finally {
-        await pi.close();
-      }
-    });
-
-    it("RPC stdin closed and SIGTERM at once: none is alive 3 s later", { skip: SKIP_WITHOUT_PTY }, async () => {
-      const pi = await startPi(host, logParent());
-      const processes = jobProcesses(await pi.run("start jobs", FOUR_JOBS));
-      assert.ok(processes.every(processAlive), "the jobs run");
-      const closing = pi.close();
-      process.kill(pi.pid, "SIGTERM");
-      await allEndWithin(processes, 3_000, "every job process to end after stdin closed with a SIGTERM");
-      await closing;
-    });
-
-    it("a Pi killed together with its watchdog: the next Pi stops what it left before its first job, says so once, and applies the retention", async () => {
-      const parent = logParent();
-      const first = await startPi(host, parent);
-      const run = await first.run(
-        "start jobs",
-        steps(
-          callAll(
-            ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 500 }],
-            ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 500 }],
-            ["exec_command", { cmd: "sleep 300 & echo $!; wait", yield_time_ms: 500 }],
-            ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", yield_time_ms: 500 }],
-          ),
-          say("started"),
-        ),
-      );
-      const processes = jobProcesses(run);
-      const ownDir = readdirSync(parent).find((name) => name.startsWith("pi-unified-exec-"))!;
-      await waitFor(() => (registryIn(parent)?.groups.length ?? 0) === 4, "four registrations");
-      await waitFor(() => /^x /m.test(readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")), "the lingering job's leader exit");
-      const { watchdog } = registryIn(parent)!;
-      // Pi is stopped first: a live Pi would start a new watchdog the moment the first one died.
-      process.kill(first.pid, "SIGSTOP");
-      process.kill(watchdog!.pid, "SIGKILL");
-      process.kill(first.pid, "SIGKILL");
-      await first.close();
-      assert.deepEqual(processes.filter((pid) => !processAlive(pid)), [], "with the watchdog killed too, the jobs survive the host");
-
-      // Beside it: an old dead runtime (expired), an old directory without a registry, and a dead
-      // runtime whose registry names a live unrelated process with another start time.
-      const stranger = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
-      stranger.unref();
-      strays.push(stranger.pid!);
-      const plant = (lines: string[] | undefined, ageDays: number) => {
-        const dir = mkdtempSync(join(parent, "pi-unified-exec-"));
-        if (lines) writeFileSync(join(dir, REGISTRY_FILE), `${[REGISTRY_MAGIC, ...lines].join("\n")}\n`);
-        writeFileSync(join(dir, "job-1-0000.log"), "old output\n");
-        const when = new Date(Date.now() - ageDays * 86_400_000);
-        for (const name of readdirSync(dir)) utimesSync(join(dir, name), when, when);
-        return dir;
-      };
-      const expired = plant([`host ${first.pid} 1`], 8);
-      const unproven = plant(undefined, 30);
-      const strangerDir = plant([`host ${first.pid} 1`, `+ ${stranger.pid} 1 100 sleep 300`], 1);
-
-      const second = await startPi(host, parent);
-      try {
-        const next = await second.run("first job", steps(call("exec_command", { cmd: "echo hello" }), call("exec_command", { cmd: "echo again" }), say("done")));
-        const [firstResult, secondResult] = next.tools;
-        const notice = headerOf(firstResult!.text).notice ?? "";
-        const state = (pid: number) => {
+  describe(
+    `host death on ${host.name}`,
+    { skip: process.platform === "win32" && "Windows has no watchdog (docs/reference.md says what covers it)" },
+    () => {
+      it(
+        "SIGKILL of Pi while a pipe, a PTY, a TERM-ignoring and a backgrounded job run: none is alive 3 s later",
+        { skip: SKIP_WITHOUT_PTY },
+        async () => {
+          const pi = await startPi(host, logParent());
           try {
-            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-            return `${pid}:${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]}`;
-          } catch {
-            return `${pid}:gone`;
+            const processes = jobProcesses(await pi.run("start jobs", FOUR_JOBS));
+            assert.ok(processes.length >= 4 && processes.every(processAlive), "the jobs run");
+            process.kill(pi.pid, "SIGKILL");
+            await allEndWithin(processes, 3_000, "every job process to end after Pi was SIGKILLed");
+          } finally {
+            await pi.close();
           }
-        };
-        const diagnosis = [
-          firstResult!.text,
-          `second result notice: ${headerOf(secondResult!.text).notice}`,
-          `registry:\n${readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")}`,
-          `swept marker: ${existsSync(join(parent, ownDir, "swept"))}`,
-          `host ${state(first.pid)}, watchdog ${state(watchdog!.pid)}, jobs ${processes.map(state).join(" ")}`,
-        ].join("\n");
-        assert.match(notice, /^stopped 4 jobs that an earlier Pi process \(pid \d+\) left running when it ended without shutting down: /, diagnosis);
-        assert.ok(notice.includes("`echo $$; trap '' TERM; sleep 300`"), notice);
-        assert.equal(firstResult!.structuredContent.notice, notice);
-        assert.equal(headerOf(secondResult!.text).notice, undefined, "said once");
-        await allEndWithin(processes, 3_000, "the left jobs to end");
-        await waitFor(() => !existsSync(expired), "the expired directory to be removed");
-        assert.ok(existsSync(unproven), "a directory without a registry is never removed");
-        assert.ok(existsSync(strangerDir), "a young directory is kept");
-        assert.ok(existsSync(join(parent, ownDir)), "the killed Pi's directory is kept for 7 days");
-        assert.ok(processAlive(stranger.pid!), "a process whose start time differs is never signalled");
-      } finally {
-        await second.close();
-      }
-    });
+        },
+      );
 
-    it("the same watchdog serves the runtime after /reload", async () => {
-      const parent = logParent();
-      const pi = await startPi(host, parent, [EXTENSION_ENTRY, PROBE]);
-      try {
-        const before = jobProcesses(await pi.run("before", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))));
-        await waitFor(() => registryIn(parent)?.groups.length === 1, "the first registration");
-        const watchdog = registryIn(parent)!.watchdog!.pid;
-        assert.ok(processAlive(watchdog));
-        const marker = join(parent, "reloaded");
-        await pi.run(`/test-reload ${marker}`, steps());
-        await waitFor(() => existsSync(marker), "the reload to finish", 30_000);
-        const afterReload = jobProcesses(await pi.run("after", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))));
-        await waitFor(() => registryIn(parent)?.groups.length === 2, "the second registration");
-        assert.equal(registryIn(parent)!.watchdog!.pid, watchdog, "the registry still names the first watchdog");
-        assert.ok(processAlive(watchdog));
-        assert.deepEqual(
-          registryIn(parent)!.groups.map((group) => group.pgid),
-          [before[0], afterReload[0]],
-          "one watchdog holds the jobs from before and after the reload",
+      it("RPC stdin closed and SIGTERM at once: none is alive 3 s later", { skip: SKIP_WITHOUT_PTY }, async () => {
+        const pi = await startPi(host, logParent());
+        const processes = jobProcesses(await pi.run("start jobs", FOUR_JOBS));
+        assert.ok(processes.every(processAlive), "the jobs run");
+        const closing = pi.close();
+        process.kill(pi.pid, "SIGTERM");
+        await allEndWithin(processes, 3_000, "every job process to end after stdin closed with a SIGTERM");
+        await closing;
+      });
+
+      it("a Pi killed together with its watchdog: the next Pi stops what it left before its first job, says so once, and applies the retention", async () => {
+        const parent = logParent();
+        const first = await startPi(host, parent);
+        const run = await first.run(
+          "start jobs",
+          steps(
+            callAll(
+              ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 500 }],
+              ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 500 }],
+              ["exec_command", { cmd: "sleep 300 & echo $!; wait", yield_time_ms: 500 }],
+              ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", yield_time_ms: 500 }],
+            ),
+            say("started"),
+          ),
         );
-      } finally {
-        await pi.close();
-      }
-    });
+        const processes = jobProcesses(run);
+        const ownDir = readdirSync(parent).find((name) => name.startsWith("pi-unified-exec-"))!;
+        await waitFor(() => (registryIn(parent)?.groups.length ?? 0) === 4, "four registrations");
+        await waitFor(() => /^x /m.test(readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")), "the lingering job's leader exit");
+        const { watchdog } = registryIn(parent)!;
+        // Pi is stopped first: a live Pi would start a new watchdog the moment the first one died.
+        process.kill(first.pid, "SIGSTOP");
+        process.kill(watchdog!.pid, "SIGKILL");
+        process.kill(first.pid, "SIGKILL");
+        await first.close();
+        assert.deepEqual(
+          processes.filter((pid) => !processAlive(pid)),
+          [],
+          "with the watchdog killed too, the jobs survive the host",
+        );
 
-    it("a SIGTERM to Pi while it stops its jobs at quit does not cut the 1 s grace short", async () => {
-      const parent = logParent();
-      const file = join(parent, "trap.log");
-      const pi = await startPi(host, parent);
-      const trap = `trap 'echo term >> ${file}; sleep 0.5; echo done >> ${file}; exit 0' TERM; echo $$; sleep 300 & wait`;
-      const processes = jobProcesses(await pi.run("start", steps(call("exec_command", { cmd: trap, yield_time_ms: 300 }), say("ok"))));
-      assert.ok(processes.every(processAlive));
-      const closing = pi.close();
-      await waitFor(() => existsSync(file) && readFileSync(file, "utf8").includes("term"), "the job to get its TERM at quit");
-      process.kill(pi.pid, "SIGTERM");
-      const exit = await closing;
-      const log = readFileSync(file, "utf8");
-      assert.equal(log, "term\ndone\n", `the job finished its TERM handler before Pi exited (${JSON.stringify(exit)})`);
-    });
-  });
+        // Beside it: an old dead runtime (expired), an old directory without a registry, and a dead
+        // runtime whose registry names a live unrelated process with another start time.
+        const stranger = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+        stranger.unref();
+        strays.push(stranger.pid!);
+        const plant = (lines: string[] | undefined, ageDays: number) => {
+          const dir = mkdtempSync(join(parent, "pi-unified-exec-"));
+          if (lines) writeFileSync(join(dir, REGISTRY_FILE), `${[REGISTRY_MAGIC, ...lines].join("\n")}\n`);
+          writeFileSync(join(dir, "job-1-0000.log"), "old output\n");
+          const when = new Date(Date.now() - ageDays * 86_400_000);
+          for (const name of readdirSync(dir)) utimesSync(join(dir, name), when, when);
+          return dir;
+        };
+        const expired = plant([`host ${first.pid} 1`], 8);
+        const unproven = plant(undefined, 30);
+        const strangerDir = plant([`host ${first.pid} 1`, `+ ${stranger.pid} 1 100 sleep 300`], 1);
+
+        const second = await startPi(host, parent);
+        try {
+          const next = await second.run(
+            "first job",
+            steps(call("exec_command", { cmd: "echo hello" }), call("exec_command", { cmd: "echo again" }), say("done")),
+          );
+          const [firstResult, secondResult] = next.tools;
+          const notice = headerOf(firstResult!.text).notice ?? "";
+          const state = (pid: number) => {
+            try {
+              const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+              return `${pid}:${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]}`;
+            } catch {
+              return `${pid}:gone`;
+            }
+          };
+          const diagnosis = [
+            firstResult!.text,
+            `second result notice: ${headerOf(secondResult!.text).notice}`,
+            `registry:\n${readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")}`,
+            `swept marker: ${existsSync(join(parent, ownDir, "swept"))}`,
+            `host ${state(first.pid)}, watchdog ${state(watchdog!.pid)}, jobs ${processes.map(state).join(" ")}`,
+          ].join("\n");
+          assert.match(
+            notice,
+            /^stopped 4 jobs that an earlier Pi process \(pid \d+\) left running when it ended without shutting down: /,
+            diagnosis,
+          );
+          assert.ok(notice.includes("`echo $$; trap '' TERM; sleep 300`"), notice);
+          assert.equal(firstResult!.structuredContent.notice, notice);
+          assert.equal(headerOf(secondResult!.text).notice, undefined, "said once");
+          await allEndWithin(processes, 3_000, "the left jobs to end");
+          await waitFor(() => !existsSync(expired), "the expired directory to be removed");
+          assert.ok(existsSync(unproven), "a directory without a registry is never removed");
+          assert.ok(existsSync(strangerDir), "a young directory is kept");
+          assert.ok(existsSync(join(parent, ownDir)), "the killed Pi's directory is kept for 7 days");
+          assert.ok(processAlive(stranger.pid!), "a process whose start time differs is never signalled");
+        } finally {
+          await second.close();
+        }
+      });
+
+      it("the same watchdog serves the runtime after /reload", async () => {
+        const parent = logParent();
+        const pi = await startPi(host, parent, [EXTENSION_ENTRY, PROBE]);
+        try {
+          const before = jobProcesses(
+            await pi.run("before", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
+          );
+          await waitFor(() => registryIn(parent)?.groups.length === 1, "the first registration");
+          const watchdog = registryIn(parent)!.watchdog!.pid;
+          assert.ok(processAlive(watchdog));
+          const marker = join(parent, "reloaded");
+          await pi.run(`/test-reload ${marker}`, steps());
+          await waitFor(() => existsSync(marker), "the reload to finish", 30_000);
+          const afterReload = jobProcesses(
+            await pi.run("after", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
+          );
+          await waitFor(() => registryIn(parent)?.groups.length === 2, "the second registration");
+          assert.equal(registryIn(parent)!.watchdog!.pid, watchdog, "the registry still names the first watchdog");
+          assert.ok(processAlive(watchdog));
+          assert.deepEqual(
+            registryIn(parent)!.groups.map((group) => group.pgid),
+            [before[0], afterReload[0]],
+            "one watchdog holds the jobs from before and after the reload",
+          );
+        } finally {
+          await pi.close();
+        }
+      });
+
+      it("a SIGTERM to Pi while it stops its jobs at quit does not cut the 1 s grace short", async () => {
+        const parent = logParent();
+        const file = join(parent, "trap.log");
+        const pi = await startPi(host, parent);
+        const trap = `trap 'echo term >> ${file}; sleep 0.5; echo done >> ${file}; exit 0' TERM; echo $$; sleep 300 & wait`;
+        const processes = jobProcesses(await pi.run("start", steps(call("exec_command", { cmd: trap, yield_time_ms: 300 }), say("ok"))));
+        assert.ok(processes.every(processAlive));
+        const closing = pi.close();
+        await waitFor(() => existsSync(file) && readFileSync(file, "utf8").includes("term"), "the job to get its TERM at quit");
+        process.kill(pi.pid, "SIGTERM");
+        const exit = await closing;
+        const log = readFileSync(file, "utf8");
+        assert.equal(log, "term\ndone\n", `the job finished its TERM handler before Pi exited (${JSON.stringify(exit)})`);
+      });
+    },
+  );
 }

@@ -15,7 +15,6 @@ import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
 import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-
 for (const host of PI_HOSTS) {
   describe(`interactive sessions on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     let pi: PiRpcHost;
@@ -46,9 +45,8 @@ for (const host of PI_HOSTS) {
     it("Ctrl-C in a PTY interrupts sleep 30", async () => {
       const run = await pi.run(
         "pty interrupt",
-        steps(
-          call("exec_command", { cmd: "sleep 30", tty: true, yield_time_ms: 500 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "\\x03", yield_time_ms: 5_000 }),
+        steps(call("exec_command", { cmd: "sleep 30", tty: true, yield_time_ms: 500 }), (view) =>
+          call("write_stdin", { session_id: firstSession(view), chars: "\\x03", yield_time_ms: 5_000 }),
         ),
       );
       const interrupted = run.tools[1]!;
@@ -101,10 +99,14 @@ for (const host of PI_HOSTS) {
     it("git log in a PTY finishes without waiting on a pager", async () => {
       const repo = join(pi.dirs.cwd, "repo");
       mkdirSync(repo);
-      const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: repo });
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: repo });
       git("init", "-q");
       git("commit", "-q", "--allow-empty", "-m", "first commit in the test repo");
-      const run = await pi.run("git log", steps(call("exec_command", { cmd: "git log", tty: true, workdir: "repo", yield_time_ms: 10_000 })));
+      const run = await pi.run(
+        "git log",
+        steps(call("exec_command", { cmd: "git log", tty: true, workdir: "repo", yield_time_ms: 10_000 })),
+      );
       const result = run.tools[0]!;
       assert.equal(headerOf(result.text).exit_code, "0", result.text);
       assert.match(outputOf(result.text), /first commit in the test repo/);
@@ -113,9 +115,8 @@ for (const host of PI_HOSTS) {
     it("in pipe mode, sleep 30 + Ctrl-C ends it with an interrupt", async () => {
       const run = await pi.run(
         "pipe interrupt",
-        steps(
-          call("exec_command", { cmd: "sleep 30", yield_time_ms: 300 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "\\x03", yield_time_ms: 5_000 }),
+        steps(call("exec_command", { cmd: "sleep 30", yield_time_ms: 300 }), (view) =>
+          call("write_stdin", { session_id: firstSession(view), chars: "\\x03", yield_time_ms: 5_000 }),
         ),
       );
       const interrupted = run.tools[1]!;

@@ -13,7 +13,6 @@ import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-
 for (const host of PI_HOSTS) {
   describe(`input and output on ${host.name}`, () => {
     let pi: PiRpcHost;
@@ -61,7 +60,10 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "interrupt",
         steps(
-          call("exec_command", { cmd: "trap 'echo interrupted; exit 130' INT; echo ready; while :; do sleep 0.05; done", yield_time_ms: 500 }),
+          call("exec_command", {
+            cmd: "trap 'echo interrupted; exit 130' INT; echo ready; while :; do sleep 0.05; done",
+            yield_time_ms: 500,
+          }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "\\x03", yield_time_ms: 5_000 }),
         ),
       );
@@ -75,7 +77,10 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "epipe",
         steps(
-          call("exec_command", { cmd: "exec 0<&-; echo closed; while [ ! -e release-epipe ]; do sleep 0.05; done; echo released", yield_time_ms: 500 }),
+          call("exec_command", {
+            cmd: "exec 0<&-; echo closed; while [ ! -e release-epipe ]; do sleep 0.05; done; echo released",
+            yield_time_ms: 500,
+          }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "anyone?\n" }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "again\n" }),
         ),
@@ -86,7 +91,10 @@ for (const host of PI_HOSTS) {
       assert.equal(first!.text.split("\n")[0], "[still running]");
       assert.match(headerOf(second!.text).failure_message ?? "", /^stdin write failed/);
       execFileSync("touch", [join(pi.dirs.cwd, "release-epipe")]);
-      const end = await pi.run("epipe end", steps(call("write_stdin", { session_id: Number(headerOf(first!.text).session_id), yield_time_ms: 5_000 })));
+      const end = await pi.run(
+        "epipe end",
+        steps(call("write_stdin", { session_id: Number(headerOf(first!.text).session_id), yield_time_ms: 5_000 })),
+      );
       assert.equal(headerOf(end.tools[0]!.text).exit_code, "0");
       assert.equal(outputOf(end.tools[0]!.text), "released\n");
     });

@@ -17,7 +17,9 @@ import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
 
 const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
 const statusTexts = (records: readonly PiEvent[]) =>
-  records.filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "unified-exec").map((r) => r.statusText as string | undefined);
+  records
+    .filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "unified-exec")
+    .map((r) => r.statusText as string | undefined);
 
 for (const host of PI_HOSTS) {
   describe(`reload and session boundaries on ${host.name}`, () => {
@@ -57,7 +59,11 @@ for (const host of PI_HOSTS) {
       assert.equal(polled.isError, false, polled.text);
       assert.equal(headerOf(polled.text).exit_code, "0");
       const lines = `${before}${outputOf(polled.text)}`.trim().split("\n");
-      assert.deepEqual(lines, Array.from({ length: 40 }, (_, i) => `line ${i + 1}`), "no gap, no repeat across the reload");
+      assert.deepEqual(
+        lines,
+        Array.from({ length: 40 }, (_, i) => `line ${i + 1}`),
+        "no gap, no repeat across the reload",
+      );
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the wake armed before the reload");
       assert.match(wake.message.content, /exit_code 7/);
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
@@ -73,23 +79,36 @@ for (const host of PI_HOSTS) {
       await reload("reloaded-2");
       const afterReload = pi.records.length;
       await pi.run("status again", steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }), say("ok")));
-      await waitFor(() => statusTexts(pi.records.slice(afterReload)).includes("unified-exec: 1 session running"), "the status after reload");
+      await waitFor(
+        () => statusTexts(pi.records.slice(afterReload)).includes("unified-exec: 1 session running"),
+        "the status after reload",
+      );
     });
 
     it("tree navigation keeps jobs, and a widget above the editor lists them", async () => {
-      const run = await pi.run("tree job", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const run = await pi.run(
+        "tree job",
+        steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")),
+      );
       const id = headerOf(run.tools[0]!.text).session_id;
       const [pid] = pidsIn(outputOf(run.tools[0]!.text));
       const from = pi.records.length;
       await pi.run("/test-tree", steps());
       const widget = await pi.waitForRecord(
-        (r) => r.type === "extension_ui_request" && r.method === "setWidget" && r.widgetKey === "unified-exec-jobs" && Array.isArray(r.widgetLines),
+        (r) =>
+          r.type === "extension_ui_request" &&
+          r.method === "setWidget" &&
+          r.widgetKey === "unified-exec-jobs" &&
+          Array.isArray(r.widgetLines),
         from,
         10_000,
         "the jobs widget",
       );
       assert.equal(widget.widgetPlacement, "aboveEditor");
-      assert.ok((widget.widgetLines as string[]).some((line) => line.includes(`${id} · echo $$; sleep 300 [wake]`)), JSON.stringify(widget.widgetLines));
+      assert.ok(
+        (widget.widgetLines as string[]).some((line) => line.includes(`${id} · echo $$; sleep 300 [wake]`)),
+        JSON.stringify(widget.widgetLines),
+      );
       assert.ok(processAlive(pid!), "navigation does not stop jobs");
       // The widget follows the jobs: the killed one leaves it (and with no job left, the widget goes).
       const afterKill = pi.records.length;
@@ -107,7 +126,10 @@ for (const host of PI_HOSTS) {
     });
 
     it("/new ends the old session's jobs; nothing of them crosses the boundary", async () => {
-      const run = await pi.run("to be ended", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const run = await pi.run(
+        "to be ended",
+        steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")),
+      );
       const [pid] = pidsIn(outputOf(run.tools[0]!.text));
       assert.ok(pid && processAlive(pid));
       const from = pi.records.length;
@@ -173,10 +195,18 @@ for (const host of PI_HOSTS) {
       assert.ok((requests[0]!.options as string[]).includes("Kill all"));
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => requests.length === 4, "the disarm dialog");
-      await waitFor(() => pi.records.slice(from).some((r) => r.method === "notify" && /wake disarmed/.test(r.message)), "the disarm notice");
+      await waitFor(
+        () => pi.records.slice(from).some((r) => r.method === "notify" && /wake disarmed/.test(r.message)),
+        "the disarm notice",
+      );
       assert.ok(processAlive(second!.pid), "disarming leaves the job running");
       const listed = await pi.run("list", steps(call("list_sessions", {})));
-      const sessions = listed.tools[0]!.structuredContent.sessions as { session_id: number; wake_armed: boolean; status: string; killed_by?: string }[];
+      const sessions = listed.tools[0]!.structuredContent.sessions as {
+        session_id: number;
+        wake_armed: boolean;
+        status: string;
+        killed_by?: string;
+      }[];
       // The killed job is listed once more, saying who stopped it (the model had not heard of it yet).
       assert.deepEqual(
         sessions.map((s) => [s.session_id, s.status, s.killed_by, s.wake_armed]),

@@ -31,10 +31,20 @@ for (const host of PI_HOSTS) {
       await pi.run("warm up", steps(call("exec_command", { cmd: "echo warm", tty: true })));
       const before = openDescriptors(pi.pid);
       const run = await pi.run("fifty terminals", (view) =>
-        view.turn < 5 ? { toolCalls: Array.from({ length: 10 }, (_, i) => ({ name: "exec_command", arguments: { cmd: `echo job ${view.turn * 10 + i}`, tty: true } })) } : say("done"),
+        view.turn < 5
+          ? {
+              toolCalls: Array.from({ length: 10 }, (_, i) => ({
+                name: "exec_command",
+                arguments: { cmd: `echo job ${view.turn * 10 + i}`, tty: true },
+              })),
+            }
+          : say("done"),
       );
       assert.equal(run.tools.length, 50);
-      assert.ok(run.tools.every((tool) => headerOf(tool.text).exit_code === "0"), run.tools.map((tool) => tool.text).join("\n"));
+      assert.ok(
+        run.tools.every((tool) => headerOf(tool.text).exit_code === "0"),
+        run.tools.map((tool) => tool.text).join("\n"),
+      );
       assert.ok(openDescriptors(pi.pid) <= before, `descriptors: ${before} before, ${openDescriptors(pi.pid)} after`);
     });
 
@@ -45,7 +55,8 @@ for (const host of PI_HOSTS) {
           "raw writes",
           steps(
             call("exec_command", { cmd: "stty raw -echo; echo ready; sleep 300", tty: true, yield_time_ms: 1_000 }),
-            (view) => callAll(["write_stdin", { session_id: firstSession(view), chars_b64: payload, yield_time_ms: 2_000 }], ["list_sessions", {}]),
+            (view) =>
+              callAll(["write_stdin", { session_id: firstSession(view), chars_b64: payload, yield_time_ms: 2_000 }], ["list_sessions", {}]),
             (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
           ),
           120_000,
@@ -88,7 +99,9 @@ for (const host of PI_HOSTS) {
       const bash: ModelStep = call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 });
       const run = await pi.run(
         "bash -i",
-        steps(bash, (view) => call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 })),
+        steps(bash, (view) =>
+          call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 }),
+        ),
       );
       const pid = Number(/BG=(\d+)/.exec(outputOf(run.tools[1]!.text))?.[1]);
       assert.ok(processAlive(pid));

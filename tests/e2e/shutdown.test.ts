@@ -51,7 +51,12 @@ for (const host of PI_HOSTS) {
       const run = await runJson(
         host,
         "start a daemon",
-        steps(call("exec_command", { cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '60'])" & sleep 0.3`, yield_time_ms: 2_000 })),
+        steps(
+          call("exec_command", {
+            cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '60'])" & sleep 0.3`,
+            yield_time_ms: 2_000,
+          }),
+        ),
         { timeoutMs: 30_000 },
       );
       assert.equal(run.exitCode, 0, run.stderr);

@@ -45,7 +45,14 @@ for (const host of PI_HOSTS) {
 
     /** Polls `id` twice: the first answer and what follows it. */
     const pollTwice = (id: number) =>
-      pi.run("poll it", steps(call("write_stdin", { session_id: id, yield_time_ms: 5_000 }), call("write_stdin", { session_id: id, yield_time_ms: 5_000 }), say("ok")));
+      pi.run(
+        "poll it",
+        steps(
+          call("write_stdin", { session_id: id, yield_time_ms: 5_000 }),
+          call("write_stdin", { session_id: id, yield_time_ms: 5_000 }),
+          say("ok"),
+        ),
+      );
 
     it("a job the user killed from the picker answers the next write_stdin once with [killed], killed_by: user, its exit and the unread output; then it is unknown; no wake", async () => {
       const run = await pi.run("start", steps(call("exec_command", { cmd: JOB(1), yield_time_ms: 300, on_exit: "wake" }), say("ok")));
@@ -61,7 +68,12 @@ for (const host of PI_HOSTS) {
       const from = pi.records.length;
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => !processAlive(job.pid), "the job to be killed");
-      await pi.waitForRecord((r) => r.method === "notify" && new RegExp(`session ${job.id}: stopped`).test(r.message), from, 10_000, "the kill notice");
+      await pi.waitForRecord(
+        (r) => r.method === "notify" && new RegExp(`session ${job.id}: stopped`).test(r.message),
+        from,
+        10_000,
+        "the kill notice",
+      );
       pi.onUiRequest(undefined);
 
       const polled = await pollTwice(job.id);
@@ -85,20 +97,31 @@ for (const host of PI_HOSTS) {
     it('"Kill all" stops every job; each id answers once with killed_by: user', async () => {
       const run = await pi.run(
         "start two",
-        steps(callAll(["exec_command", { cmd: JOB(2), yield_time_ms: 300 }], ["exec_command", { cmd: JOB(3), yield_time_ms: 300, on_exit: "wake" }]), say("ok")),
+        steps(
+          callAll(
+            ["exec_command", { cmd: JOB(2), yield_time_ms: 300 }],
+            ["exec_command", { cmd: JOB(3), yield_time_ms: 300, on_exit: "wake" }],
+          ),
+          say("ok"),
+        ),
       );
       const jobs = run.tools.map(started).sort((a, b) => a.id - b.id);
       assert.equal(jobs.length, 2);
       const lineOf = (job: Started) => (readFileSync(job.logPath, "utf8").match(/unread-\d+/) ?? [""])[0];
       await waitFor(() => jobs.every((job) => existsSync(job.logPath) && lineOf(job) !== ""), "both unread lines");
-      pi.onUiRequest((request) => (request.method === "select" ? { value: (request.options as string[]).find((o) => o === "Kill all") } : undefined));
+      pi.onUiRequest((request) =>
+        request.method === "select" ? { value: (request.options as string[]).find((o) => o === "Kill all") } : undefined,
+      );
       const from = pi.records.length;
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => jobs.every((job) => !processAlive(job.pid)), "both jobs to be killed");
       pi.onUiRequest(undefined);
       const polled = await pi.run(
         "poll both",
-        steps(callAll(...jobs.map((job) => ["write_stdin", { session_id: job.id, yield_time_ms: 5_000 }] as [string, Record<string, unknown>])), say("ok")),
+        steps(
+          callAll(...jobs.map((job) => ["write_stdin", { session_id: job.id, yield_time_ms: 5_000 }] as [string, Record<string, unknown>])),
+          say("ok"),
+        ),
       );
       for (const job of jobs) {
         const told = polled.tools.find((tool) => tool.args.session_id === job.id)!;
@@ -165,7 +188,10 @@ for (const host of PI_HOSTS) {
         ),
       );
       assert.equal(run.exitCode, 0, run.stderr);
-      assert.match(headerOf(run.tools[1]!.text).completion_notification ?? "", /^armed, but in this print\/JSON run it can only arrive while the run is still going/);
+      assert.match(
+        headerOf(run.tools[1]!.text).completion_notification ?? "",
+        /^armed, but in this print\/JSON run it can only arrive while the run is still going/,
+      );
     });
   });
 }

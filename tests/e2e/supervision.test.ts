@@ -30,7 +30,9 @@ for (const host of PI_HOSTS) {
     it("kill_session stops a job with SIGTERM: exit, no escalation, cleanup confirmed", async () => {
       const run = await pi.run(
         "kill",
-        steps(call("exec_command", { cmd: "echo up; sleep 300", yield_time_ms: 300 }), (view) => call("kill_session", { session_id: firstSession(view) })),
+        steps(call("exec_command", { cmd: "echo up; sleep 300", yield_time_ms: 300 }), (view) =>
+          call("kill_session", { session_id: firstSession(view) }),
+        ),
       );
       const killed = run.tools[1]!;
       assert.equal(killed.isError, false);
@@ -46,9 +48,8 @@ for (const host of PI_HOSTS) {
     it("a job that ignores SIGTERM is escalated to SIGKILL within ~2.5 s", async () => {
       const run = await pi.run(
         "escalate",
-        steps(
-          call("exec_command", { cmd: "trap '' TERM; echo ready; sleep 300 & wait", yield_time_ms: 300 }),
-          (view) => call("kill_session", { session_id: firstSession(view), signal: "term" }),
+        steps(call("exec_command", { cmd: "trap '' TERM; echo ready; sleep 300 & wait", yield_time_ms: 300 }), (view) =>
+          call("kill_session", { session_id: firstSession(view), signal: "term" }),
         ),
       );
       const killed = run.tools[1]!;
@@ -63,7 +64,10 @@ for (const host of PI_HOSTS) {
         "setsid",
         steps(
           // python3 rather than setsid(1), which macOS lacks; it prints its pid once out of the group.
-          call("exec_command", { cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])" & sleep 300`, yield_time_ms: 1_000 }),
+          call("exec_command", {
+            cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])" & sleep 300`,
+            yield_time_ms: 1_000,
+          }),
           (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
         ),
       );
@@ -109,7 +113,8 @@ for (const host of PI_HOSTS) {
             ["exec_command", { cmd: ": > timeout-huge", timeout_s: 86_401 }],
             ["exec_command", { cmd: "echo started; sleep 300", timeout_s: 1, yield_time_ms: 250 }],
           ),
-          (view) => call("write_stdin", { session_id: view.results.find((r) => r.details?.session_id)!.details.session_id, yield_time_ms: 10_000 }),
+          (view) =>
+            call("write_stdin", { session_id: view.results.find((r) => r.details?.session_id)!.details.session_id, yield_time_ms: 10_000 }),
           () => call("list_sessions", {}),
         ),
       );
@@ -140,7 +145,9 @@ for (const host of PI_HOSTS) {
         if (last.toolName === "list_sessions") {
           listings++;
           if (sawShortExited) return call("kill_session", { session_id: long!.details.session_id });
-          sawShortExited = last.details.sessions.some((s: { session_id: number; status: string }) => s.session_id === short!.details.session_id && s.status === "exited");
+          sawShortExited = last.details.sessions.some(
+            (s: { session_id: number; status: string }) => s.session_id === short!.details.session_id && s.status === "exited",
+          );
         }
         if (last.toolName === "kill_session" || listings > 2_000) return say("done");
         return call("list_sessions", {});
@@ -162,20 +169,21 @@ for (const host of PI_HOSTS) {
       assert.ok(Number(longEntry.deadline_remaining_seconds) > 1_700);
       const shortEntry = sessions.find((s) => s.session_id === short!.details.session_id)!;
       assert.equal(shortEntry.exit_code, 0);
-      assert.deepEqual((second.structuredContent.sessions as { session_id: number }[]).map((s) => s.session_id), [long!.details.session_id]);
+      assert.deepEqual(
+        (second.structuredContent.sessions as { session_id: number }[]).map((s) => s.session_id),
+        [long!.details.session_id],
+      );
     });
 
     it("one attached call per job: a second write_stdin fails at once; kill_session ends the attached wait", async () => {
       const run = await pi.run(
         "exclusion",
-        steps(
-          call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }),
-          (view) =>
-            callAll(
-              ["write_stdin", { session_id: firstSession(view), yield_time_ms: 60_000 }],
-              ["write_stdin", { session_id: firstSession(view), chars: "x", yield_time_ms: 1_000 }],
-              ["kill_session", { session_id: firstSession(view) }],
-            ),
+        steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }), (view) =>
+          callAll(
+            ["write_stdin", { session_id: firstSession(view), yield_time_ms: 60_000 }],
+            ["write_stdin", { session_id: firstSession(view), chars: "x", yield_time_ms: 1_000 }],
+            ["kill_session", { session_id: firstSession(view) }],
+          ),
         ),
       );
       const [, waiting, second, killed] = inCallOrder(run);
@@ -201,7 +209,10 @@ for (const host of PI_HOSTS) {
     });
 
     it("65 live jobs: the 65th is refused before spawning, with a warning before it; the first still answers", async () => {
-      const live = Array.from({ length: 64 }, (_, i) => ["exec_command", { cmd: `sleep 300 # ${i}`, yield_time_ms: 250 }] as [string, Record<string, unknown>]);
+      const live = Array.from(
+        { length: 64 },
+        (_, i) => ["exec_command", { cmd: `sleep 300 # ${i}`, yield_time_ms: 250 }] as [string, Record<string, unknown>],
+      );
       const run = await pi.run(
         "capacity",
         steps(
@@ -241,9 +252,8 @@ for (const host of PI_HOSTS) {
     it("jobs still run; the missing log is reported; the host survives", async () => {
       const run = await pi.run(
         "no log dir",
-        steps(
-          call("exec_command", { cmd: "echo running; sleep 0.3; echo still-running", yield_time_ms: 5_000 }),
-          () => call("exec_command", { cmd: "echo again" }),
+        steps(call("exec_command", { cmd: "echo running; sleep 0.3; echo still-running", yield_time_ms: 5_000 }), () =>
+          call("exec_command", { cmd: "echo again" }),
         ),
       );
       const [first, second] = run.tools;

@@ -43,7 +43,10 @@ for (const host of PI_HOSTS) {
 
     it("shows the running count in the footer, clears it after the exit, and keeps hostile output inside the tool row", async () => {
       tui.model.script = steps(
-        call("exec_command", { cmd: "printf '\\033]52;c;cHduZWQ=\\007\\033]0;pwned\\007\\033[2J'; echo printed-safely; sleep 2", yield_time_ms: 1_000 }),
+        call("exec_command", {
+          cmd: "printf '\\033]52;c;cHduZWQ=\\007\\033]0;pwned\\007\\033[2J'; echo printed-safely; sleep 2",
+          yield_time_ms: 1_000,
+        }),
         say("started the job"),
       );
       tui.type("start the hostile job");
@@ -64,7 +67,15 @@ for (const host of PI_HOSTS) {
       tui.model.wakeScript = () => say("woken by the hostile job");
       tui.model.script = steps(
         callAll(
-          ["exec_command", { cmd: `printf '%s\\n' '${HOSTILE}'; echo hostile-job-ran; sleep 3`, workdir: HOSTILE_DIR, yield_time_ms: 500, on_exit: "wake" }],
+          [
+            "exec_command",
+            {
+              cmd: `printf '%s\\n' '${HOSTILE}'; echo hostile-job-ran; sleep 3`,
+              workdir: HOSTILE_DIR,
+              yield_time_ms: 500,
+              on_exit: "wake",
+            },
+          ],
           ["exec_command", { cmd: "sleep 30", yield_time_ms: 250 }],
         ),
         (view) => {
@@ -82,7 +93,10 @@ for (const host of PI_HOSTS) {
             ["list_sessions", { [HOSTILE]: HOSTILE }],
           );
         },
-        (view) => call("kill_session", { session_id: view.results.find((result) => result.toolName === "write_stdin" && !result.isError)!.details.session_id }),
+        (view) =>
+          call("kill_session", {
+            session_id: view.results.find((result) => result.toolName === "write_stdin" && !result.isError)!.details.session_id,
+          }),
         say("hostile calls done"),
       );
       // Pi redraws and scrolls: sample what the terminal holds while the calls are drawn.
@@ -104,10 +118,18 @@ for (const host of PI_HOSTS) {
       assert.match(all, /\[unified-exec\].* a background job exited/, "the wake row");
       assert.doesNotMatch(all, /\u202E|[\u0080-\u009f]/, "no bidi override or C1 control was drawn");
       const stray = NOT_SGR.exec(all);
-      assert.equal(stray, null, `an escape sequence reached the terminal: ${JSON.stringify(all.slice(stray?.index ?? 0, (stray?.index ?? 0) + 40))}`);
+      assert.equal(
+        stray,
+        null,
+        `an escape sequence reached the terminal: ${JSON.stringify(all.slice(stray?.index ?? 0, (stray?.index ?? 0) + 40))}`,
+      );
       assert.doesNotMatch(tui.paneTitle(), /pwned/, "no OSC 0/2 title change reached the terminal");
       assert.equal(tui.buffers().trim(), "", "no OSC 52 clipboard write reached the terminal");
-      assert.equal(tui.pane("#{alternate_on} #{mouse_any_flag} #{mouse_all_flag}"), modes, "no switch to the alternate screen or mouse mode");
+      assert.equal(
+        tui.pane("#{alternate_on} #{mouse_any_flag} #{mouse_all_flag}"),
+        modes,
+        "no switch to the alternate screen or mouse mode",
+      );
     });
 
     it("/unified-exec-sessions kills the chosen job", async () => {

@@ -34,13 +34,67 @@ function randomBytes(seed: number, length: number): Buffer {
 
 /** Pieces a stream is built from, each as bytes. */
 const PIECES: Buffer[] = [
-  "\x1b", "\x1b[", "\x1b]", "\x1bP", "\x1b_", "\x1b^", "\x1bX", "\x1b\\", "\x1b(", "\x1b7", "\x07", "\x18", "\x1a", "\x00", "\x08", "\x7f",
-  "[", "]", "\\", ";", "0", "1", "2", "31", "K", "m", "?25l", "J", "H",
-  "\u009b", "\u009c", "\u009d", "\u0090", "\u0085", "\u009f",
-  "\r\n", "\n", "\t", " ", "a", "text ", "é", "中", "😀", "👨\u200d👩", "\u200d", "\u202e", "\u2066", "\u200b", "\ufeff", "\u2028", "\u{e0041}",
+  "\x1b",
+  "\x1b[",
+  "\x1b]",
+  "\x1bP",
+  "\x1b_",
+  "\x1b^",
+  "\x1bX",
+  "\x1b\\",
+  "\x1b(",
+  "\x1b7",
+  "\x07",
+  "\x18",
+  "\x1a",
+  "\x00",
+  "\x08",
+  "\x7f",
+  "[",
+  "]",
+  "\\",
+  ";",
+  "0",
+  "1",
+  "2",
+  "31",
+  "K",
+  "m",
+  "?25l",
+  "J",
+  "H",
+  "\u009b",
+  "\u009c",
+  "\u009d",
+  "\u0090",
+  "\u0085",
+  "\u009f",
+  "\r\n",
+  "\n",
+  "\t",
+  " ",
+  "a",
+  "text ",
+  "é",
+  "中",
+  "😀",
+  "👨\u200d👩",
+  "\u200d",
+  "\u202e",
+  "\u2066",
+  "\u200b",
+  "\ufeff",
+  "\u2028",
+  "\u{e0041}",
 ].map((piece) => Buffer.from(piece));
 const LONE_CR = Buffer.from("\r");
-const BROKEN_UTF8 = [Buffer.from([0xe2, 0x82]), Buffer.from([0xc2]), Buffer.from([0x9b]), Buffer.from([0xff]), Buffer.from([0xf0, 0x9f, 0x98])];
+const BROKEN_UTF8 = [
+  Buffer.from([0xe2, 0x82]),
+  Buffer.from([0xc2]),
+  Buffer.from([0x9b]),
+  Buffer.from([0xff]),
+  Buffer.from([0xf0, 0x9f, 0x98]),
+];
 
 /** A random stream for fuzzing, rich in escape introducers and terminators; `loneCr`: with CRs not before a LF. */
 export function fuzzStream(random: () => number, loneCr: boolean): Buffer {
@@ -48,13 +102,13 @@ export function fuzzStream(random: () => number, loneCr: boolean): Buffer {
   const count = 1 + Math.floor(random() * 200);
   for (let i = 0; i < count; i++) {
     const roll = random();
-    if (roll < 0.02) parts.push(Buffer.from("x".repeat(Math.floor(random() * (MAX_CONTROL_SEQUENCE_CHARS + 50))))); // around the bound
+    if (roll < 0.02)
+      parts.push(Buffer.from("x".repeat(Math.floor(random() * (MAX_CONTROL_SEQUENCE_CHARS + 50))))); // around the bound
     else if (roll < 0.07) parts.push(BROKEN_UTF8[Math.floor(random() * BROKEN_UTF8.length)]!);
     else if (roll < 0.1) {
       const byte = Math.floor(random() * 256);
       parts.push(Buffer.from([byte === 0x0d && !loneCr ? 0x0a : byte]));
-    }
-    else if (loneCr && roll < 0.14) parts.push(LONE_CR);
+    } else if (loneCr && roll < 0.14) parts.push(LONE_CR);
     else parts.push(PIECES[Math.floor(random() * PIECES.length)]!);
   }
   return Buffer.concat(parts);

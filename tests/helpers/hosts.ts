@@ -24,7 +24,4 @@ function installedHost(packageDir: string): PiHost {
 }
 
 /** The oldest supported host (1.4.0) and the newest 1.x, installed through an npm alias. */
-export const PI_HOSTS: readonly PiHost[] = [
-  installedHost("@earendil-works/pi-coding-agent"),
-  installedHost("pi-coding-agent-latest"),
-];
+export const PI_HOSTS: readonly PiHost[] = [installedHost("@earendil-works/pi-coding-agent"), installedHost("pi-coding-agent-latest")];

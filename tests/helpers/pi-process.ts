@@ -25,7 +25,7 @@ export interface LaunchOptions {
   args?: readonly string[];
   env?: Record<string, string>;
   /** Prepares the temp dirs before Pi starts (settings.json, files, tools); may return more environment. */
-  setup?: (dirs: PiDirs) => Record<string, string> | void;
+  setup?: (dirs: PiDirs) => Record<string, string> | undefined;
 }
 
 export interface PiDirs {
@@ -101,8 +101,7 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
   // Split on LF only: a generic line reader would also split on U+2028/U+2029 inside JSON strings.
   child.stdout.on("data", (chunk: string) => {
     pending += chunk;
-    let newline: number;
-    while ((newline = pending.indexOf("\n")) !== -1) {
+    for (let newline = pending.indexOf("\n"); newline !== -1; newline = pending.indexOf("\n")) {
       const line = pending.slice(0, newline).replace(/\r$/, "");
       pending = pending.slice(newline + 1);
       if (!line.trim()) continue;

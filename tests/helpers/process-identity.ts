@@ -23,7 +23,12 @@ function ps(args: string[]): string {
 
 /** The start time of a living process, in the form the watchdog records. */
 export function startTimeOf(pid: number): string {
-  const start = linux ? procFields(pid)?.[19] : ps(["-o", "lstart=", "-p", String(pid)]).trim().split(/\s+/).join("_");
+  const start = linux
+    ? procFields(pid)?.[19]
+    : ps(["-o", "lstart=", "-p", String(pid)])
+        .trim()
+        .split(/\s+/)
+        .join("_");
   if (!start) throw new Error(`process ${pid} is gone`);
   return start;
 }

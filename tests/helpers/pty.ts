@@ -17,4 +17,5 @@ function loadError(): string | undefined {
 export const PTY_LOAD_ERROR = loadError();
 
 /** The `skip` option for a PTY test: false (run it) or the reason it cannot run here. */
-export const SKIP_WITHOUT_PTY: string | false = PTY_LOAD_ERROR && process.env.EXPECT_PTY !== "1" ? `no PTY module: ${PTY_LOAD_ERROR}` : false;
+export const SKIP_WITHOUT_PTY: string | false =
+  PTY_LOAD_ERROR && process.env.EXPECT_PTY !== "1" ? `no PTY module: ${PTY_LOAD_ERROR}` : false;

@@ -100,7 +100,12 @@ export function viewOf(messages: TranscriptMessage[]): ModelView {
       turn++;
       last = [];
     } else if (message.role === "toolResult") {
-      const seen = { toolName: message.toolName ?? "", text: textOf(message.content), details: message.details, isError: message.isError === true };
+      const seen = {
+        toolName: message.toolName ?? "",
+        text: textOf(message.content),
+        details: message.details,
+        isError: message.isError === true,
+      };
       results.push(seen);
       last.push(seen);
     }

@@ -89,7 +89,11 @@ export class TmuxPi {
   async waitForScreen(pattern: RegExp, what: string, timeoutMs = 20_000): Promise<string> {
     let last = "";
     try {
-      await waitFor(() => pattern.test((last = this.screen())), what, timeoutMs, 100);
+      const matches = () => {
+        last = this.screen();
+        return pattern.test(last);
+      };
+      await waitFor(matches, what, timeoutMs, 100);
     } catch (error) {
       throw new Error(`${(error as Error).message}\nscreen:\n${last}`);
     }

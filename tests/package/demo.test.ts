@@ -24,18 +24,28 @@ after(() => rmSync(home, { recursive: true, force: true }));
 
 /** The environment of a user with this Node first on PATH and an empty home. */
 function userEnv(): Record<string, string> {
-  return { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`, HOME: home, npm_config_update_notifier: "false" } as Record<
-    string,
-    string
-  >;
+  return {
+    ...process.env,
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+    HOME: home,
+    npm_config_update_notifier: "false",
+  } as Record<string, string>;
 }
 
 async function demoJson(prompts: string[]): Promise<{ code: number | null; events: PiEvent[]; stderr: string }> {
-  const child = spawn("npm", ["--silent", "run", "demo", "--", "--mode", "json", ...prompts], { cwd: REPO_ROOT, env: userEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("npm", ["--silent", "run", "demo", "--", "--mode", "json", ...prompts], {
+    cwd: REPO_ROOT,
+    env: userEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
   const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearTimeout(timer);
@@ -54,7 +64,10 @@ describe("npm run demo in JSON mode", () => {
     assert.equal(run.code, 0, run.stderr);
     const calls = inCallOrder(runOf(run.events));
     for (const result of calls) assert.equal(result.isError, false, result.text);
-    const said = run.events.filter((e) => e.type === "message_end" && e.message?.role === "assistant").map((e) => textOf(e.message.content)).filter(Boolean);
+    const said = run.events
+      .filter((e) => e.type === "message_end" && e.message?.role === "assistant")
+      .map((e) => textOf(e.message.content))
+      .filter(Boolean);
 
     const [armed, server, check, poll, kill] = calls;
     assert.equal(headerOf(armed!.text).completion_notification?.startsWith("armed"), true, armed!.text);
@@ -62,13 +75,21 @@ describe("npm run demo in JSON mode", () => {
     assert.equal(outputOf(check!.text), "status 200\n");
     assert.match(outputOf(poll!.text), /"GET \/ HTTP\/1\.1" 200/, "the poll shows the request in the server's log");
     assert.equal(headerOf(kill!.text).cleanup, "confirmed");
-    assert.ok(said.some((text) => /The check answered 200/.test(text)), said.join("\n"));
+    assert.ok(
+      said.some((text) => /The check answered 200/.test(text)),
+      said.join("\n"),
+    );
 
     const wake = run.events.find((e) => e.type === "message_end" && e.message?.customType === "unified-exec-wake");
     assert.match(textOf(wake?.message.content ?? ""), /session 1 · exit_code 0/);
     const readAfterWake = calls.find((c) => c.name === "write_stdin" && c.args.session_id === 1);
     assert.match(readAfterWake?.text ?? "", /^\[exited\]\nexit_code: 0\n[\s\S]*---\nbuild finished\n$/);
-    assert.ok(said.some((text) => text.includes('Woken by the exit of session 1 (exit_code 0), without anyone polling; its last line: "build finished"')), said.join("\n"));
+    assert.ok(
+      said.some((text) =>
+        text.includes('Woken by the exit of session 1 (exit_code 0), without anyone polling; its last line: "build finished"'),
+      ),
+      said.join("\n"),
+    );
 
     const repl = calls.slice(-3);
     assert.deepEqual(
@@ -77,12 +98,19 @@ describe("npm run demo in JSON mode", () => {
     );
     assert.match(outputOf(repl[1]!.text), /print\(6\*7\)\n42\n>>> $/);
     assert.equal(headerOf(repl[2]!.text).exit_code, "0");
-    assert.ok(said.some((text) => /answered 42/.test(text)), said.join("\n"));
+    assert.ok(
+      said.some((text) => /answered 42/.test(text)),
+      said.join("\n"),
+    );
 
     const demoRoot = dirname(headerOf(armed!.text).cwd!);
     assert.match(demoRoot, /pi-unified-exec-demo-/);
     assert.equal(existsSync(demoRoot), false, "the demo's temporary agent and project dirs are removed");
-    assert.deepEqual(readdirSync(home).filter((name) => name === ".pi"), [], "nothing was written to ~/.pi");
+    assert.deepEqual(
+      readdirSync(home).filter((name) => name === ".pi"),
+      [],
+      "nothing was written to ~/.pi",
+    );
   });
 
   it("answers any other prompt with the three it knows", async () => {
@@ -102,7 +130,13 @@ class DemoTerminal {
     const env = userEnv();
     writeFileSync(
       script,
-      ["#!/bin/sh", `export PATH=${quote(env.PATH!)} HOME=${quote(home)} npm_config_update_notifier=false`, `cd ${quote(REPO_ROOT)}`, "exec npm run demo", ""].join("\n"),
+      [
+        "#!/bin/sh",
+        `export PATH=${quote(env.PATH!)} HOME=${quote(home)} npm_config_update_notifier=false`,
+        `cd ${quote(REPO_ROOT)}`,
+        "exec npm run demo",
+        "",
+      ].join("\n"),
     );
     chmodSync(script, 0o755);
     const config = join(home, "tmux.conf");
@@ -135,7 +169,11 @@ class DemoTerminal {
   async waitForScreen(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
     let last = "";
     try {
-      await waitFor(() => pattern.test((last = this.screen())), what, timeoutMs, 100);
+      const matches = () => {
+        last = this.screen();
+        return pattern.test(last);
+      };
+      await waitFor(matches, what, timeoutMs, 100);
     } catch (error) {
       throw new Error(`${(error as Error).message}\nscreen:\n${last}`);
     }
@@ -157,7 +195,10 @@ describe("npm run demo in a terminal", () => {
 
   it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files at Ctrl+D", async () => {
     terminal.start();
-    const intro = await terminal.waitForScreen(/type 1, 2 or 3 and Enter[\s\S]*faux-1/, "the demo's prompts above the editor and Pi's footer");
+    const intro = await terminal.waitForScreen(
+      /type 1, 2 or 3 and Enter[\s\S]*faux-1/,
+      "the demo's prompts above the editor and Pi's footer",
+    );
     // The footer shows Pi's directory: the demo's project dir inside its temporary root.
     const root = /(\S*pi-unified-exec-demo-\w+)\/project/.exec(intro)?.[1];
     assert.ok(root && existsSync(join(root, "agent")), intro);

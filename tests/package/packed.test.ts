@@ -36,12 +36,25 @@ function piInstall(cliPath: string, dirs: PiDirs, spec: string): string {
 describe("the packed tarball", () => {
   it("ships the source, docs, examples and notices, and no test or dev file", () => {
     const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
-    for (const required of ["package/package.json", "package/README.md", "package/LICENSE", "package/THIRD_PARTY_NOTICES.md", "package/src/index.ts", "package/src/core/watchdog.sh"]) {
+    for (const required of [
+      "package/package.json",
+      "package/README.md",
+      "package/LICENSE",
+      "package/THIRD_PARTY_NOTICES.md",
+      "package/src/index.ts",
+      "package/src/core/watchdog.sh",
+    ]) {
       assert.ok(files.includes(required), `${required} missing`);
     }
-    for (const doc of ["architecture.md", "reference.md", "testing.md", "decisions.md"]) assert.ok(files.includes(`package/docs/${doc}`), `docs/${doc} missing`);
-    assert.ok(files.some((file) => file.startsWith("package/examples/") && file.endsWith(".ts")), "no example");
-    const forbidden = files.filter((file) => /^package\/(tests|\.ci|\.github|node_modules)\//.test(file) || /^package\/(tsconfig\.json|\.gitignore|\.npmrc)$/.test(file));
+    for (const doc of ["architecture.md", "reference.md", "testing.md", "decisions.md"])
+      assert.ok(files.includes(`package/docs/${doc}`), `docs/${doc} missing`);
+    assert.ok(
+      files.some((file) => file.startsWith("package/examples/") && file.endsWith(".ts")),
+      "no example",
+    );
+    const forbidden = files.filter(
+      (file) => /^package\/(tests|\.ci|\.github|node_modules)\//.test(file) || /^package\/(tsconfig\.json|\.gitignore|\.npmrc)$/.test(file),
+    );
     assert.deepEqual(forbidden, []);
   });
 
@@ -62,7 +75,13 @@ for (const host of PI_HOSTS) {
         steps(
           // A shell loop rather than cat: cat closes the terminal itself before exiting, and node-pty then
           // closes the master early enough that the kernel's hangup can reach it (exit 129).
-          call("exec_command", { cmd: 'stty size; while read -r line; do echo "got $line"; done', tty: true, cols: 100, rows: 30, yield_time_ms: 1_000 }),
+          call("exec_command", {
+            cmd: 'stty size; while read -r line; do echo "got $line"; done',
+            tty: true,
+            cols: 100,
+            rows: 30,
+            yield_time_ms: 1_000,
+          }),
           (view) => call("write_stdin", { session_id: firstSession(view), cols: 90, rows: 20, chars: "hello\\r", yield_time_ms: 1_000 }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "\\x04", yield_time_ms: 5_000 }),
           call("exec_command", { cmd: "sleep 300", yield_time_ms: 250, on_exit: "wake" }),
@@ -76,13 +95,19 @@ for (const host of PI_HOSTS) {
           setup: (dirs) => {
             const installed = piInstall(host.cliPath, dirs, `npm:${manifest.name}@file:${tarball}`);
             assert.match(installed, /Installed npm:pi-unified-exec@file:/);
-            assert.ok(existsSync(join(dirs.agentDir, "npm", "node_modules", manifest.name, "src", "index.ts")), "installed into the agent dir");
+            assert.ok(
+              existsSync(join(dirs.agentDir, "npm", "node_modules", manifest.name, "src", "index.ts")),
+              "installed into the agent dir",
+            );
           },
         },
       );
       assert.equal(run.exitCode, 0, run.stderr);
       const calls = inCallOrder(run);
-      assert.deepEqual(calls.map((c) => c.name), ["exec_command", "write_stdin", "write_stdin", "exec_command", "set_on_exit", "list_sessions", "kill_session"]);
+      assert.deepEqual(
+        calls.map((c) => c.name),
+        ["exec_command", "write_stdin", "write_stdin", "exec_command", "set_on_exit", "list_sessions", "kill_session"],
+      );
       for (const result of calls) assert.equal(result.isError, false, result.text);
       assert.equal(outputOf(calls[0]!.text), "30 100\n", "the PTY has the size asked for");
       assert.match(outputOf(calls[1]!.text), /hello\ngot hello\n/, "input reached the PTY (echo, then the loop's line)");

@@ -117,11 +117,19 @@ describe("npm start", () => {
       npm_config_update_notifier: "false",
       ...extraEnv,
     };
-    const child = spawn("npm", ["--silent", "--prefix", REPO_ROOT, "start", "--", ...args], { cwd: dirs.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("npm", ["--silent", "--prefix", REPO_ROOT, "start", "--", ...args], {
+      cwd: dirs.cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
     const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
     clearTimeout(timer);
@@ -146,7 +154,9 @@ describe("npm start", () => {
 
   it("loads this checkout's tools and runs jobs in the directory npm start was typed in", async () => {
     model.script = steps(call("exec_command", { cmd: "pwd" }), say("done"));
-    const result = await npmStart(["-e", FAUX_EXTENSION, "--provider", "faux", "--model", "faux-1", "--mode", "json", "where am I?"], { PIUE_TEST_MODEL_URL: model.url });
+    const result = await npmStart(["-e", FAUX_EXTENSION, "--provider", "faux", "--model", "faux-1", "--mode", "json", "where am I?"], {
+      PIUE_TEST_MODEL_URL: model.url,
+    });
     assert.equal(result.status, 0, result.stderr);
     const events = result.stdout
       .split("\n")

@@ -83,7 +83,6 @@ export class PipeTransport implements Transport {
     this.child.stderr.resume();
   }
 
-
   close(): void {
     this.inputClosed ??= "the job's streams were closed";
     this.child.stdin.destroy();

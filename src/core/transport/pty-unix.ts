@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, openSync, readSync, write as fsWrite } from "node:fs";
+import { closeSync, constants as fsConstants, write as fsWrite, openSync, readSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { ReadStream } from "node:tty";
 import { PTY_WRITE_RETRY_MAX_MS } from "../constants.ts";
@@ -162,7 +162,6 @@ export class UnixPtyTransport implements Transport {
     if (this.state === "reading") this.reader.resume();
     else if (this.state === "draining") this.drain();
   }
-
 
   close(): void {
     if (this.state === "closed") return;

@@ -60,7 +60,6 @@ export class WindowsPtyTransport implements Transport {
     this.terminal.resume();
   }
 
-
   close(): void {
     if (this.closed) return;
     this.closed = true;

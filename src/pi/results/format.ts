@@ -1,10 +1,4 @@
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  formatSize,
-  type TruncationResult,
-  truncateTail,
-} from "@earendil-works/pi-coding-agent";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
 import { metadataLine } from "../../core/visible-text.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
@@ -41,7 +35,8 @@ function capFooter(truncation: TruncationResult, text: string, logPath: string):
     const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
     return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
   }
-  if (truncation.truncatedBy === "lines") return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
+  if (truncation.truncatedBy === "lines")
+    return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
   return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
 }
 

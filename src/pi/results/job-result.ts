@@ -40,7 +40,9 @@ export const jobResultSchema = Type.Object({
   rows: Type.Optional(Type.Integer()),
   input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
   input_pending_bytes: Type.Optional(Type.Integer({ description: "Bytes of stdin the job has not read yet (bounded at 1 MiB per job)." })),
-  input_refused_bytes: Type.Optional(Type.Integer({ description: "Bytes of this input that did not fit in the job's stdin; send them again later." })),
+  input_refused_bytes: Type.Optional(
+    Type.Integer({ description: "Bytes of this input that did not fit in the job's stdin; send them again later." }),
+  ),
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
@@ -120,7 +122,9 @@ export function killedBy(exit: JobExit | undefined): KilledBy | undefined {
  */
 export function completionNote(armed: boolean | undefined, wakesOutliveRun: boolean): string | undefined {
   if (!armed) return undefined;
-  return wakesOutliveRun ? "armed" : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
+  return wakesOutliveRun
+    ? "armed"
+    : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
 }
 
 /** Why the runtime ended the job, when it did, in words the model can act on. */
@@ -164,7 +168,9 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   const logPath = metadata(report.logPath);
   const cwd = metadata(report.cwd);
   const capped = capOutput(report.text, logPath);
-  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined).map(metadata);
+  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)]
+    .filter((failure): failure is string => failure !== undefined)
+    .map(metadata);
   const wallSeconds = seconds(report.wallMs);
   const warning = slotWarning(report.slots);
   const stoppedBy = killedBy(exit);
@@ -235,7 +241,8 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(fields.on_exit_wake ? { on_exit_wake: fields.on_exit_wake } : {}),
   };
   // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.
-  const title = status === "exited" && stoppedBy ? "[killed]" : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
+  const title =
+    status === "exited" && stoppedBy ? "[killed]" : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
 
   return {
     content: [{ type: "text", text: `${headerLines(title, fields)}\n---\n${capped.shown}` }],

@@ -66,7 +66,9 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
   const stoppedBy = killedBy(report.exit);
   const failure =
     (report.failure && metadata(report.failure)) ??
-    (status === "still_running" ? `the job did not exit within the kill's wait; it stays registered, so kill_session can be tried again` : undefined);
+    (status === "still_running"
+      ? `the job did not exit within the kill's wait; it stays registered, so kill_session can be tried again`
+      : undefined);
   const fields = {
     session_id: report.sessionId,
     ...(report.alreadyExited ? {} : { signal_sent: report.signal }),

@@ -30,7 +30,9 @@ const sessionSchema = Type.Object({
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
   cleanup: Type.Optional(
-    Type.Literal("unconfirmed", { description: "The job's leader exited, but processes of its group still run; kill_session by this id reaches them." }),
+    Type.Literal("unconfirmed", {
+      description: "The job's leader exited, but processes of its group still run; kill_session by this id reaches them.",
+    }),
   ),
 });
 
@@ -80,9 +82,12 @@ export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToo
   const sessions = jobs.map(entry);
   const running = sessions.filter((session) => session.status === "running").length;
   const toolTimeUtc = now.toISOString();
-  const summary = headerLines(`[${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${running} running, ${sessions.length - running} exited]`, {
-    tool_time_utc: toolTimeUtc,
-  });
+  const summary = headerLines(
+    `[${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${running} running, ${sessions.length - running} exited]`,
+    {
+      tool_time_utc: toolTimeUtc,
+    },
+  );
   const blocks = sessions.map(({ session_id, ...rest }) => headerLines(`session_id: ${session_id}`, rest).replace(/\n/g, "\n  "));
   return {
     content: [{ type: "text", text: `${summary}\n---\n${blocks.join("\n") || "(no sessions)"}` }],

@@ -10,7 +10,13 @@ export const setOnExitResultSchema = Type.Object({
   found: Type.Boolean(),
   on_exit: Type.Union([Type.Literal("none"), Type.Literal("wake")]),
   status: Type.Optional(
-    Type.Union([Type.Literal("disarmed"), Type.Literal("already_none"), Type.Literal("armed"), Type.Literal("already_armed"), Type.Literal("too_late")]),
+    Type.Union([
+      Type.Literal("disarmed"),
+      Type.Literal("already_none"),
+      Type.Literal("armed"),
+      Type.Literal("already_armed"),
+      Type.Literal("too_late"),
+    ]),
   ),
 });
 
@@ -29,10 +35,28 @@ const MEANING: Record<SetOnExitStatus, string> = {
   too_late: "the job has already exited or its wake was already sent; that cannot be changed now",
 };
 
-export function setOnExitResult(sessionId: number, onExit: "none" | "wake", outcome: { found: false } | { found: true; status: SetOnExitStatus }): AgentToolResult<SetOnExitDetails> {
-  const details: SetOnExitDetails = { session_id: sessionId, found: outcome.found, on_exit: onExit, ...(outcome.found ? { status: outcome.status } : {}) };
+export function setOnExitResult(
+  sessionId: number,
+  onExit: "none" | "wake",
+  outcome: { found: false } | { found: true; status: SetOnExitStatus },
+): AgentToolResult<SetOnExitDetails> {
+  const details: SetOnExitDetails = {
+    session_id: sessionId,
+    found: outcome.found,
+    on_exit: onExit,
+    ...(outcome.found ? { status: outcome.status } : {}),
+  };
   const text = outcome.found
-    ? headerLines(`[${outcome.status}]`, { session_id: sessionId, on_exit: onExit, status: outcome.status, meaning: MEANING[outcome.status] })
-    : headerLines("[not found]", { session_id: sessionId, found: false, meaning: "no job with this id is known (never started, or its exit was reported)" });
+    ? headerLines(`[${outcome.status}]`, {
+        session_id: sessionId,
+        on_exit: onExit,
+        status: outcome.status,
+        meaning: MEANING[outcome.status],
+      })
+    : headerLines("[not found]", {
+        session_id: sessionId,
+        found: false,
+        meaning: "no job with this id is known (never started, or its exit was reported)",
+      });
   return { content: [{ type: "text", text }], details, structuredContent: { ...details } };
 }

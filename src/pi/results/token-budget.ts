@@ -30,7 +30,8 @@ export function piFooter(text: string, logPath: string): FooterWriter {
       const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
       return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
     }
-    if (truncation.truncatedBy === "lines") return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
+    if (truncation.truncatedBy === "lines")
+      return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
     return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(limitBytes)} limit). Full output: ${logPath}]`;
   };
 }

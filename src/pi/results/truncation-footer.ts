@@ -51,7 +51,8 @@ export function notShownBytes(printed: Printed, shown: Shown): number {
 function partialLineDetail(printed: Printed, notShown: string, totalBytes: number): string {
   const parts: string[] = [];
   if (printed.lastLineBytes !== undefined) parts.push(`line is ${formatSize(printed.lastLineBytes)}`);
-  if (printed.lastLineBytes === undefined || totalBytes > printed.lastLineBytes) parts.push(`${formatSize(totalBytes)} printed, ${notShown} not shown`);
+  if (printed.lastLineBytes === undefined || totalBytes > printed.lastLineBytes)
+    parts.push(`${formatSize(totalBytes)} printed, ${notShown} not shown`);
   return parts.join("; ");
 }
 

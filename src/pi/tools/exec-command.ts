@@ -23,7 +23,11 @@ import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
 export const execCommandParameters = Type.Object(
   {
     cmd: Type.String({ description: "Shell command to run." }),
-    workdir: Type.Optional(Type.String({ description: "Working directory; relative paths resolve against the current directory. Default: the current directory." })),
+    workdir: Type.Optional(
+      Type.String({
+        description: "Working directory; relative paths resolve against the current directory. Default: the current directory.",
+      }),
+    ),
     shell: Type.Optional(
       Type.Unsafe<(typeof SHELL_NAMES)[number]>({
         type: "string",
@@ -34,8 +38,12 @@ export const execCommandParameters = Type.Object(
     tty: Type.Optional(
       Type.Boolean({ description: "Run on a pseudo-terminal: for REPLs, password prompts, ssh, TUIs. Default: false (plain pipes)." }),
     ),
-    cols: Type.Optional(Type.Number({ description: `Terminal width for tty: true (default ${DEFAULT_COLS}, clamped to ${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `Terminal height for tty: true (default ${DEFAULT_ROWS}, clamped to ${MIN_ROWS}–${MAX_ROWS}).` })),
+    cols: Type.Optional(
+      Type.Number({ description: `Terminal width for tty: true (default ${DEFAULT_COLS}, clamped to ${MIN_COLS}–${MAX_COLS}).` }),
+    ),
+    rows: Type.Optional(
+      Type.Number({ description: `Terminal height for tty: true (default ${DEFAULT_ROWS}, clamped to ${MIN_ROWS}–${MAX_ROWS}).` }),
+    ),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -62,7 +70,10 @@ export const execCommandParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: () => HostShellSettings): ToolDefinition<typeof execCommandParameters, JobDetails> {
+export function execCommandTool(
+  { runtimes, ledger }: ToolWiring,
+  hostSettings: () => HostShellSettings,
+): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
     label: "exec_command",
@@ -90,7 +101,13 @@ export function execCommandTool({ runtimes, ledger }: ToolWiring, hostSettings: 
         onExit: params.on_exit ?? "none",
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
       });
-      if (report.exit) ledger.observed(toolCallId, { tool: "exec_command", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      if (report.exit)
+        ledger.observed(toolCallId, {
+          tool: "exec_command",
+          sessionId: report.jobId,
+          exitCode: report.exit.exitCode,
+          signal: report.exit.signal,
+        });
       const completion = completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode));
       const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
       return jobResult(report, { notice: notice || undefined, completion });

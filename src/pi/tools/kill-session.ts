@@ -35,7 +35,13 @@ export function killSessionTool({ runtimes, ledger }: ToolWiring): ToolDefinitio
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       const signal = normalizeSignal(params.signal ?? "SIGTERM");
       const report = await runtimes.runtimeFor(ctx.sessionManager).kill(params.session_id, signal, toolCallId);
-      if (report.exit) ledger.observed(toolCallId, { tool: "kill_session", sessionId: report.sessionId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      if (report.exit)
+        ledger.observed(toolCallId, {
+          tool: "kill_session",
+          sessionId: report.sessionId,
+          exitCode: report.exit.exitCode,
+          signal: report.exit.signal,
+        });
       return killResult(report);
     },
   };

@@ -24,7 +24,12 @@ export function listSessionsTool({ runtimes, ledger }: ToolWiring): ToolDefiniti
       const jobs = runtimes.runtimeFor(ctx.sessionManager).list(toolCallId);
       for (const job of jobs) {
         if (job.exit && !job.alreadyReported && !job.attached) {
-          ledger.observed(toolCallId, { tool: "list_sessions", sessionId: job.sessionId, exitCode: job.exit.exitCode, signal: job.exit.signal });
+          ledger.observed(toolCallId, {
+            tool: "list_sessions",
+            sessionId: job.sessionId,
+            exitCode: job.exit.exitCode,
+            signal: job.exit.signal,
+          });
         }
       }
       return listResult(jobs);

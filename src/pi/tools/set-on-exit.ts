@@ -11,7 +11,8 @@ export const setOnExitParameters = Type.Object(
     on_exit: Type.Unsafe<"none" | "wake">({
       type: "string",
       enum: ["none", "wake"],
-      description: '"none": no follow-up prompt when it exits (the job keeps running). "wake": one follow-up prompt when it exits unobserved.',
+      description:
+        '"none": no follow-up prompt when it exits (the job keeps running). "wake": one follow-up prompt when it exits unobserved.',
     }),
   },
   { additionalProperties: false },
@@ -31,7 +32,11 @@ export function setOnExitTool({ runtimes }: ToolWiring): ToolDefinition<typeof s
     prepareArguments: (raw) => checkArguments("set_on_exit", setOnExitParameters, raw),
     ...setOnExitRenderer,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      return setOnExitResult(params.session_id, params.on_exit, runtimes.runtimeFor(ctx.sessionManager).setOnExit(params.session_id, params.on_exit));
+      return setOnExitResult(
+        params.session_id,
+        params.on_exit,
+        runtimes.runtimeFor(ctx.sessionManager).setOnExit(params.session_id, params.on_exit),
+      );
     },
   };
 }

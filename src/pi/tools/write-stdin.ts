@@ -1,12 +1,21 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_COLS, MAX_EMPTY_POLL_MS, MAX_ROWS, MAX_YIELD_MS, MIN_COLS, MIN_EMPTY_POLL_MS, MIN_ROWS, MIN_YIELD_MS } from "../../core/constants.ts";
+import {
+  LONG_WAIT_UPDATE_MS,
+  MAX_COLS,
+  MAX_EMPTY_POLL_MS,
+  MAX_ROWS,
+  MAX_YIELD_MS,
+  MIN_COLS,
+  MIN_EMPTY_POLL_MS,
+  MIN_ROWS,
+  MIN_YIELD_MS,
+} from "../../core/constants.ts";
 import { WaitRequestError } from "../../core/errors.ts";
 import { parseInput } from "../../core/input.ts";
 import { monotonicDeadline, parseUtcDeadline } from "../../core/time.ts";
 import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
-import { LONG_WAIT_UPDATE_MS } from "../../core/constants.ts";
 import { writeStdinRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
@@ -22,8 +31,12 @@ export const writeStdinParameters = Type.Object(
       }),
     ),
     chars_b64: Type.Optional(Type.String({ description: "Raw bytes to write, base64-encoded (binary-safe). Not together with chars." })),
-    cols: Type.Optional(Type.Number({ description: `tty sessions only: resize the terminal to this width first (${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `tty sessions only: resize the terminal to this height first (${MIN_ROWS}–${MAX_ROWS}).` })),
+    cols: Type.Optional(
+      Type.Number({ description: `tty sessions only: resize the terminal to this width first (${MIN_COLS}–${MAX_COLS}).` }),
+    ),
+    rows: Type.Optional(
+      Type.Number({ description: `tty sessions only: resize the terminal to this height first (${MIN_ROWS}–${MAX_ROWS}).` }),
+    ),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -78,11 +91,7 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
       }
       // A resize is input too: the program redraws, and the call should wait like a write, not a poll.
       const absolute = params.yield_until !== undefined ? absoluteWindow(params.yield_until) : undefined;
-      const window =
-        absolute ??
-        (input || resize
-            ? inputWindow(params.yield_time_ms)
-            : emptyPollWindow(params.yield_time_ms, process.env));
+      const window = absolute ?? (input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env));
       const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
       const nested = ledger.isNested(toolCallId);
       const report = await runtimes.runtimeFor(ctx.sessionManager).interact(params.session_id, interaction, window, {
@@ -93,7 +102,13 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
         ...(absolute ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
         ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),
       });
-      if (report.exit) ledger.observed(toolCallId, { tool: "write_stdin", sessionId: report.jobId, exitCode: report.exit.exitCode, signal: report.exit.signal });
+      if (report.exit)
+        ledger.observed(toolCallId, {
+          tool: "write_stdin",
+          sessionId: report.jobId,
+          exitCode: report.exit.exitCode,
+          signal: report.exit.signal,
+        });
       return jobResult(report, { absoluteUntil: absolute?.until, completion: completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode)) });
     },
   };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodeEscapes } from "../../../src/core/escapes.ts";
 import { ExecRequestError } from "../../../src/core/errors.ts";
+import { decodeEscapes } from "../../../src/core/escapes.ts";
 import { decodeBase64Strict, parseInput } from "../../../src/core/input.ts";
 
 const hex = (chars: string) => decodeEscapes(chars).toString("hex");
@@ -9,7 +9,7 @@ const hex = (chars: string) => decodeEscapes(chars).toString("hex");
 describe("decodeEscapes", () => {
   it("decodes the single-character escapes", () => {
     assert.equal(hex("\\n\\r\\t\\b\\f\\v\\0\\a\\e"), "0a0d09080c0b00071b");
-    assert.equal(decodeEscapes('\\\\ \\" \\\'').toString(), '\\ " \'');
+    assert.equal(decodeEscapes("\\\\ \\\" \\'").toString(), "\\ \" '");
   });
 
   it("makes \\xHH exactly one raw byte, not a code point", () => {
@@ -45,7 +45,11 @@ describe("write_stdin input", () => {
 
   it("refuses malformed base64 with a clear error", () => {
     for (const bad of ["AP8KGw=", "!!!!", "A", "AB=C", "AAAA====", "AP8KGw-_"]) {
-      assert.throws(() => decodeBase64Strict(bad), (error: Error) => error instanceof ExecRequestError && /chars_b64 is not valid base64/.test(error.message), bad);
+      assert.throws(
+        () => decodeBase64Strict(bad),
+        (error: Error) => error instanceof ExecRequestError && /chars_b64 is not valid base64/.test(error.message),
+        bad,
+      );
     }
   });
 

@@ -15,7 +15,11 @@ describe("process exit guard", () => {
       console.log(report.text.trim());
       process.exit(0);
     `;
-    const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], { cwd: REPO_ROOT, encoding: "utf8", timeout: 30_000 });
+    const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     assert.equal(result.status, 0, result.stderr);
     const [pid] = pidsIn(result.stdout);
     assert.ok(pid, result.stdout);

@@ -22,7 +22,8 @@ const READ = 64 * 1024;
 
 const noControl = (text: string, what: string) => {
   const found = CONTROL_CHARACTER.exec(text);
-  assert.equal(found, null, `${what}: control character U+${found?.[0].codePointAt(0)!.toString(16).padStart(4, "0")} at ${found?.index}`);
+  const code = found ? (found[0].codePointAt(0) ?? 0).toString(16).padStart(4, "0") : "";
+  assert.equal(found, null, `${what}: control character U+${code} at ${found?.index}`);
 };
 
 describe("hostile output through an OutputDecoder", () => {
@@ -40,7 +41,10 @@ describe("hostile output through an OutputDecoder", () => {
       let longest = 0;
       for (let offset = 0; offset < bytes.length; offset += READ) {
         const r0 = performance.now();
-        const text = decoder.take({ head: bytes.subarray(offset, offset + READ), tail: Buffer.alloc(0), omittedBytes: 0 }, offset + READ >= bytes.length);
+        const text = decoder.take(
+          { head: bytes.subarray(offset, offset + READ), tail: Buffer.alloc(0), omittedBytes: 0 },
+          offset + READ >= bytes.length,
+        );
         longest = Math.max(longest, performance.now() - r0);
         noControl(text, `read at ${offset}`);
       }
@@ -65,7 +69,9 @@ describe("hostile output printed by a real job", () => {
       loop.enable();
       const t0 = performance.now();
       try {
-        let report = await runtime.exec(prepareExec({ cmd: `head -c ${bytes.length} '${file}'`, yield_time_ms: 30_000 }, process.cwd(), process.env));
+        let report = await runtime.exec(
+          prepareExec({ cmd: `head -c ${bytes.length} '${file}'`, yield_time_ms: 30_000 }, process.cwd(), process.env),
+        );
         noControl(report.text, "first read");
         while (!report.exit) {
           report = await runtime.interact(report.sessionId!, {}, { ms: 30_000 });

@@ -3,9 +3,9 @@
  * and memory that stays flat however much is sent to a child that never reads.
  */
 import assert from "node:assert/strict";
+import { describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { describe, it } from "node:test";
 import { INPUT_QUEUE_BYTES } from "../../../src/core/constants.ts";
 import { InputQueue, type InputSink } from "../../../src/core/input-queue.ts";
 import { prepareExec } from "../../../src/core/request.ts";

@@ -79,8 +79,14 @@ describe("the exit tail budget", () => {
 
     const read = (log: JobLog) => readFileSync(log.path, "utf8");
     assert.match(read(whole), /the last 600 of them follow\.\]\na{600}$/);
-    assert.match(read(cut), /1003 bytes were not logged; the last 400 of them follow \(this Pi session's budget for exit tails ran out\)\.\]\nb{397}END$/);
-    assert.match(read(refused), /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/);
+    assert.match(
+      read(cut),
+      /1003 bytes were not logged; the last 400 of them follow \(this Pi session's budget for exit tails ran out\)\.\]\nb{397}END$/,
+    );
+    assert.match(
+      read(refused),
+      /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/,
+    );
     assert.doesNotMatch(read(refused), /cc/, "none of the output");
   });
 
@@ -95,8 +101,14 @@ describe("the exit tail budget", () => {
     await finish(greedy);
     await finish(late);
     const text = readFileSync(late.path, "utf8");
-    assert.match(text, /its last 524288 bytes are appended when the job exits, as far as this Pi session's budget for exit tails lasts\.\]\n/);
-    assert.match(text, /\[pi-unified-exec: 50 bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up\.\]\n$/);
+    assert.match(
+      text,
+      /its last 524288 bytes are appended when the job exits, as far as this Pi session's budget for exit tails lasts\.\]\n/,
+    );
+    assert.match(
+      text,
+      /\[pi-unified-exec: 50 bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up\.\]\n$/,
+    );
     assert.doesNotMatch(text, /xx/, "none of the output");
   });
 });

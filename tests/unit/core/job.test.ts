@@ -3,9 +3,9 @@ import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
+import { logConfig } from "../../../src/core/config.ts";
 import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
-import { logConfig } from "../../../src/core/config.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
 import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
@@ -18,7 +18,16 @@ let nextId = 1;
 const started: Job[] = [];
 
 function start(command: string): Job {
-  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env: process.env, logs, timeoutMs: 60_000 });
+  const job = new Job({
+    id: nextId++,
+    command,
+    file: bash.path,
+    args: ["-c", command],
+    cwd: process.cwd(),
+    env: process.env,
+    logs,
+    timeoutMs: 60_000,
+  });
   started.push(job);
   return job;
 }
@@ -98,7 +107,16 @@ describe("Job over pipes", () => {
   });
 
   it("reports a failed spawn as an exit with a failure message", async () => {
-    const job = new Job({ id: nextId++, command: "true", file: "/nonexistent/shell", args: ["-c", "true"], cwd: process.cwd(), env: process.env, logs, timeoutMs: 60_000 });
+    const job = new Job({
+      id: nextId++,
+      command: "true",
+      file: "/nonexistent/shell",
+      args: ["-c", "true"],
+      cwd: process.cwd(),
+      env: process.env,
+      logs,
+      timeoutMs: 60_000,
+    });
     assert.equal(await untilExit(job), "exited");
     assert.equal(job.exit?.exitCode, null);
     assert.match(job.exit?.failure ?? "", /could not start \/nonexistent\/shell in .*ENOENT/);
@@ -219,7 +237,16 @@ describe("Job log", () => {
       });
       return stream;
     });
-    const job = new Job({ id: nextId++, command: "flood", file: bash.path, args: ["-c", "head -c 8000000 /dev/zero"], cwd: process.cwd(), env: process.env, logs: slowDisk, timeoutMs: 60_000 });
+    const job = new Job({
+      id: nextId++,
+      command: "flood",
+      file: bash.path,
+      args: ["-c", "head -c 8000000 /dev/zero"],
+      cwd: process.cwd(),
+      env: process.env,
+      logs: slowDisk,
+      timeoutMs: 60_000,
+    });
     started.push(job);
     assert.equal(await untilExit(job, 60_000), "exited");
     assert.equal(written, 8_000_000, "every byte reached the log before the exit was reported");

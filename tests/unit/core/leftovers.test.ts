@@ -117,14 +117,18 @@ describe("startup sweep", { skip: POSIX_ONLY }, () => {
     assert.deepEqual(again.swept, [], "a runtime is swept once");
   });
 
-  it("Linux: never a group that took a freed id later (its members all started after the leader's recorded exit)", { skip: process.platform !== "linux" && "start-time ticks come from /proc" }, async () => {
-    const parent = logParent();
-    const late = await lingeringGroup();
-    plant(parent, [HOST_GONE, `+ ${late.pgid} 1 100 a reused id`, `x ${late.pgid} ${late.memberStart - 1}`]);
-    const result = await sweepLeftovers(parent, 7);
-    assert.deepEqual(result.swept, []);
-    assert.ok(processAlive(late.member));
-  });
+  it(
+    "Linux: never a group that took a freed id later (its members all started after the leader's recorded exit)",
+    { skip: process.platform !== "linux" && "start-time ticks come from /proc" },
+    async () => {
+      const parent = logParent();
+      const late = await lingeringGroup();
+      plant(parent, [HOST_GONE, `+ ${late.pgid} 1 100 a reused id`, `x ${late.pgid} ${late.memberStart - 1}`]);
+      const result = await sweepLeftovers(parent, 7);
+      assert.deepEqual(result.swept, []);
+      assert.ok(processAlive(late.member));
+    },
+  );
 
   it("leaves alone a runtime whose Pi process lives, and one whose watchdog is still at work", async () => {
     const parent = logParent();
@@ -183,7 +187,8 @@ describe("log retention", { skip: POSIX_ONLY }, () => {
     assert.equal(retentionDays({}), 7);
     assert.equal(retentionDays({ PI_UNIFIED_EXEC_LOG_RETENTION_DAYS: "0" }), 0);
     assert.equal(retentionDays({ PI_UNIFIED_EXEC_LOG_RETENTION_DAYS: " 30 " }), 30);
-    for (const invalid of ["-1", "1.5", "seven", "", "1e3"]) assert.equal(retentionDays({ PI_UNIFIED_EXEC_LOG_RETENTION_DAYS: invalid }), 7, invalid);
+    for (const invalid of ["-1", "1.5", "seven", "", "1e3"])
+      assert.equal(retentionDays({ PI_UNIFIED_EXEC_LOG_RETENTION_DAYS: invalid }), 7, invalid);
     const parent = logParent();
     const old = plant(parent, [HOST_GONE]);
     age(old, 400);

@@ -40,7 +40,10 @@ describe("OutputDecoder", () => {
   it("splices the marker at a retention gap and drops the character cut there", () => {
     const decoder = new OutputDecoder();
     const euro = Buffer.from("€");
-    const text = decoder.take(read(Buffer.concat([Buffer.from("start"), euro.subarray(0, 1)]), Buffer.concat([euro.subarray(1), Buffer.from("end\n")]), 1000), false);
+    const text = decoder.take(
+      read(Buffer.concat([Buffer.from("start"), euro.subarray(0, 1)]), Buffer.concat([euro.subarray(1), Buffer.from("end\n")]), 1000),
+      false,
+    );
     assert.equal(text, `start\uFFFD${omissionMarker(1000)}end\n`);
   });
 });

@@ -57,7 +57,13 @@ describe("output fuzzing (seeded)", () => {
       const cuts = randomCuts(random, bytes.length);
       const split = decode(bytes, cuts);
       assert.ok(split === whole, `seed ${1_000_000 + seed}, cuts ${cuts.join(",")}:\n whole ${show(whole)}\n split ${show(split)}`);
-      const bytewise = bytes.length <= 400 ? decode(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)) : whole;
+      const bytewise =
+        bytes.length <= 400
+          ? decode(
+              bytes,
+              Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+            )
+          : whole;
       assert.ok(bytewise === whole, `seed ${1_000_000 + seed}, one byte per read:\n whole ${show(whole)}\n split ${show(bytewise)}`);
       assert.ok(!CONTROL_CHARACTER.test(whole), `seed ${1_000_000 + seed}: ${show(whole)}`);
     }
@@ -66,17 +72,40 @@ describe("output fuzzing (seeded)", () => {
   it(`${CASES} random redraws agree with a plain cell-by-cell model of a terminal line`, () => {
     for (let seed = 1; seed <= CASES; seed++) {
       const random = prng(2_000_000 + seed);
-      const tokens = Array.from({ length: 1 + Math.floor(random() * 60) }, () => REDRAW_TOKENS[Math.floor(random() * REDRAW_TOKENS.length)]!);
+      const tokens = Array.from(
+        { length: 1 + Math.floor(random() * 60) },
+        () => REDRAW_TOKENS[Math.floor(random() * REDRAW_TOKENS.length)]!,
+      );
       const text = tokens.join("");
       const expected = referenceRender(tokens);
       const actual = renderTerminalText(text);
-      assert.ok(actual === expected, `seed ${2_000_000 + seed}: ${JSON.stringify(text)}\n expected ${JSON.stringify(expected)}\n actual   ${JSON.stringify(actual)}`);
+      assert.ok(
+        actual === expected,
+        `seed ${2_000_000 + seed}: ${JSON.stringify(text)}\n expected ${JSON.stringify(expected)}\n actual   ${JSON.stringify(actual)}`,
+      );
     }
   });
 });
 
 /** Tokens whose meaning is unambiguous: characters (one astral), line ends, erases, a colour, a bidi override. */
-const REDRAW_TOKENS = ["a", "b", "c", "é", "😀", " ", "\r", "\r", "\n", "\r\n", "\x1b[K", "\x1b[0K", "\x1b[1K", "\x1b[2K", "\x1b[31m", "\u202e"];
+const REDRAW_TOKENS = [
+  "a",
+  "b",
+  "c",
+  "é",
+  "😀",
+  " ",
+  "\r",
+  "\r",
+  "\n",
+  "\r\n",
+  "\x1b[K",
+  "\x1b[0K",
+  "\x1b[1K",
+  "\x1b[2K",
+  "\x1b[31m",
+  "\u202e",
+];
 
 /**
  * The redraw rules done the obvious way, one cell at a time (quadratic, fine for a few tokens): a
@@ -98,7 +127,10 @@ function referenceRender(tokens: string[]): string {
   const endLine = () => {
     let end = line.length;
     while (end > 0 && line[end - 1] === null) end--;
-    out += line.slice(0, end).map((cell) => cell ?? " ").join("");
+    out += line
+      .slice(0, end)
+      .map((cell) => cell ?? " ")
+      .join("");
     line = [];
     redraw = false;
     col = 0;
@@ -109,7 +141,7 @@ function referenceRender(tokens: string[]): string {
       out += "\n";
     } else if (token === "\r") {
       const next = tokens[i + 1];
-      if (next === undefined || next.startsWith("\n") ) return; // CR before LF (or at the end) changes nothing
+      if (next === undefined || next.startsWith("\n")) return; // CR before LF (or at the end) changes nothing
       redraw = true;
       col = 0;
     } else if (token.startsWith("\x1b[") && token.endsWith("K")) {

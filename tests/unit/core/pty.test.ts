@@ -22,7 +22,17 @@ const started: Job[] = [];
 
 function startPty(command: string, cols = 120, rows = 30): Job {
   const env = jobEnvironment(process.env, { tty: true });
-  const job = new Job({ id: nextId++, command, file: bash.path, args: ["-c", command], cwd: process.cwd(), env, logs, terminal: { cols, rows }, timeoutMs: 60_000 });
+  const job = new Job({
+    id: nextId++,
+    command,
+    file: bash.path,
+    args: ["-c", command],
+    cwd: process.cwd(),
+    env,
+    logs,
+    terminal: { cols, rows },
+    timeoutMs: 60_000,
+  });
   started.push(job);
   return job;
 }
@@ -47,12 +57,15 @@ describe("PTY module", () => {
   });
 
   it("a module that cannot load is a clear error saying why and how to fix it", () => {
-    assert.throws(() => loadPtyModule({ PI_UNIFIED_EXEC_PTY_MODULE: "no-such-pty-module" }), (error: Error) => {
-      assert.match(error.message, /tty: true needs the PTY module no-such-pty-module, which could not be loaded: Cannot find module/);
-      assert.match(error.message, /pipes \(tty: false\) still work/);
-      assert.match(error.message, /reinstall pi-unified-exec with its optional dependencies/);
-      return true;
-    });
+    assert.throws(
+      () => loadPtyModule({ PI_UNIFIED_EXEC_PTY_MODULE: "no-such-pty-module" }),
+      (error: Error) => {
+        assert.match(error.message, /tty: true needs the PTY module no-such-pty-module, which could not be loaded: Cannot find module/);
+        assert.match(error.message, /pipes \(tty: false\) still work/);
+        assert.match(error.message, /reinstall pi-unified-exec with its optional dependencies/);
+        return true;
+      },
+    );
   });
 });
 
@@ -138,11 +151,22 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
             },
           });
         const runtime = new ExecRuntime(new LogDirectory(logConfig(), slowDisk));
-        const request = prepareExec({ cmd: "for i in $(seq 1 3000); do echo \"numbered line $i of the output that matters\"; done", tty: true, yield_time_ms: 20_000 }, process.cwd(), process.env);
+        const request = prepareExec(
+          { cmd: 'for i in $(seq 1 3000); do echo "numbered line $i of the output that matters"; done', tty: true, yield_time_ms: 20_000 },
+          process.cwd(),
+          process.env,
+        );
         const report = await runtime.exec(request);
         assert.equal(report.exit?.exitCode, 0, `run ${run}`);
-        assert.equal(report.text.trimEnd().split("\n").at(-1), lines.at(-1), `run ${run}: the result ends ${JSON.stringify(report.text.slice(-60))}`);
-        assert.ok(Buffer.concat(written).equals(expected), `run ${run}: the log holds ${Buffer.concat(written).length} of ${expected.length} bytes`);
+        assert.equal(
+          report.text.trimEnd().split("\n").at(-1),
+          lines.at(-1),
+          `run ${run}: the result ends ${JSON.stringify(report.text.slice(-60))}`,
+        );
+        assert.ok(
+          Buffer.concat(written).equals(expected),
+          `run ${run}: the log holds ${Buffer.concat(written).length} of ${expected.length} bytes`,
+        );
         await runtime.shutdown();
       }
     } finally {
@@ -152,7 +176,9 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
 
   it("a kill reaches every process group of the terminal's session: an interactive shell's background job too", async () => {
     const runtime = new ExecRuntime();
-    const started = await runtime.exec(prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env));
+    const started = await runtime.exec(
+      prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env),
+    );
     const id = started.sessionId!;
     const bg = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } }, { ms: 1_000 });
     const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
@@ -165,8 +191,14 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
 
   it("shutdown stops an interactive shell's background jobs too", async () => {
     const runtime = new ExecRuntime();
-    const started = await runtime.exec(prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env));
-    const bg = await runtime.interact(started.sessionId!, { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } }, { ms: 1_000 });
+    const started = await runtime.exec(
+      prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env),
+    );
+    const bg = await runtime.interact(
+      started.sessionId!,
+      { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } },
+      { ms: 1_000 },
+    );
     const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
     assert.ok(processAlive(pid));
     const report = await runtime.shutdown();

@@ -35,27 +35,45 @@ describe("JobRegistry", () => {
   it("evicts completed records oldest first to admit a new job, never a live or attached one", () => {
     const registry = new JobRegistry(4);
     for (const job of [running(1), exited(2, "write_stdin"), exited(3), exited(4)]) registry.add(job);
-    assert.deepEqual(registry.makeRoom().map((job) => job.id), [3]);
+    assert.deepEqual(
+      registry.makeRoom().map((job) => job.id),
+      [3],
+    );
     registry.add(running(5));
-    assert.deepEqual(registry.makeRoom().map((job) => job.id), [4]);
+    assert.deepEqual(
+      registry.makeRoom().map((job) => job.id),
+      [4],
+    );
   });
 
   it("refuses, before anything is spawned, when every slot holds a live job", () => {
     const registry = new JobRegistry(2);
     registry.add(running(1));
     registry.add(exited(2, "exec_command"));
-    assert.throws(() => registry.makeRoom(), (error: Error) => {
-      assert.ok(error instanceof ExecRequestError);
-      assert.match(error.message, /All 2 job slots hold running jobs, so nothing was started\. Stop jobs you no longer need with kill_session/);
-      return true;
-    });
+    assert.throws(
+      () => registry.makeRoom(),
+      (error: Error) => {
+        assert.ok(error instanceof ExecRequestError);
+        assert.match(
+          error.message,
+          /All 2 job slots hold running jobs, so nothing was started\. Stop jobs you no longer need with kill_session/,
+        );
+        return true;
+      },
+    );
     assert.equal(registry.size, 2);
   });
 });
 
 describe("signal names", () => {
   it("normalizes the ways a model writes them", () => {
-    for (const [raw, name] of [["term", "SIGTERM"], ["INT", "SIGINT"], ["sigkill", "SIGKILL"], [" SIGHUP ", "SIGHUP"], ["Quit", "SIGQUIT"]]) {
+    for (const [raw, name] of [
+      ["term", "SIGTERM"],
+      ["INT", "SIGINT"],
+      ["sigkill", "SIGKILL"],
+      [" SIGHUP ", "SIGHUP"],
+      ["Quit", "SIGQUIT"],
+    ]) {
       assert.equal(normalizeSignal(raw!), name);
     }
   });

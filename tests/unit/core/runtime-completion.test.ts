@@ -71,7 +71,9 @@ describe("runtime and completion wakes", () => {
   it("a cancelled wait reads nothing, keeps the job, and leaves the wake eligible", async () => {
     const { runtime, woken } = runtimeWithWakes();
     const dir = mkdtempSync(join(tmpdir(), "piue-cancel-"));
-    const { sessionId } = await runtime.exec(request(`while [ ! -e ${dir}/go ]; do sleep 0.02; done; echo late; sleep 0.3`), { onExit: "wake" });
+    const { sessionId } = await runtime.exec(request(`while [ ! -e ${dir}/go ]; do sleep 0.02; done; echo late; sleep 0.3`), {
+      onExit: "wake",
+    });
     const controller = new AbortController();
     const waiting = runtime.interact(sessionId!, {}, { ms: 10_000 }, { callId: "esc", signal: controller.signal });
     writeFileSync(join(dir, "go"), "");

@@ -142,7 +142,10 @@ describe("prepareExec", () => {
   ];
   for (const [what, params, message] of refusals) {
     it(`refuses ${what}`, () => {
-      assert.throws(() => prepareExec(params, base, process.env), (error: Error) => error instanceof ExecRequestError && message.test(error.message));
+      assert.throws(
+        () => prepareExec(params, base, process.env),
+        (error: Error) => error instanceof ExecRequestError && message.test(error.message),
+      );
     });
   }
 });

@@ -34,7 +34,8 @@ describe("renderTerminalText strips control sequences", () => {
 
   it(`swallows a terminated control string up to ${MAX_CONTROL_SEQUENCE_CHARS} characters, and shows a longer one as text`, () => {
     const body = (length: number) => `52;c;${"A".repeat(length - 5)}`;
-    const same = (actual: string, expected: string) => assert.ok(actual === expected, `${actual.length} characters, not the expected ${expected.length}`);
+    const same = (actual: string, expected: string) =>
+      assert.ok(actual === expected, `${actual.length} characters, not the expected ${expected.length}`);
     same(renderTerminalText(`\x1b]${body(MAX_CONTROL_SEQUENCE_CHARS)}\x07after`), "after");
     same(renderTerminalText(`\x1bP${body(MAX_CONTROL_SEQUENCE_CHARS)}\x1b\\after`), "after");
     same(renderTerminalText(`\x1b]${body(MAX_CONTROL_SEQUENCE_CHARS + 1)}\x07after`), `${body(MAX_CONTROL_SEQUENCE_CHARS + 1)}after`);

@@ -41,11 +41,14 @@ describe("shell resolution (POSIX)", () => {
   });
 
   it("rejects an unsupported shell, naming the accepted ones", () => {
-    assert.throws(() => resolveShell("fish", host("linux", { PATH: "/bin" }, ["/bin/fish"])), (error: Error) => {
-      assert.ok(error instanceof ExecRequestError);
-      assert.match(error.message, /Unsupported shell "fish"\. Use one of: bash, sh, zsh, cmd, powershell, pwsh\./);
-      return true;
-    });
+    assert.throws(
+      () => resolveShell("fish", host("linux", { PATH: "/bin" }, ["/bin/fish"])),
+      (error: Error) => {
+        assert.ok(error instanceof ExecRequestError);
+        assert.match(error.message, /Unsupported shell "fish"\. Use one of: bash, sh, zsh, cmd, powershell, pwsh\./);
+        return true;
+      },
+    );
   });
 
   it("fails closed when a supported shell is not on PATH", () => {
@@ -55,8 +58,15 @@ describe("shell resolution (POSIX)", () => {
   it("uses Pi's shellPath setting for bash, and refuses one that does not exist", () => {
     const machine = host("linux", { PATH: "/bin" }, ["/bin/bash", "/opt/bash5/bin/bash"]);
     assert.deepEqual(resolveShell("bash", machine, "/opt/bash5/bin/bash"), { name: "bash", path: "/opt/bash5/bin/bash" });
-    assert.equal(resolveShell("sh", host("linux", { PATH: "/bin" }, ["/bin/sh"]), "/opt/bash5/bin/bash").path, "/bin/sh", "only bash follows it");
-    assert.throws(() => resolveShell("bash", machine, "/missing/bash"), /shellPath setting names \/missing\/bash, which is not an executable file/);
+    assert.equal(
+      resolveShell("sh", host("linux", { PATH: "/bin" }, ["/bin/sh"]), "/opt/bash5/bin/bash").path,
+      "/bin/sh",
+      "only bash follows it",
+    );
+    assert.throws(
+      () => resolveShell("bash", machine, "/missing/bash"),
+      /shellPath setting names \/missing\/bash, which is not an executable file/,
+    );
   });
 
   it("builds each shell's arguments", () => {
@@ -77,7 +87,10 @@ describe("shell resolution (Windows logic, synthetic file system)", () => {
   beforeEach(() => clearShellCache());
 
   it("the override variable wins", () => {
-    const machine = host("win32", { ...base, PI_UNIFIED_EXEC_BASH: "D:\\tools\\bash.exe", Path: "C:\\Git\\bin" }, ["D:\\tools\\bash.exe", "C:\\Git\\bin\\bash.exe"]);
+    const machine = host("win32", { ...base, PI_UNIFIED_EXEC_BASH: "D:\\tools\\bash.exe", Path: "C:\\Git\\bin" }, [
+      "D:\\tools\\bash.exe",
+      "C:\\Git\\bin\\bash.exe",
+    ]);
     assert.equal(probeWindowsBash(machine)?.path, "D:\\tools\\bash.exe");
   });
 
@@ -93,7 +106,11 @@ describe("shell resolution (Windows logic, synthetic file system)", () => {
 
   it("derives <GitRoot>\\bin\\bash.exe from git.exe on PATH (Git\\cmd, mingw64\\bin)", () => {
     for (const gitDir of ["D:\\Git\\cmd", "D:\\Git\\mingw64\\bin"]) {
-      const machine = host("win32", { ...base, Path: gitDir }, [`${gitDir}\\git.exe`, "D:\\Git\\bin\\bash.exe", "D:\\Git\\usr\\bin\\bash.exe"]);
+      const machine = host("win32", { ...base, Path: gitDir }, [
+        `${gitDir}\\git.exe`,
+        "D:\\Git\\bin\\bash.exe",
+        "D:\\Git\\usr\\bin\\bash.exe",
+      ]);
       assert.deepEqual(probeWindowsBash(machine), { path: "D:\\Git\\bin\\bash.exe", offPath: true }, gitDir);
     }
   });

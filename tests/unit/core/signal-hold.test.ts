@@ -30,10 +30,17 @@ async function holdAndSignal(signal: NodeJS.Signals, otherListener: boolean, nam
     });
     console.log("after the hold");
   `;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
-  child.stdout.on("data", (chunk) => (out += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, sig) => resolve({ code, signal: sig })));
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, sig) => resolve({ code, signal: sig })),
+  );
   await waitFor(() => out.includes("holding"), "the hold to start", 30_000);
   child.kill(signal);
   return { ...(await exited), out, file };

@@ -168,11 +168,15 @@ describe("listings and polls say what is true", () => {
     const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId) as Job;
     await waitFor(() => job.exit !== undefined, "the leader's exit");
     const first = runtime.list();
-    assert.deepEqual(first.map((entry) => [entry.sessionId, entry.status, entry.cleanup, entry.alreadyReported]), [
-      [report.sessionId, "exited", "unconfirmed", undefined],
-    ]);
+    assert.deepEqual(
+      first.map((entry) => [entry.sessionId, entry.status, entry.cleanup, entry.alreadyReported]),
+      [[report.sessionId, "exited", "unconfirmed", undefined]],
+    );
     const second = runtime.list();
-    assert.deepEqual(second.map((entry) => [entry.sessionId, entry.cleanup, entry.alreadyReported]), [[report.sessionId, "unconfirmed", true]]);
+    assert.deepEqual(
+      second.map((entry) => [entry.sessionId, entry.cleanup, entry.alreadyReported]),
+      [[report.sessionId, "unconfirmed", true]],
+    );
     const [sleeper] = pidsIn(job.takeOutput().text);
     if (sleeper) leftovers.push(sleeper);
     const killed = await runtime.kill(report.sessionId!, "SIGTERM");
@@ -183,7 +187,10 @@ describe("listings and polls say what is true", () => {
     const { runtime } = runtimeWithWakes();
     const report = await runtime.exec(request("sleep 0.4; exit 0", 250));
     await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit");
-    assert.deepEqual(runtime.list().map((entry) => [entry.sessionId, entry.cleanup]), [[report.sessionId, undefined]]);
+    assert.deepEqual(
+      runtime.list().map((entry) => [entry.sessionId, entry.cleanup]),
+      [[report.sessionId, undefined]],
+    );
   });
 
   it("a poll or a write on a job whose wake is armed says so; after disarming, or with the exit, it does not", async () => {
@@ -196,7 +203,12 @@ describe("listings and polls say what is true", () => {
     const aborted = await runtime.interact(sessionId!, {}, { ms: 250 }, { callId: "p2", signal: cancelled.signal });
     assert.equal(aborted.cancelled, true);
     assert.equal(aborted.wakeArmed, true, "a cancelled poll leaves the wake armed, and says so");
-    const wrote = await runtime.interact(sessionId!, { input: { kind: "bytes", bytes: Buffer.from("x\n") } }, { ms: 250 }, { callId: "p3" });
+    const wrote = await runtime.interact(
+      sessionId!,
+      { input: { kind: "bytes", bytes: Buffer.from("x\n") } },
+      { ms: 250 },
+      { callId: "p3" },
+    );
     assert.equal(wrote.wakeArmed, true);
     const done = await runtime.interact(sessionId!, {}, poll, { callId: "p4" });
     assert.equal(done.exit?.exitCode, 0);

@@ -157,7 +157,10 @@ describe("log quotas", () => {
     const onlyMarker = sizes.filter((size) => size < 400).length;
     assert.ok(onlyMarker >= 5, `the last jobs' logs hold only their marker (${onlyMarker} do)`);
     const last = readFileSync(files.find((file) => /job-40-/.test(file))!, "utf8");
-    assert.match(last, /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/);
+    assert.match(
+      last,
+      /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/,
+    );
   });
 
   it("PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop stops the job instead", async () => {
@@ -190,16 +193,20 @@ describe("log quotas", () => {
 });
 
 describe("runtime supervision", () => {
-  it("shutdown also stops a job's descendant that left its process group, found by the job's marker", { skip: process.platform !== "linux" && "reads /proc" }, async () => {
-    const runtime = new ExecRuntime();
-    const report = await runtime.exec(request(`${ESCAPE_GROUP} & sleep 0.5`, 2_000));
-    const [daemon] = pidsIn(report.text);
-    assert.ok(daemon && processAlive(daemon), report.text);
-    escaped.push(daemon);
-    const shutdown = await runtime.shutdown();
-    assert.deepEqual(shutdown.escaped, [daemon]);
-    await waitFor(() => !processAlive(daemon), "the escaped descendant to be stopped");
-  });
+  it(
+    "shutdown also stops a job's descendant that left its process group, found by the job's marker",
+    { skip: process.platform !== "linux" && "reads /proc" },
+    async () => {
+      const runtime = new ExecRuntime();
+      const report = await runtime.exec(request(`${ESCAPE_GROUP} & sleep 0.5`, 2_000));
+      const [daemon] = pidsIn(report.text);
+      assert.ok(daemon && processAlive(daemon), report.text);
+      escaped.push(daemon);
+      const shutdown = await runtime.shutdown();
+      assert.deepEqual(shutdown.escaped, [daemon]);
+      await waitFor(() => !processAlive(daemon), "the escaped descendant to be stopped");
+    },
+  );
 
   it("lists jobs with their fields; an exited job once more, then it is gone", async () => {
     const runtime = new ExecRuntime();
@@ -207,13 +214,23 @@ describe("runtime supervision", () => {
     const short = await runtime.exec(request("sleep 0.5; echo done"));
     await waitFor(() => runtime.jobs().some((job) => job.id === short.sessionId && job.exit), "the short job to exit");
     const listing = runtime.list();
-    assert.deepEqual(listing.map((job) => [job.sessionId, job.status]), [[long.sessionId, "running"], [short.sessionId, "exited"]]);
+    assert.deepEqual(
+      listing.map((job) => [job.sessionId, job.status]),
+      [
+        [long.sessionId, "running"],
+        [short.sessionId, "exited"],
+      ],
+    );
     const running = listing[0]!;
     assert.equal(running.command, "echo hi; sleep 300");
     assert.equal(running.outputBytesTotal, 3);
     assert.ok(running.deadlineRemainingMs! > 1_700_000);
     assert.equal(listing[1]!.exit?.exitCode, 0);
-    assert.deepEqual(runtime.list().map((job) => job.sessionId), [long.sessionId], "the exited job was pruned");
+    assert.deepEqual(
+      runtime.list().map((job) => job.sessionId),
+      [long.sessionId],
+      "the exited job was pruned",
+    );
     await runtime.shutdown();
   });
 
@@ -264,7 +281,10 @@ describe("runtime supervision", () => {
     assert.equal(report.exit?.exitCode, 0);
     const [sleeper] = pidsIn(report.text);
     const listed = runtime.list();
-    assert.deepEqual(listed.map((job) => [job.sessionId, job.cleanup]), [[report.jobId, "unconfirmed"]]);
+    assert.deepEqual(
+      listed.map((job) => [job.sessionId, job.cleanup]),
+      [[report.jobId, "unconfirmed"]],
+    );
     const killed = await runtime.kill(report.jobId, "SIGTERM");
     assert.equal(killed.cleanup, "confirmed");
     await waitFor(() => !processAlive(sleeper!), "the sleeper to end");

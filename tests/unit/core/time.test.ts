@@ -27,12 +27,15 @@ describe("yield_until timestamps", () => {
   ];
   for (const [text, message] of refused) {
     it(`refuses ${text}, with tool_time_utc`, () => {
-      assert.throws(() => parseUtcDeadline(text), (error: Error) => {
-        assert.ok(error instanceof WaitRequestError);
-        assert.match(error.message, message);
-        assert.match(error.message, /tool_time_utc: \d{4}-\d\d-\d\dT/);
-        return true;
-      });
+      assert.throws(
+        () => parseUtcDeadline(text),
+        (error: Error) => {
+          assert.ok(error instanceof WaitRequestError);
+          assert.match(error.message, message);
+          assert.match(error.message, /tool_time_utc: \d{4}-\d\d-\d\dT/);
+          return true;
+        },
+      );
     });
   }
 

@@ -48,8 +48,12 @@ function start(kind: Kind, command: string, onData?: (chunk: Buffer) => void): R
   let exit: LeaderExit | undefined;
   let closedResolve!: () => void;
   let exitedResolve!: () => void;
-  const closed = new Promise<void>((resolve) => (closedResolve = resolve));
-  const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
+  const closed = new Promise<void>((resolve) => {
+    closedResolve = resolve;
+  });
+  const exited = new Promise<void>((resolve) => {
+    exitedResolve = resolve;
+  });
   const handlers = {
     data(chunk: Buffer) {
       chunks.push(chunk);
@@ -67,7 +71,8 @@ function start(kind: Kind, command: string, onData?: (chunk: Buffer) => void): R
     },
   };
   const spec = { file: bash, args: ["-c", command], cwd: process.cwd(), env: jobEnvironment(process.env, { tty: kind === "pty" }) };
-  const transport = kind === "pipe" ? new PipeTransport(spec, handlers) : spawnPty({ ...spec, cols: 120, rows: 30 }, handlers, loadPtyModule());
+  const transport =
+    kind === "pipe" ? new PipeTransport(spec, handlers) : spawnPty({ ...spec, cols: 120, rows: 30 }, handlers, loadPtyModule());
   if (transport.pid) leftovers.push(transport.pid);
   return { transport, events, output: () => Buffer.concat(chunks).toString().replaceAll("\r\n", "\n"), exit: () => exit, closed, exited };
 }
@@ -121,7 +126,10 @@ for (const kind of ["pipe", "pty"] as const) {
 
     it("close ends our side even while an escaped daemon holds the streams", async () => {
       // The short pause lets the daemon finish leaving before the leader's exit hangs its terminal up.
-      const job = start(kind, `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '30'])" & sleep 0.3`);
+      const job = start(
+        kind,
+        `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '30'])" & sleep 0.3`,
+      );
       await job.exited;
       await waitFor(() => pidsIn(job.output()).length === 1, "the daemon's pid");
       const [daemon] = pidsIn(job.output());
@@ -148,10 +156,10 @@ for (const kind of ["pipe", "pty"] as const) {
       const job = start(kind, `${kind === "pty" ? "stty raw -echo; " : ""}echo ready; sleep 30`);
       await waitFor(() => job.output().includes("ready"), "the job to start");
       let settled = false;
-      void job.transport.write(Buffer.alloc(4 * 1024 * 1024, 0x61)).then(
-        () => (settled = true),
-        () => (settled = true),
-      );
+      const settle = () => {
+        settled = true;
+      };
+      void job.transport.write(Buffer.alloc(4 * 1024 * 1024, 0x61)).then(settle, settle);
       // Timers keep firing while the write waits: the loop is free.
       const before = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -173,7 +181,7 @@ describe("PTY transport under load", { skip: SKIP_WITHOUT_PTY }, () => {
           const until = performance.now() + 2;
           while (performance.now() < until);
         };
-        const job = start("pty", "for i in $(seq 1 3000); do echo \"line $i of the output that matters\"; done", slow);
+        const job = start("pty", 'for i in $(seq 1 3000); do echo "line $i of the output that matters"; done', slow);
         await job.closed;
         const lines = job.output().trimEnd().split("\n");
         assert.equal(lines.length, 3000, `run ${run}: ${lines.length} lines, last ${JSON.stringify(lines.at(-1))}`);

@@ -19,12 +19,15 @@ describe("wait policy", () => {
   });
 
   it("empty poll above the cap is an error carrying tool_time_utc", () => {
-    assert.throws(() => emptyPollWindow(290_001, {}), (error: Error) => {
-      assert.ok(error instanceof WaitRequestError);
-      assert.match(error.message, /yield_time_ms 290001 is above the 290000 ms limit/);
-      assert.match(error.message, /tool_time_utc: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
-      return true;
-    });
+    assert.throws(
+      () => emptyPollWindow(290_001, {}),
+      (error: Error) => {
+        assert.ok(error instanceof WaitRequestError);
+        assert.match(error.message, /yield_time_ms 290001 is above the 290000 ms limit/);
+        assert.match(error.message, /tool_time_utc: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
+        return true;
+      },
+    );
   });
 
   it("the environment may only lower the cap, never below 5 s; invalid values are ignored", () => {

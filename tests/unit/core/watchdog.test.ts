@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { LogDirectory } from "../../../src/core/job-log.ts";
 import { logConfig } from "../../../src/core/config.ts";
+import { LogDirectory } from "../../../src/core/job-log.ts";
 import { descendantsOf } from "../../../src/core/process-table.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -83,7 +83,10 @@ after(() => {
 });
 
 /** A separate Node process hosting a runtime with the given jobs; resolves once they run, with their pids. */
-async function startHost(parent: string, jobs: { cmd: string; tty?: boolean }[]): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
+async function startHost(
+  parent: string,
+  jobs: { cmd: string; tty?: boolean }[],
+): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
   const program = `
     import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/job-log.ts"))};
     import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/config.ts"))};
@@ -97,9 +100,14 @@ async function startHost(parent: string, jobs: { cmd: string; tty?: boolean }[])
     console.log("watchdog " + runtime.orphans.watchdog.pid);
     setInterval(() => {}, 1_000);
   `;
-  const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
-  host.stdout!.on("data", (chunk) => (out += chunk));
+  host.stdout!.on("data", (chunk) => {
+    out += chunk;
+  });
   await waitFor(() => /^watchdog \d+$/m.test(out), "the host to start its jobs", 30_000);
   const watchdog = Number(/^watchdog (\d+)$/m.exec(out)![1]);
   return { host, pids: pidsIn(out), watchdog };
@@ -141,30 +149,37 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     await runtime.shutdown();
   });
 
-  it("the registry names the host, the watchdog and each group with its leader's start time; leader exits are marked and empty groups forgotten", { skip: SKIP_WITHOUT_PTY }, async () => {
-    const parent = logParent();
-    const runtime = runtimeIn(parent);
-    const pipe = await exec(runtime, "echo $$; sleep 30");
-    const pty = await exec(runtime, "echo $$; sleep 30", { tty: true });
-    const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
-    const [pipePid, ptyPid, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.text.replace(/\r/g, ""))[0]!);
-    const registry = () => registryIn(parent)!;
-    await waitFor(() => registry()?.groups.length === 3, "three registrations");
-    assert.deepEqual(registry().host, { pid: process.pid, start: startTime(process.pid) });
-    assert.equal(registry().watchdog?.pid, runtime.orphans.watchdog.pid);
-    const byPgid = new Map(registry().groups.map((group) => [group.pgid, group]));
-    assert.equal(byPgid.get(pipePid)?.leaderStart, startTime(pipePid));
-    assert.equal(byPgid.get(ptyPid)?.leaderStart, startTime(ptyPid));
-    assert.equal(byPgid.get(pipePid)?.command, "echo $$; sleep 30");
-    assert.ok(lingering.exit, "the lingering job's leader exited within its window");
-    await waitFor(() => new RegExp(`^x ${lingerPid} ${STAMP}$`, "m").test(textOf(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE))), "the leader exit in the journal");
-    await runtime.kill(pipe.sessionId!, "SIGKILL");
-    runtime.list(); // prunes: the killed job's group is proven empty
-    await waitFor(() => !registry().groups.some((group) => group.pgid === pipePid), "the empty group to be forgotten");
-    assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} ${STAMP}$`, "m"));
-    assert.ok(registry().groups.some((group) => group.pgid === ptyPid));
-    await runtime.shutdown();
-  });
+  it(
+    "the registry names the host, the watchdog and each group with its leader's start time; leader exits are marked and empty groups forgotten",
+    { skip: SKIP_WITHOUT_PTY },
+    async () => {
+      const parent = logParent();
+      const runtime = runtimeIn(parent);
+      const pipe = await exec(runtime, "echo $$; sleep 30");
+      const pty = await exec(runtime, "echo $$; sleep 30", { tty: true });
+      const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
+      const [pipePid, ptyPid, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.text.replace(/\r/g, ""))[0]!);
+      const registry = () => registryIn(parent)!;
+      await waitFor(() => registry()?.groups.length === 3, "three registrations");
+      assert.deepEqual(registry().host, { pid: process.pid, start: startTime(process.pid) });
+      assert.equal(registry().watchdog?.pid, runtime.orphans.watchdog.pid);
+      const byPgid = new Map(registry().groups.map((group) => [group.pgid, group]));
+      assert.equal(byPgid.get(pipePid)?.leaderStart, startTime(pipePid));
+      assert.equal(byPgid.get(ptyPid)?.leaderStart, startTime(ptyPid));
+      assert.equal(byPgid.get(pipePid)?.command, "echo $$; sleep 30");
+      assert.ok(lingering.exit, "the lingering job's leader exited within its window");
+      await waitFor(
+        () => new RegExp(`^x ${lingerPid} ${STAMP}$`, "m").test(textOf(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE))),
+        "the leader exit in the journal",
+      );
+      await runtime.kill(pipe.sessionId!, "SIGKILL");
+      runtime.list(); // prunes: the killed job's group is proven empty
+      await waitFor(() => !registry().groups.some((group) => group.pgid === pipePid), "the empty group to be forgotten");
+      assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} ${STAMP}$`, "m"));
+      assert.ok(registry().groups.some((group) => group.pgid === ptyPid));
+      await runtime.shutdown();
+    },
+  );
 
   it("an orderly stop dismisses the watchdog without killing anything", async () => {
     const parent = logParent();
@@ -227,7 +242,10 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     const stranger = detached("sleep 300");
     const lingering = detached("sleep 300 & echo started; exit 0");
     await waitFor(() => lingering.exitCode !== null, "the lingering group's leader to exit");
-    const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], {
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    });
     strays.push(watchdog.pid!);
     watchdog.stdin!.write(`+ ${ours.pid} ${startTime(ours.pid!)} ours\n`);
     watchdog.stdin!.write(`+ ${stranger.pid} ${otherStartThan(startTime(stranger.pid!))} not ours\n`);
@@ -243,34 +261,39 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     assert.ok(processAlive(stranger.pid!), "a process with another start time is never signalled");
   });
 
-  it("when the host process is SIGKILLed, pipe, PTY, TERM-ignoring and backgrounded jobs (Linux: also another group of a PTY's session) all end within 3 s (8 runs, CPU burners beside)", { skip: SKIP_WITHOUT_PTY, timeout: 300_000 }, async () => {
-    // Linux: a job-control shell on a PTY runs a background job in another group of its session;
-    // nohup keeps the terminal's hangup from ending it, so only the watchdog's session scan can.
-    const sessionJob = process.platform === "linux" ? [{ cmd: "set -m; nohup sleep 300 >/dev/null 2>&1 & echo $!; wait", tty: true }] : [];
-    const stopBurners = startCpuBurners(2);
-    try {
-      for (let run = 0; run < 8; run++) {
-        const parent = logParent();
-        const { host, pids, watchdog } = await startHost(parent, [
-          { cmd: "echo $$; sleep 300" },
-          { cmd: "echo $$; sleep 300", tty: true },
-          { cmd: "echo $$; trap '' TERM; sleep 300" },
-          { cmd: "sleep 300 & echo $!; wait" },
-          { cmd: "sleep 300 & echo $!; exit 0" },
-          ...sessionJob,
-        ]);
-        assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
-        const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
-        assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
-        strays.push(...pids);
-        host.kill("SIGKILL");
-        const killedAt = performance.now();
-        await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);
-        assert.ok(performance.now() - killedAt < 3_000);
-        await waitFor(() => !processAlive(watchdog), `run ${run}: the watchdog to exit`, 5_000);
+  it(
+    "when the host process is SIGKILLed, pipe, PTY, TERM-ignoring and backgrounded jobs (Linux: also another group of a PTY's session) all end within 3 s (8 runs, CPU burners beside)",
+    { skip: SKIP_WITHOUT_PTY, timeout: 300_000 },
+    async () => {
+      // Linux: a job-control shell on a PTY runs a background job in another group of its session;
+      // nohup keeps the terminal's hangup from ending it, so only the watchdog's session scan can.
+      const sessionJob =
+        process.platform === "linux" ? [{ cmd: "set -m; nohup sleep 300 >/dev/null 2>&1 & echo $!; wait", tty: true }] : [];
+      const stopBurners = startCpuBurners(2);
+      try {
+        for (let run = 0; run < 8; run++) {
+          const parent = logParent();
+          const { host, pids, watchdog } = await startHost(parent, [
+            { cmd: "echo $$; sleep 300" },
+            { cmd: "echo $$; sleep 300", tty: true },
+            { cmd: "echo $$; trap '' TERM; sleep 300" },
+            { cmd: "sleep 300 & echo $!; wait" },
+            { cmd: "sleep 300 & echo $!; exit 0" },
+            ...sessionJob,
+          ]);
+          assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
+          const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
+          assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
+          strays.push(...pids);
+          host.kill("SIGKILL");
+          const killedAt = performance.now();
+          await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);
+          assert.ok(performance.now() - killedAt < 3_000);
+          await waitFor(() => !processAlive(watchdog), `run ${run}: the watchdog to exit`, 5_000);
+        }
+      } finally {
+        stopBurners();
       }
-    } finally {
-      stopBurners();
-    }
-  });
+    },
+  );
 });

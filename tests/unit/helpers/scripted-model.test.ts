@@ -20,8 +20,14 @@ describe("scripted model view", () => {
     const view = viewOf(messages);
     assert.equal(view.prompt, "new prompt");
     assert.equal(view.turn, 2);
-    assert.deepEqual(view.results.map((r) => r.text), ["a", "b", "c"]);
-    assert.deepEqual(view.last.map((r) => r.text), ["c"]);
+    assert.deepEqual(
+      view.results.map((r) => r.text),
+      ["a", "b", "c"],
+    );
+    assert.deepEqual(
+      view.last.map((r) => r.text),
+      ["c"],
+    );
     assert.equal(view.results[0]?.details.session_id, 1);
     assert.equal(view.results[1]?.isError, true);
   });

@@ -15,8 +15,14 @@ describe("raw argument checks", () => {
   });
 
   it("names unknown fields and lists the accepted ones", () => {
-    assert.throws(() => exec({ cmd: "ls", bogus: 1, other: 2 }), /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, on_exit, timeout_s\./);
-    assert.throws(() => poll({ session_id: 1, input: "x" }), /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until\./);
+    assert.throws(
+      () => exec({ cmd: "ls", bogus: 1, other: 2 }),
+      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, on_exit, timeout_s\./,
+    );
+    assert.throws(
+      () => poll({ session_id: 1, input: "x" }),
+      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until\./,
+    );
   });
 
   it("checks raw types before any coercion", () => {
@@ -28,13 +34,19 @@ describe("raw argument checks", () => {
 
   it("checks required fields, enums and minimums, reporting every problem at once", () => {
     assert.throws(() => exec({}), /exec_command: cmd is required\./);
-    assert.throws(() => exec({ cmd: "ls", shell: "fish" }), /shell must be one of "bash", "sh", "zsh", "cmd", "powershell", "pwsh", got the string "fish"/);
+    assert.throws(
+      () => exec({ cmd: "ls", shell: "fish" }),
+      /shell must be one of "bash", "sh", "zsh", "cmd", "powershell", "pwsh", got the string "fish"/,
+    );
     assert.throws(() => exec({ cmd: "ls", yield_time_ms: -5 }), /yield_time_ms must be at least 0, got -5/);
-    assert.throws(() => poll({ session_id: 0, yield_time_ms: "soon" }), (error: Error) => {
-      assert.match(error.message, /session_id must be at least 1/);
-      assert.match(error.message, /yield_time_ms must be a number, got the string "soon"/);
-      return true;
-    });
+    assert.throws(
+      () => poll({ session_id: 0, yield_time_ms: "soon" }),
+      (error: Error) => {
+        assert.match(error.message, /session_id must be at least 1/);
+        assert.match(error.message, /yield_time_ms must be a number, got the string "soon"/);
+        return true;
+      },
+    );
   });
 
   it("treats null in an optional field as absent, and in a required one as missing", () => {

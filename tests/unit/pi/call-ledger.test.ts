@@ -25,7 +25,10 @@ describe("call ledger", () => {
     ledger.observed("inner", { tool: "write_stdin", sessionId: 7, exitCode: 0, signal: null });
     ledger.ended("inner", false);
     assert.equal(runtime.completion.isArmed(7), true, "not consumed before the outer call ends");
-    assert.match(ledger.takeReceipt("outer") ?? "", /1 job exit reported inside this call[\s\S]*- session 7: exit_code 0, seen by write_stdin/);
+    assert.match(
+      ledger.takeReceipt("outer") ?? "",
+      /1 job exit reported inside this call[\s\S]*- session 7: exit_code 0, seen by write_stdin/,
+    );
     ledger.ended("outer", false);
     assert.equal(runtime.completion.isArmed(7), false);
     assert.equal(ledger.takeReceipt("outer"), undefined);
@@ -52,12 +55,21 @@ describe("wake prompt", () => {
     const text = wakeText({
       jobs: [
         { sessionId: 3, command: "npm test\n  --ci", cwd: "/w", exitCode: 1, signal: null, elapsedMs: 12_345, logPath: "/l/3.log" },
-        { sessionId: 4, command: "make", cwd: "/w", exitCode: 143, signal: "SIGTERM", elapsedMs: 1_800_000, logPath: "/l/4.log", reason: "stopped at its timeout_s deadline" },
+        {
+          sessionId: 4,
+          command: "make",
+          cwd: "/w",
+          exitCode: 143,
+          signal: "SIGTERM",
+          elapsedMs: 1_800_000,
+          logPath: "/l/4.log",
+          reason: "stopped at its timeout_s deadline",
+        },
       ],
       more: 2,
     });
     assert.match(text, /^\[unified-exec\] 4 background jobs you asked to be woken for have exited:\n/);
-    assert.match(text, /- session 3 · exit_code 1 · ran 12\.3s · cwd \/w · log \/l\/3\.log · `npm test\\n  --ci`/);
+    assert.match(text, /- session 3 · exit_code 1 · ran 12\.3s · cwd \/w · log \/l\/3\.log · `npm test\\n {2}--ci`/);
     assert.match(text, /- session 4 · exit_code 143 \(SIGTERM\) · ran 1800\.0s · stopped at its timeout_s deadline · /);
     assert.match(text, /- and 2 more \(list_sessions shows them\)/);
     assert.match(text, /Continue only with work that is still relevant/);

@@ -72,16 +72,17 @@ describe("Codex truncation", () => {
   it("keeps 20 000 bytes at each end of a long output under the default budget", () => {
     const text = `${"h".repeat(30_000)}${"t".repeat(30_000)}`;
     const cut = formattedTruncate(text, 10_000);
-    assert.ok(cut.startsWith(`Warning: truncated output (original token count: 15000)\nTotal output lines: 1\n\n${"h".repeat(20_000)}…5000 tokens truncated…`));
+    assert.ok(
+      cut.startsWith(
+        `Warning: truncated output (original token count: 15000)\nTotal output lines: 1\n\n${"h".repeat(20_000)}…5000 tokens truncated…`,
+      ),
+    );
     assert.ok(cut.endsWith(`…${"t".repeat(20_000)}`));
     assert.equal(cut.length, 20_000 * 2 + "…5000 tokens truncated…".length + cut.indexOf("\n\n") + 2);
   });
 
   it("counts lines as Rust's str::lines does", () => {
-    assert.deepEqual(
-      ["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(codexLineCount),
-      [0, 1, 1, 2, 1, 2, 2, 1],
-    );
+    assert.deepEqual(["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(codexLineCount), [0, 1, 1, 2, 1, 2, 2, 1]);
   });
 
   it("estimates tokens as ceil(UTF-8 bytes / 4)", () => {
@@ -92,7 +93,10 @@ describe("Codex truncation", () => {
     const marker = "... 123456 bytes omitted ...";
     const raw = `HEAD-${"a".repeat(100)}\n${marker}\nTAIL-${"z".repeat(100)}`;
     const text = truncateWithOmission(raw, 123_456, 4, 42_000);
-    assert.equal(text, `Warning: truncated output (original token count: 42000)\n${marker}\n\nHEAD-aaa…${Math.ceil((raw.length - 16) / 4)} tokens truncated…zzzzzzzz`);
+    assert.equal(
+      text,
+      `Warning: truncated output (original token count: 42000)\n${marker}\n\nHEAD-aaa…${Math.ceil((raw.length - 16) / 4)} tokens truncated…zzzzzzzz`,
+    );
     assert.equal(text.split(marker).length - 1, 1);
     assert.equal(truncateWithOmission(raw, 123_456, 10_000, 42_000), raw);
     assert.equal(truncateWithOmission("remaining output", 123_456, 10_000, 42_000), `${marker}\nremaining output`);
@@ -112,7 +116,10 @@ describe("Codex result text", () => {
 
   it("matches the shape of Codex's truncated-response test with max_output_tokens 4", () => {
     const text = codexResultText({ ...base, output: "token one token two token three token four token five", maxOutputTokens: 4 });
-    assert.match(text, /^Chunk ID: abc123\nWall time: \d+\.\d{4} seconds\nProcess exited with code 0\nOriginal token count: 10\nOutput:\n.*tokens truncated.*$/s);
+    assert.match(
+      text,
+      /^Chunk ID: abc123\nWall time: \d+\.\d{4} seconds\nProcess exited with code 0\nOriginal token count: 10\nOutput:\n.*tokens truncated.*$/s,
+    );
     assert.equal(
       text.slice(text.indexOf("Output:\n") + 8),
       "Warning: truncated output (original token count: 14)\nTotal output lines: 1\n\ntoken on…10 tokens truncated…ken five",
@@ -122,7 +129,9 @@ describe("Codex result text", () => {
   it("rewrites our retention marker into Codex's and uses the call's own token count, as Codex's omission test expects", () => {
     const output = `HEAD-${"a".repeat(100)}${omissionMarker(123_456)}TAIL-${"z".repeat(100)}`;
     const text = codexResultText({ ...base, originalTokenCount: 42_000, output, omittedBytes: 123_456, maxOutputTokens: 4 });
-    assert.ok(text.startsWith("Chunk ID: abc123\nWall time: 1.2500 seconds\nProcess exited with code 0\nOriginal token count: 42000\nOutput:\n"));
+    assert.ok(
+      text.startsWith("Chunk ID: abc123\nWall time: 1.2500 seconds\nProcess exited with code 0\nOriginal token count: 42000\nOutput:\n"),
+    );
     assert.ok(text.includes("Warning: truncated output (original token count: 42000)"));
     assert.equal(text.split("... 123456 bytes omitted ...").length - 1, 1);
     assert.ok(!text.includes("bytes omitted here"), "our own marker is gone");
@@ -133,7 +142,10 @@ describe("Codex result text", () => {
 
   it("writes the running form with the session id and no exit line", () => {
     const text = codexResultText({ chunkId: "3fa91c", wallMs: 512.3, sessionId: 48213, originalTokenCount: 0, output: "" });
-    assert.equal(text, "Chunk ID: 3fa91c\nWall time: 0.5123 seconds\nProcess running with session ID 48213\nOriginal token count: 0\nOutput:\n");
+    assert.equal(
+      text,
+      "Chunk ID: 3fa91c\nWall time: 0.5123 seconds\nProcess running with session ID 48213\nOriginal token count: 0\nOutput:\n",
+    );
   });
 
   it("reports a missing exit code as -1 and leaves out an empty chunk id", () => {
@@ -144,14 +156,25 @@ describe("Codex result text", () => {
   });
 
   it("prints wall time with exactly four decimals", () => {
-    assert.deepEqual(
-      [0, 0.04, 0.05, 1250, 1234.56, 999.99, 59_999.96, 123_456_789, -5, Number.NaN].map(codexWallTime),
-      ["0.0000", "0.0000", "0.0001", "1.2500", "1.2346", "1.0000", "60.0000", "123456.7890", "0.0000", "0.0000"],
-    );
+    assert.deepEqual([0, 0.04, 0.05, 1250, 1234.56, 999.99, 59_999.96, 123_456_789, -5, Number.NaN].map(codexWallTime), [
+      "0.0000",
+      "0.0000",
+      "0.0001",
+      "1.2500",
+      "1.2346",
+      "1.0000",
+      "60.0000",
+      "123456.7890",
+      "0.0000",
+      "0.0000",
+    ]);
   });
 
   it("caps max_output_tokens at Codex's 10 000 and defaults to it", () => {
-    assert.deepEqual([undefined, 1, 4, 9_999, 10_000, 20_000, 0, -1, 2.9].map(codexTokenBudget), [10_000, 1, 4, 9_999, 10_000, 10_000, 0, 10_000, 2]);
+    assert.deepEqual(
+      [undefined, 1, 4, 9_999, 10_000, 20_000, 0, -1, 2.9].map(codexTokenBudget),
+      [10_000, 1, 4, 9_999, 10_000, 10_000, 0, 10_000, 2],
+    );
     const big = "y".repeat(100_000);
     const text = codexResultText({ ...base, output: big, maxOutputTokens: 50_000 });
     assert.ok(text.includes("…15000 tokens truncated…"));
@@ -187,9 +210,10 @@ describe("Codex notes and errors", () => {
     assert.deepEqual(codexNotes({}), []);
     assert.deepEqual(codexNotes({ completion: "armed" }), []);
     assert.deepEqual(codexNotes({ killedBy: "deadline" }), ["the process was stopped at its timeout_s deadline"]);
-    assert.deepEqual(codexNotes({ killedBy: "quota", failureMessage: "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)" }), [
-      "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)",
-    ]);
+    assert.deepEqual(
+      codexNotes({ killedBy: "quota", failureMessage: "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)" }),
+      ["stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)"],
+    );
     assert.deepEqual(
       codexNotes({
         cancelled: true,
@@ -226,7 +250,7 @@ describe("Codex notes and errors", () => {
 
   it("bounds a long exec_command error to 900 bytes with Codex's character mark", () => {
     const text = codexExecCommandError("ProcessFailed", "x".repeat(5_000));
-    assert.ok(text.startsWith("exec_command failed: ProcessFailed { message: \"xxx"));
+    assert.ok(text.startsWith('exec_command failed: ProcessFailed { message: "xxx'));
     assert.match(text, /…\d+ chars truncated…x+" }$/);
     assert.ok(Buffer.byteLength(text) <= 900 + "…4200 chars truncated…".length + 4);
   });

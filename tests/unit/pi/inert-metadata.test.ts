@@ -31,7 +31,7 @@ const header = (body: string) => body.slice(0, body.indexOf("\n---\n"));
 /** Every string in `value` (deeply) is inert. */
 function assertInert(value: unknown, where: string): void {
   if (typeof value === "string") assert.doesNotMatch(value, LIVE, `${where}: ${JSON.stringify(value)}`);
-  else if (Array.isArray(value)) value.forEach((item, i) => assertInert(item, `${where}[${i}]`));
+  else if (Array.isArray(value)) for (const [i, item] of value.entries()) assertInert(item, `${where}[${i}]`);
   else if (value && typeof value === "object") for (const [key, item] of Object.entries(value)) assertInert(item, `${where}.${key}`);
 }
 
@@ -46,7 +46,8 @@ describe("metadata is one escaped line wherever the model reads it", () => {
     rmSync(root, { recursive: true, force: true });
   });
   // Output: bidi override, zero-width space, line separator, BOM, a tag, NEL (C1) and an OSC title.
-  const printf = "printf 'out\\342\\200\\256\\342\\200\\213\\342\\200\\250\\357\\273\\277\\363\\240\\201\\201\\302\\205\\033]0;t\\007put\\n'";
+  const printf =
+    "printf 'out\\342\\200\\256\\342\\200\\213\\342\\200\\250\\357\\273\\277\\363\\240\\201\\201\\302\\205\\033]0;t\\007put\\n'";
   const printed = "out<U+202E><U+200B><U+2028><U+FEFF><U+E0041>put\n";
   const command = `: '${HOSTILE}'; ${printf}`;
 
@@ -56,7 +57,12 @@ describe("metadata is one escaped line wherever the model reads it", () => {
     const result = jobResult(report);
     const body = text(result);
     assert.ok(header(body).split("\n").includes(`cwd: ${shownDir}`), header(body));
-    assert.ok(!header(body).split("\n").some((line) => line.startsWith("[SYSTEM]")), "no fake header line");
+    assert.ok(
+      !header(body)
+        .split("\n")
+        .some((line) => line.startsWith("[SYSTEM]")),
+      "no fake header line",
+    );
     assertInert(header(body).split("\n"), "header");
     assert.equal((result.structuredContent as { cwd: string }).cwd, shownDir);
     assert.equal(result.details.cwd, shownDir);
@@ -70,7 +76,9 @@ describe("metadata is one escaped line wherever the model reads it", () => {
   });
 
   it("list_sessions and kill_session: cwd and command escaped in text, structuredContent and details", async () => {
-    const report = await runtime.exec(prepareExec({ cmd: `: '${HOSTILE}'; sleep 30`, workdir: dir, yield_time_ms: 250 }, root, process.env));
+    const report = await runtime.exec(
+      prepareExec({ cmd: `: '${HOSTILE}'; sleep 30`, workdir: dir, yield_time_ms: 250 }, root, process.env),
+    );
     assert.ok(report.sessionId);
     const listed = listResult(runtime.list());
     assert.ok(text(listed).includes(`\n  cwd: ${shownDir}\n`), text(listed));
@@ -96,7 +104,18 @@ describe("metadata is one escaped line wherever the model reads it", () => {
 
   it("the wake prompt and its details: every job field escaped, one line per job", () => {
     const batch: WakeBatch = {
-      jobs: [{ sessionId: 7, command: `make ${HOSTILE}`, cwd: dir, exitCode: 2, signal: null, elapsedMs: 1_500, logPath: join(root, HOSTILE, "job.log"), reason: `failed ${HOSTILE}` }],
+      jobs: [
+        {
+          sessionId: 7,
+          command: `make ${HOSTILE}`,
+          cwd: dir,
+          exitCode: 2,
+          signal: null,
+          elapsedMs: 1_500,
+          logPath: join(root, HOSTILE, "job.log"),
+          reason: `failed ${HOSTILE}`,
+        },
+      ],
       more: 0,
     };
     const prompt = wakeText(batch);

@@ -22,7 +22,11 @@ const report = (over: Partial<JobReport> = {}): JobReport => ({
 });
 
 const text = (r: JobReport) => (jobResult(r).content[0] as { text: string }).text;
-const keys = (body: string) => body.slice(0, body.indexOf("\n---\n")).split("\n").map((line) => line.split(":")[0]);
+const keys = (body: string) =>
+  body
+    .slice(0, body.indexOf("\n---\n"))
+    .split("\n")
+    .map((line) => line.split(":")[0]);
 
 describe("job result formatting", () => {
   it("writes the exited header in order, then ---, then the output", () => {

@@ -11,7 +11,9 @@ function fakeRuntime(jobs: LiveJob[]) {
     liveJobs: () => jobs,
     onChange: (fn: () => void) => {
       listener = fn;
-      return () => (listener = undefined);
+      return () => {
+        listener = undefined;
+      };
     },
   } as unknown as ExecRuntime;
   return { runtime, change: () => listener?.(), jobs };

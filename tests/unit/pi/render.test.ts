@@ -2,17 +2,37 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import { execCommandRenderer, killSessionRenderer, listSessionsRenderer, setOnExitRenderer, showInput, writeStdinRenderer } from "../../../src/pi/render.ts";
+import {
+  execCommandRenderer,
+  killSessionRenderer,
+  listSessionsRenderer,
+  setOnExitRenderer,
+  showInput,
+  writeStdinRenderer,
+} from "../../../src/pi/render.ts";
 import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
 
 // The expand hint reads Pi's global theme, as it does in the TUI.
 initTheme();
 
 /** A theme that leaves text plain, so tests read what is drawn. */
-const theme = { fg: (_color: string, text: string) => text, bg: (_color: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+const theme = {
+  fg: (_color: string, text: string) => text,
+  bg: (_color: string, text: string) => text,
+  bold: (text: string) => text,
+} as unknown as Theme;
 
 function context(args: Record<string, unknown>, over: Record<string, unknown> = {}) {
-  return { args, state: {}, invalidate: () => {}, lastComponent: undefined, executionStarted: true, isError: false, durationMs: 4_200, ...over };
+  return {
+    args,
+    state: {},
+    invalidate: () => {},
+    lastComponent: undefined,
+    executionStarted: true,
+    isError: false,
+    durationMs: 4_200,
+    ...over,
+  };
 }
 
 const lines = (component: Component, width = 100) => component.render(width).map((line) => line.trimEnd());
@@ -21,23 +41,37 @@ const ESCAPES = /[\u001b\u009b\u009d\u0007]/;
 const LIVE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060\ufeff]/;
 
 function jobResultText(output: string, header = "[exited]\nexit_code: 0") {
-  return { content: [{ type: "text", text: `${header}\n---\n${output}` }], details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log" } };
+  return {
+    content: [{ type: "text", text: `${header}\n---\n${output}` }],
+    details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log" },
+  };
 }
 
 describe("renderers", () => {
   it("exec_command: command banner with the yield and cwd", () => {
-    const call = execCommandRenderer.renderCall({ cmd: "npm test", yield_time_ms: 2_500, workdir: "/srv/app", on_exit: "wake" }, theme, context({}));
+    const call = execCommandRenderer.renderCall(
+      { cmd: "npm test", yield_time_ms: 2_500, workdir: "/srv/app", on_exit: "wake" },
+      theme,
+      context({}),
+    );
     assert.deepEqual(lines(call), ["$ npm test (yield 2.5s · cwd: /srv/app · wake)"]);
   });
 
   it("exec_command: collapsed to the last 5 lines with an expand hint, and the took/exit footer", () => {
     const output = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join("\n");
-    const result = execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: false, isPartial: false }, theme, context({}));
+    const result = execCommandRenderer.renderResult(
+      jobResultText(`${output}\n`),
+      { expanded: false, isPartial: false },
+      theme,
+      context({}),
+    );
     const shown = lines(result);
     assert.match(shown.join("\n"), /\.\.\. \(7 earlier lines,.*to expand.*\)/);
     assert.ok(shown.includes("line 12") && !shown.includes("line 7"));
     assert.equal(shown.at(-1), "took 4.2s · exit_code=0 · log: /tmp/l/job-1.log");
-    const expanded = lines(execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: true, isPartial: false }, theme, context({})));
+    const expanded = lines(
+      execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: true, isPartial: false }, theme, context({})),
+    );
     assert.ok(expanded.includes("line 1"));
   });
 
@@ -46,7 +80,10 @@ describe("renderers", () => {
       content: [{ type: "text", text: "[still running]\nsession_id: 2\n---\nstarted\n" }],
       details: { status: "running", session_id: 2, log_path: "/tmp/l/job-2.log" },
     };
-    assert.equal(lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}))).at(-1), "yielded 4.2s · session_id=2 · log: /tmp/l/job-2.log");
+    assert.equal(
+      lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}))).at(-1),
+      "yielded 4.2s · session_id=2 · log: /tmp/l/job-2.log",
+    );
   });
 
   it("write_stdin: poll, input with control bytes as ^C, base64 as a byte count, absolute waits with time left", () => {
@@ -62,9 +99,13 @@ describe("renderers", () => {
   });
 
   it("kill_session, list_sessions and set_on_exit have their own banners", () => {
-    assert.deepEqual(lines(killSessionRenderer.renderCall({ session_id: 3, signal: "SIGKILL" }, theme, context({}))), ["✕ kill session_id=3 (SIGKILL)"]);
+    assert.deepEqual(lines(killSessionRenderer.renderCall({ session_id: 3, signal: "SIGKILL" }, theme, context({}))), [
+      "✕ kill session_id=3 (SIGKILL)",
+    ]);
     assert.deepEqual(lines(listSessionsRenderer.renderCall({}, theme, context({}))), ["≡ list_sessions"]);
-    assert.deepEqual(lines(setOnExitRenderer.renderCall({ session_id: 2, on_exit: "none" }, theme, context({}))), ["set_on_exit session_id=2 → none"]);
+    assert.deepEqual(lines(setOnExitRenderer.renderCall({ session_id: 2, on_exit: "none" }, theme, context({}))), [
+      "set_on_exit session_id=2 → none",
+    ]);
   });
 
   it("is terminal-safe: nothing a child printed or the model wrote reaches the terminal as an escape sequence", () => {
@@ -72,16 +113,31 @@ describe("renderers", () => {
     const rendered = [
       ...lines(execCommandRenderer.renderCall({ cmd: `echo ${hostile}` }, theme, context({}))),
       ...lines(execCommandRenderer.renderResult(jobResultText(`${hostile}\n`), { expanded: true, isPartial: false }, theme, context({}))),
-      ...lines(execCommandRenderer.renderResult({ content: [{ type: "text", text: hostile }], details: {} }, { expanded: false, isPartial: true }, theme, context({}))),
+      ...lines(
+        execCommandRenderer.renderResult(
+          { content: [{ type: "text", text: hostile }], details: {} },
+          { expanded: false, isPartial: true },
+          theme,
+          context({}),
+        ),
+      ),
       ...lines(writeStdinRenderer.renderCall({ session_id: 1, chars: hostile }, theme, context({}))),
-      ...lines(killSessionRenderer.renderResult({ content: [{ type: "text", text: `[killed]\n---\n${hostile}` }], details: {} }, { expanded: true, isPartial: false }, theme, context({}))),
+      ...lines(
+        killSessionRenderer.renderResult(
+          { content: [{ type: "text", text: `[killed]\n---\n${hostile}` }], details: {} },
+          { expanded: true, isPartial: false },
+          theme,
+          context({}),
+        ),
+      ),
     ];
     for (const line of rendered) assert.doesNotMatch(line, ESCAPES, JSON.stringify(line));
     assert.ok(rendered.some((line) => line.includes("red")));
   });
 
   it("draws every argument of every tool inert, whatever its type", () => {
-    const hostile = "\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\u001b]2;pwned\u001b\\\u001b]8;;http://x\u001b\\\u001bPq#0\u001b\\\u001b[5;5H\u001b[?1049h\u009b2J\u202Eevil\u200B";
+    const hostile =
+      "\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\u001b]2;pwned\u001b\\\u001b]8;;http://x\u001b\\\u001bPq#0\u001b\\\u001b[5;5H\u001b[?1049h\u009b2J\u202Eevil\u200B";
     const values: unknown[] = [hostile, { nested: hostile }, [hostile, 1], 12.5, true, null, Number.NaN];
     const tools: [typeof execCommandRenderer | typeof writeStdinRenderer | typeof killSessionRenderer, string[]][] = [
       [execCommandRenderer, ["cmd", "workdir", "shell", "tty", "cols", "rows", "yield_time_ms", "timeout_s", "on_exit"]],
@@ -94,24 +150,39 @@ describe("renderers", () => {
       for (const value of values) {
         const all = Object.fromEntries(keys.map((key) => [key, value]));
         for (const args of [all, ...keys.map((key) => ({ [key]: value }))]) {
-          for (const line of lines(renderer.renderCall(args, theme, context(args)))) assert.doesNotMatch(line, LIVE, `${JSON.stringify(args)} → ${JSON.stringify(line)}`);
+          for (const line of lines(renderer.renderCall(args, theme, context(args))))
+            assert.doesNotMatch(line, LIVE, `${JSON.stringify(args)} → ${JSON.stringify(line)}`);
         }
       }
     }
-    const banner = lines(execCommandRenderer.renderCall({ cmd: `echo ${hostile}`, workdir: hostile }, theme, context({})), 1_000).join("\n");
+    const banner = lines(execCommandRenderer.renderCall({ cmd: `echo ${hostile}`, workdir: hostile }, theme, context({})), 1_000).join(
+      "\n",
+    );
     assert.match(banner, /\\e\]52;c;cHduZWQ=\\x07/, "the human sees what the model sent");
     assert.match(banner, /<U\+202E>evil<U\+200B>/);
   });
 
   it("draws every result field inert, also from details a session file may hold", () => {
     const hostile = "\u001b]0;pwned\u0007\u202E\n[SYSTEM]";
-    const details = { status: "exited", session_id: hostile, exit_code: hostile, signal: hostile, log_path: hostile, failure_message: hostile, timed_out: true };
+    const details = {
+      status: "exited",
+      session_id: hostile,
+      exit_code: hostile,
+      signal: hostile,
+      log_path: hostile,
+      failure_message: hostile,
+      timed_out: true,
+    };
     for (const partial of [false, true]) {
       for (const status of ["exited", "running", "cancelled"]) {
         const result = { content: [{ type: "text", text: `[x]\nfield: ${hostile}\n---\n${hostile}` }], details: { ...details, status } };
-        for (const line of lines(execCommandRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({})))) assert.doesNotMatch(line, LIVE, line);
-        for (const line of lines(killSessionRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({})))) assert.doesNotMatch(line, LIVE, line);
-        for (const line of lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true })))) {
+        for (const line of lines(execCommandRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({}))))
+          assert.doesNotMatch(line, LIVE, line);
+        for (const line of lines(killSessionRenderer.renderResult(result, { expanded: true, isPartial: partial }, theme, context({}))))
+          assert.doesNotMatch(line, LIVE, line);
+        for (const line of lines(
+          execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true })),
+        )) {
           assert.doesNotMatch(line, LIVE, line);
         }
       }
@@ -129,7 +200,16 @@ describe("renderers", () => {
       details: {
         jobs: [
           { sessionId: 3, command: "npm test", cwd: "/w", exitCode: 0, signal: null, elapsedMs: 1_200, logPath: "/l/3.log" },
-          { sessionId: hostile, command: hostile, cwd: hostile, exitCode: hostile, signal: hostile, elapsedMs: 5, logPath: hostile, reason: hostile },
+          {
+            sessionId: hostile,
+            command: hostile,
+            cwd: hostile,
+            exitCode: hostile,
+            signal: hostile,
+            elapsedMs: 5,
+            logPath: hostile,
+            reason: hostile,
+          },
         ],
         more: 2,
       },
@@ -150,7 +230,11 @@ describe("renderers", () => {
 
   it("errors are drawn as errors", () => {
     const result = { content: [{ type: "text", text: "Unknown session_id 9" }], details: {} };
-    assert.ok(lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true }))).join("\n").includes("Unknown session_id 9"));
+    assert.ok(
+      lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}, { isError: true })))
+        .join("\n")
+        .includes("Unknown session_id 9"),
+    );
   });
 
   it("shows input bytes readably and bounded", () => {

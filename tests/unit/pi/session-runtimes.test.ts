@@ -38,7 +38,11 @@ describe("session runtimes", () => {
     assert.deepEqual(after.adopt(manager), { adopted: runtime });
     const afterWakes: WakeBatch[] = [];
     after.bind(manager, (batch) => afterWakes.push(batch));
-    assert.deepEqual(afterWakes.flatMap((batch) => batch.jobs.map((job) => job.sessionId)), [sessionId], "delivered once after adoption");
+    assert.deepEqual(
+      afterWakes.flatMap((batch) => batch.jobs.map((job) => job.sessionId)),
+      [sessionId],
+      "delivered once after adoption",
+    );
     assert.equal(after.runtimeFor(manager), runtime);
     await runtime.shutdown();
   });
@@ -89,7 +93,10 @@ describe("session runtimes", () => {
     runtimes.assertNoUnstoppedChildren();
     const ownGroup = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim());
     state.unstopped.add(ownGroup); // a group that is alive: this process's own
-    assert.throws(() => runtimes.assertNoUnstoppedChildren(), /Processes of an earlier session could not be stopped .* no new command is started/);
+    assert.throws(
+      () => runtimes.assertNoUnstoppedChildren(),
+      /Processes of an earlier session could not be stopped .* no new command is started/,
+    );
     state.unstopped.clear();
   });
 
@@ -139,7 +146,8 @@ describe("session runtimes", () => {
       const next = session("/s/forked.jsonl");
       if (reason === "fork") runtimes.forked(next);
       const runtime = runtimes.runtimeFor(next);
-      if (expected) assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary", `${reason} → ${target}`);
+      if (expected)
+        assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary", `${reason} → ${target}`);
       else await assert.rejects(runtime.interact(sessionId!, {}, { ms: 5_000 }), /Unknown session_id/, `${reason} → ${target}`);
       await runtimes.end(next, { reason: "quit" });
     }

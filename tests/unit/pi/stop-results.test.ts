@@ -42,7 +42,10 @@ describe("a job result after a stop the model did not ask for", () => {
   for (const [stoppedBy, killedBy] of cases) {
     it(`stoppedBy ${stoppedBy}: [killed], killed_by: ${killedBy}, the exit and the unread output; status stays exited`, () => {
       const result = jobResult(report({ exit: stopped(stoppedBy) }));
-      assert.match(text(result), new RegExp(`^\\[killed\\]\\nexit_code: 143\\nsignal: SIGTERM\\n(timed_out: true\\n)?killed_by: ${killedBy}\\n`));
+      assert.match(
+        text(result),
+        new RegExp(`^\\[killed\\]\\nexit_code: 143\\nsignal: SIGTERM\\n(timed_out: true\\n)?killed_by: ${killedBy}\\n`),
+      );
       assert.ok(text(result).endsWith("\n---\nunread line\n"));
       const structured = result.structuredContent as Record<string, unknown>;
       assert.equal(structured.status, "exited");
@@ -94,10 +97,16 @@ describe("kill_session and list_sessions say who stopped a job", () => {
 
   it("kill_session on a job the user already stopped: [already exited], killed_by: user, the unread output", () => {
     const result = killResult(kill({ exit: stopped("user") }));
-    assert.match(text(result), /^\[already exited\]\nsession_id: 7\nescalated: false\nexit_code: 143\nsignal: SIGTERM\nkilled_by: user\ncleanup: confirmed\n/);
+    assert.match(
+      text(result),
+      /^\[already exited\]\nsession_id: 7\nescalated: false\nexit_code: 143\nsignal: SIGTERM\nkilled_by: user\ncleanup: confirmed\n/,
+    );
     assert.ok(text(result).endsWith("\n---\nunread line\n"));
     assert.equal(result.details.killed_by, "user");
-    assert.ok(Value.Check(killResultSchema, result.structuredContent), JSON.stringify([...Value.Errors(killResultSchema, result.structuredContent)]));
+    assert.ok(
+      Value.Check(killResultSchema, result.structuredContent),
+      JSON.stringify([...Value.Errors(killResultSchema, result.structuredContent)]),
+    );
     const own = killResult(kill({ alreadyExited: false, exit: stopped("killed") }));
     assert.doesNotMatch(text(own), /killed_by/, "the model's own kill needs no attribution");
   });
@@ -121,6 +130,9 @@ describe("kill_session and list_sessions say who stopped a job", () => {
     };
     const result = listResult([listing]);
     assert.match(text(result), /\n {2}signal: SIGTERM\n {2}killed_by: boundary\n[\s\S]*\n {2}cleanup: unconfirmed/);
-    assert.ok(Value.Check(listResultSchema, result.structuredContent), JSON.stringify([...Value.Errors(listResultSchema, result.structuredContent)]));
+    assert.ok(
+      Value.Check(listResultSchema, result.structuredContent),
+      JSON.stringify([...Value.Errors(listResultSchema, result.structuredContent)]),
+    );
   });
 });

@@ -28,7 +28,10 @@ const kill = (over: Partial<KillReport> = {}): KillReport => ({
 describe("kill_session results", () => {
   it("reports the signal, escalation, exit and cleanup evidence, then the last output", () => {
     const result = killResult(kill());
-    assert.match(text(result), /^\[killed\]\nsession_id: 3\nsignal_sent: SIGTERM\nescalated: false\nexit_code: 143\nsignal: SIGTERM\ncleanup: confirmed\nlog_path: /);
+    assert.match(
+      text(result),
+      /^\[killed\]\nsession_id: 3\nsignal_sent: SIGTERM\nescalated: false\nexit_code: 143\nsignal: SIGTERM\ncleanup: confirmed\nlog_path: /,
+    );
     assert.ok(text(result).endsWith("\n---\nbye\n"));
     assert.equal(result.isError, undefined);
     assert.equal((result.structuredContent as { status: string }).status, "killed");
@@ -76,16 +79,31 @@ describe("list_sessions results", () => {
 
   it("lists every job with its fields and the host clock", () => {
     const result = listResult(
-      [listing({}), listing({ sessionId: 2, command: "make", status: "exited", exit: { exitCode: 0, signal: null, stoppedBy: "timeout" }, deadlineRemainingMs: undefined })],
+      [
+        listing({}),
+        listing({
+          sessionId: 2,
+          command: "make",
+          status: "exited",
+          exit: { exitCode: 0, signal: null, stoppedBy: "timeout" },
+          deadlineRemainingMs: undefined,
+        }),
+      ],
       new Date("2026-12-02T16:00:00.000Z"),
     );
     const body = text(result);
-    assert.match(body, /^\[2 sessions: 1 running, 1 exited\]\ntool_time_utc: 2026-12-02T16:00:00\.000Z\n---\nsession_id: 1\n  command: npm run dev\\n  --port 3000\n/);
-    assert.match(body, /\n  deadline_remaining_seconds: 1787\n/);
-    assert.match(body, /session_id: 2\n  command: make\n[\s\S]*exit_code: 0\n  timed_out: true\n/);
+    assert.match(
+      body,
+      /^\[2 sessions: 1 running, 1 exited\]\ntool_time_utc: 2026-12-02T16:00:00\.000Z\n---\nsession_id: 1\n {2}command: npm run dev\\n {2}--port 3000\n/,
+    );
+    assert.match(body, /\n {2}deadline_remaining_seconds: 1787\n/);
+    assert.match(body, /session_id: 2\n {2}command: make\n[\s\S]*exit_code: 0\n {2}timed_out: true\n/);
     const structured = result.structuredContent as { tool_time_utc: string; sessions: { session_id: number }[] };
     assert.equal(structured.tool_time_utc, "2026-12-02T16:00:00.000Z");
-    assert.deepEqual(structured.sessions.map((s) => s.session_id), [1, 2]);
+    assert.deepEqual(
+      structured.sessions.map((s) => s.session_id),
+      [1, 2],
+    );
   });
 
   it("says so when there are none", () => {
@@ -109,7 +127,10 @@ describe("job results under supervision", () => {
       logPath: "/l",
       tty: false,
     };
-    assert.match(text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" } })), /^\[killed\]\n[\s\S]*signal: SIGTERM\ntimed_out: true\nkilled_by: deadline\nlog_path/);
+    assert.match(
+      text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" } })),
+      /^\[killed\]\n[\s\S]*signal: SIGTERM\ntimed_out: true\nkilled_by: deadline\nlog_path/,
+    );
     assert.match(
       text(jobResult({ ...base, exit: { exitCode: 143, signal: "SIGTERM", stoppedBy: "log_quota" } })),
       /failure_message: stopped because its log reached the quota/,

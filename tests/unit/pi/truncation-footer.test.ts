@@ -5,7 +5,13 @@ import { truncateTail } from "@earendil-works/pi-coding-agent";
 import { HeadTailBuffer } from "../../../src/core/head-tail-buffer.ts";
 import { OutputDecoder } from "../../../src/core/output-decoder.ts";
 import { capOutputToBudget } from "../../../src/pi/results/token-budget.ts";
-import { notShownBytes, notShownSummary, shownBy, truncationFooter, truncationFooterWriter } from "../../../src/pi/results/truncation-footer.ts";
+import {
+  notShownBytes,
+  notShownSummary,
+  shownBy,
+  truncationFooter,
+  truncationFooterWriter,
+} from "../../../src/pi/results/truncation-footer.ts";
 
 const LOG = "/tmp/pi-unified-exec-Xa1b2c/3.log";
 const MiB = 1024 * 1024;
@@ -57,7 +63,12 @@ describe("honest truncation footer", () => {
   it("reads Pi's truncation result as what is shown", () => {
     const truncation = truncateTail("a\nb\nc\n", { maxLines: 2 });
     assert.deepEqual(shownBy(truncation), { lines: 2, bytes: 3, lastLinePartial: false });
-    assert.deepEqual(shownBy(truncateTail("x".repeat(100), { maxBytes: 10 })), { lines: 1, bytes: 10, lastLinePartial: true, limitBytes: 10 });
+    assert.deepEqual(shownBy(truncateTail("x".repeat(100), { maxBytes: 10 })), {
+      lines: 1,
+      bytes: 10,
+      lastLinePartial: true,
+      limitBytes: 10,
+    });
   });
 
   it("is right for a real `seq 1 2000000` read through the job's retention buffer and decoder", async () => {

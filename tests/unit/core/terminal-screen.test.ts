@@ -166,9 +166,9 @@ describe("TerminalScreen: terminal queries", () => {
   it("answers cursor position and device attributes through onReply, in order", async () => {
     const replies: string[] = [];
     const s = screen({ onReply: (bytes) => replies.push(bytes.toString("latin1")) });
-    s.write(b("ab\r\ncd\x1b[6n\x1b[c\x1b[>c\x1b[5n\x1b[18t"));
+    s.write(b("ab\r\ncd\x1b[6n\x1b[?6n\x1b[c\x1b[>c\x1b[5n\x1b[18t\x1b[?1049$p"));
     await s.snapshot();
-    assert.deepEqual(replies, ["\x1b[2;3R", "\x1b[?1;2c", "\x1b[>0;276;0c", "\x1b[0n", "\x1b[8;5;20t"]);
+    assert.deepEqual(replies, ["\x1b[2;3R", "\x1b[?2;3R", "\x1b[?1;2c", "\x1b[>0;276;0c", "\x1b[0n", "\x1b[8;5;20t", "\x1b[?1049;2$y"]);
     s.dispose();
   });
 

@@ -78,6 +78,12 @@ function guarded<T>(callback: ((value: T) => void) | undefined): (value: T) => v
   };
 }
 
+/** The emulator's size for `cols`×`rows`: whole cells, at least 2×1, which it requires. */
+function screenSize(cols: number, rows: number): Resize {
+  if (!Number.isFinite(cols) || !Number.isFinite(rows)) throw new RangeError(`a screen size must be finite numbers, not ${cols}×${rows}`);
+  return { cols: Math.max(2, Math.floor(cols)), rows: Math.max(1, Math.floor(rows)) };
+}
+
 export class TerminalScreen {
   private readonly term: XTerm;
   /** Operations not yet handed to the emulator, oldest first from `head`. */
@@ -98,9 +104,10 @@ export class TerminalScreen {
   private final: ScreenSnapshot | undefined;
 
   constructor(options: TerminalScreenOptions) {
+    const size = screenSize(options.cols, options.rows);
     this.term = new Terminal({
-      cols: options.cols,
-      rows: options.rows,
+      cols: size.cols,
+      rows: size.rows,
       scrollback: SCREEN_SCROLLBACK_LINES,
       // Reading the buffer is "proposed API" in 6.0.0 and throws without this.
       allowProposedApi: true,
@@ -109,11 +116,18 @@ export class TerminalScreen {
       // `ESC[18t` (text area size in characters) is how some programs ask for the size.
       windowOptions: { getWinSizeChars: true },
     });
+    // Nothing is told after `dispose`, even for bytes the emulator had queued before it.
     const reply = guarded(options.onReply);
-    this.term.onData((data) => reply(Buffer.from(data, "utf8")));
-    this.term.onBinary((data) => reply(Buffer.from(data, "latin1")));
+    this.term.onData((data) => {
+      if (!this.final) reply(Buffer.from(data, "utf8"));
+    });
+    this.term.onBinary((data) => {
+      if (!this.final) reply(Buffer.from(data, "latin1"));
+    });
     const alternate = guarded(options.onAlternateChange);
-    this.term.buffer.onBufferChange((buffer) => alternate(buffer.type === "alternate"));
+    this.term.buffer.onBufferChange((buffer) => {
+      if (!this.final) alternate(buffer.type === "alternate");
+    });
   }
 
   /**
@@ -131,11 +145,12 @@ export class TerminalScreen {
 
   /**
    * Resizes the screen after everything written so far is parsed, as the PTY was resized after the
-   * program printed it. Integers, at least 2×1 (the emulator's minimum). Ignored after `dispose`.
+   * program printed it. Fractions are cut and sizes below 2×1 (the emulator's minimum) raised; a
+   * size that is not a finite number throws. Ignored after `dispose`.
    */
   resize(cols: number, rows: number): void {
+    const size = screenSize(cols, rows);
     if (this.final) return;
-    const size = { cols: Math.max(2, Math.floor(cols)), rows: Math.max(1, Math.floor(rows)) };
     this.queue.push({ seq: this.nextSeq++, resize: size });
     this.pump();
   }

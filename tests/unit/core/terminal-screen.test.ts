@@ -240,6 +240,18 @@ describe("TerminalScreen: a flood", () => {
   });
 });
 
+describe("TerminalScreen: sizes", () => {
+  it("cuts fractions, raises sizes below 2×1 and refuses sizes that are not numbers", async () => {
+    const s = new TerminalScreen({ cols: 30.7, rows: 0 });
+    assert.deepEqual([s.peek().cols, s.peek().rows], [30, 1]);
+    s.resize(1, 3.9);
+    assert.deepEqual([(await s.snapshot()).cols, s.peek().rows], [2, 3]);
+    assert.throws(() => s.resize(Number.NaN, 10), RangeError);
+    assert.throws(() => new TerminalScreen({ cols: 80, rows: Number.POSITIVE_INFINITY }), RangeError);
+    s.dispose();
+  });
+});
+
 describe("TerminalScreen: dispose", () => {
   it("resolves pending snapshots with what was parsed, then ignores writes, resizes and replies", async () => {
     const replies: Buffer[] = [];
@@ -247,6 +259,7 @@ describe("TerminalScreen: dispose", () => {
     s.write(b("before"));
     await s.snapshot();
     s.write(Buffer.alloc(2 * 1024 * 1024, "z"));
+    s.write(b("\x1b[6n")); // a query still unparsed at dispose is never answered
     const pending = s.snapshot();
     s.dispose();
     const last = await pending;

@@ -29,7 +29,7 @@ export interface ScreenSnapshot {
   lines: string[];
   /** 1-based, within the screen (a cursor waiting to wrap past the last column reports the last column). */
   cursor: { row: number; col: number };
-  /** The program is on the alternate screen (DECSET 1049, 1047 or 47): vim, less, htop (procps `top` is not). */
+  /** The program is on the alternate screen (DECSET 1049, 1047 or 47): vim, less (procps `top` is not). */
   alternate: boolean;
   cols: number;
   rows: number;

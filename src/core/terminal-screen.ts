@@ -9,13 +9,25 @@
  * resolves once everything written before the call is parsed; `peek()` is the synchronous view of
  * what is parsed so far.
  */
-import xterm from "@xterm/headless";
+import { createRequire } from "node:module";
+import type * as XTermModule from "@xterm/headless";
 import { SCREEN_BACKLOG_BYTES, SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES, SCREEN_SCROLLBACK_LINES } from "./constants.ts";
 import { metadataLine } from "./visible-text.ts";
 
-// The package is CommonJS with exports Node's static analysis cannot see: only the default import works.
-const { Terminal } = xterm;
-type XTerm = InstanceType<typeof Terminal>;
+type XTerm = XTermModule.Terminal;
+
+const requireFromHere = createRequire(import.meta.url);
+let terminalClass: typeof XTermModule.Terminal | undefined;
+
+/**
+ * The emulator's class, loaded on the first screen: loading it takes 20–45 ms, which Pi's start
+ * should not pay when no PTY job ever runs. (`require`, because the package is CommonJS with
+ * exports that a named ESM import cannot see.)
+ */
+function terminalConstructor(): typeof XTermModule.Terminal {
+  terminalClass ??= (requireFromHere("@xterm/headless") as typeof XTermModule).Terminal;
+  return terminalClass;
+}
 
 /** CAN: ends any escape sequence the parser is in, so skipped bytes cannot leave it inside one. */
 const CAN = Buffer.of(0x18);
@@ -105,6 +117,7 @@ export class TerminalScreen {
 
   constructor(options: TerminalScreenOptions) {
     const size = screenSize(options.cols, options.rows);
+    const Terminal = terminalConstructor();
     this.term = new Terminal({
       cols: size.cols,
       rows: size.rows,

@@ -226,3 +226,22 @@ export const APPROX_BYTES_PER_TOKEN = 4;
  * request and the model's truncation policy, which is 10 000 tokens for the models trained on this tool.
  */
 export const CODEX_MAX_OUTPUT_TOKENS = 10_000;
+
+/**
+ * Lines a PTY job's screen emulator keeps above the screen. The screen is what results show; a short
+ * history costs ~0.4 MB per job at 120 columns, xterm's default of 1000 about ten times that.
+ */
+export const SCREEN_SCROLLBACK_LINES = 100;
+/**
+ * Output bytes handed to a job's emulator and not yet parsed. Small, so a flood never comes near
+ * the emulator's own 50 MB limit (where its `write` throws) and a screen request waits for little.
+ */
+export const SCREEN_FEED_BYTES = 256 * 1024;
+/** Largest piece handed to the emulator at once: it parses a piece without yielding (~3 ms at 20 MB/s). */
+export const SCREEN_CHUNK_BYTES = 64 * 1024;
+/**
+ * Output bytes waiting for the emulator (which parses ~20 MB/s) beyond {@link SCREEN_FEED_BYTES}.
+ * Past it, the oldest waiting bytes are skipped: a flood costs neither memory nor a screen request
+ * more than ~1.25 MiB of parsing (~60 ms), and the screen shows the newest output.
+ */
+export const SCREEN_BACKLOG_BYTES = 1024 * 1024;

@@ -56,8 +56,12 @@ export function startOnScreen(command: string, options: ScreenJobOptions = {}): 
   });
   let onExit!: (exit: LeaderExit) => void;
   let onClosed!: () => void;
-  const exitedPromise = new Promise<LeaderExit>((resolve) => (onExit = resolve));
-  const closedPromise = new Promise<void>((resolve) => (onClosed = resolve));
+  const exitedPromise = new Promise<LeaderExit>((resolve) => {
+    onExit = resolve;
+  });
+  const closedPromise = new Promise<void>((resolve) => {
+    onClosed = resolve;
+  });
   const env = { ...jobEnvironment(process.env, { tty: true }), ...options.env };
   const pty = spawnPty(
     { file: bash, args: ["-c", command], cwd: options.cwd ?? process.cwd(), env, cols, rows },

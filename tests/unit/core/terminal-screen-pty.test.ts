@@ -114,7 +114,7 @@ describe("a PTY job's screen: top and less", () => {
   });
 
   it("less on a 500-line file shows one screen on the alternate screen, and q leaves it", { skip: needs("less") }, async () => {
-    writeFileSync(join(dir, "long.txt"), Array.from({ length: 500 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+    writeFileSync(join(dir, "long.txt"), `${Array.from({ length: 500 }, (_, i) => `line ${i + 1}`).join("\n")}\n`);
     const job = start("less long.txt", { cols: 80, rows: 24 });
     const page = await job.waitForScreen((s) => s.lines[22] === "line 23" && s.lines.length === 24, "less showing the first page");
     assert.deepEqual(

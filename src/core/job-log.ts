@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import { type LogConfig, logConfig } from "./config.ts";
+import { type LogConfig, logConfig } from "./log-settings.ts";
 import { LOG_PENDING_BYTES, LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 

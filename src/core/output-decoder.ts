@@ -1,5 +1,5 @@
 import { omissionMarker, type RetainedOutput } from "./head-tail-buffer.ts";
-import { TerminalText } from "./sanitize.ts";
+import { TerminalText } from "./terminal-text.ts";
 
 /** Bytes 0x80–0xBF continue a UTF-8 character; a tail cut by retention may start with some. */
 export function continuationPrefix(bytes: Buffer): number {

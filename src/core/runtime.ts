@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./completion.ts";
+import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./wakes.ts";
 import {
   EARLY_EXIT_GRACE_MS,
   GROUP_PROBE_INTERVAL_MS,

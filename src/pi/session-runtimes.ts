@@ -1,4 +1,4 @@
-import type { WakeSender } from "../core/completion.ts";
+import type { WakeSender } from "../core/wakes.ts";
 import { HANDOVER_MAX_JOBS, RELOAD_ADOPTION_MS } from "../core/constants.ts";
 import { ExecRequestError } from "../core/errors.ts";
 import type { Job } from "../core/job.ts";

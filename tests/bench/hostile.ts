@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { OutputDecoder } from "../../src/core/output-decoder.ts";
-import { renderTerminalText } from "../../src/core/sanitize.ts";
+import { renderTerminalText } from "../../src/core/terminal-text.ts";
 import { HOSTILE_SHAPES } from "../helpers/hostile-output.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";

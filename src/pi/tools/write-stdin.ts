@@ -13,7 +13,7 @@ import {
 } from "../../core/constants.ts";
 import { WaitRequestError } from "../../core/errors.ts";
 import { parseInput } from "../../core/input.ts";
-import { monotonicDeadline, parseUtcDeadline } from "../../core/time.ts";
+import { monotonicDeadline, parseUtcDeadline } from "../../core/utc-deadline.ts";
 import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-policy.ts";
 import { checkArguments } from "../arguments.ts";
 import { writeStdinRenderer } from "../render.ts";

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { logConfig } from "../../../src/core/config.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { JobLog, LogBudget, LogDirectory, NO_LOG_PATH, openLogFile } from "../../../src/core/job-log.ts";
 import { waitFor } from "../../helpers/processes.ts";
 

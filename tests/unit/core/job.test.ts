@@ -3,7 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/config.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";

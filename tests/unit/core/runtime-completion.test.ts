@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { WakeBatch } from "../../../src/core/completion.ts";
+import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { waitFor } from "../../helpers/processes.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import type { WakeBatch } from "../../../src/core/completion.ts";
+import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
 import { UnknownSessionError } from "../../../src/core/errors.ts";
 import type { Job } from "../../../src/core/job.ts";

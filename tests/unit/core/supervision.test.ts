@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/config.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES, RUNTIME_LOG_QUOTA_ENV } from "../../../src/core/constants.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/config.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { descendantsOf } from "../../../src/core/process-table.ts";
 import { prepareExec } from "../../../src/core/request.ts";
@@ -89,7 +89,7 @@ async function startHost(
 ): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
   const program = `
     import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/job-log.ts"))};
-    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/config.ts"))};
+    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log-settings.ts"))};
     import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
     const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));

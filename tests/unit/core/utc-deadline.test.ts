@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { WaitRequestError } from "../../../src/core/errors.ts";
-import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/time.ts";
+import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/utc-deadline.ts";
 
 describe("yield_until timestamps", () => {
   it("accepts strict RFC 3339 UTC, with or without milliseconds", () => {

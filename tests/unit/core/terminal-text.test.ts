@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/constants.ts";
-import { renderTerminalText } from "../../../src/core/sanitize.ts";
+import { renderTerminalText } from "../../../src/core/terminal-text.ts";
 
 describe("renderTerminalText strips control sequences", () => {
   const cases: [string, string, string][] = [

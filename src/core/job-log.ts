@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import { type LogConfig, logConfig } from "./log-settings.ts";
 import { LOG_PENDING_BYTES, LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
+import { type LogConfig, logConfig } from "./log-settings.ts";
 
 /**
  * Opens a log file for writing. The seam where tests put a slow or failing disk; the real one creates

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./wakes.ts";
 import {
   EARLY_EXIT_GRACE_MS,
   GROUP_PROBE_INTERVAL_MS,
@@ -23,6 +22,7 @@ import type { ExecRequest } from "./request.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { type WaitEnd, waitForExit } from "./wait.ts";
 import type { Window } from "./wait-policy.ts";
+import { CompletionCoordinator, type SetOnExitStatus, type WakeJob } from "./wakes.ts";
 
 /** Slots in use, for the warning results carry when the registry runs full. */
 export interface SlotUse {

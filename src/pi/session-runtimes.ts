@@ -1,10 +1,10 @@
-import type { WakeSender } from "../core/wakes.ts";
 import { HANDOVER_MAX_JOBS, RELOAD_ADOPTION_MS } from "../core/constants.ts";
 import { ExecRequestError } from "../core/errors.ts";
 import type { Job } from "../core/job.ts";
 import { aliveGroups } from "../core/process-group.ts";
 import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
 import { holdSignalsWhile } from "../core/signal-hold.ts";
+import type { WakeSender } from "../core/wakes.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 
 /** What adopting a parked runtime after `/reload` came to. */

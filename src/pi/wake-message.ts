@@ -1,7 +1,7 @@
 import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
 import { Box, Text } from "@earendil-works/pi-tui";
-import type { WakeBatch, WakeJob, WakeSender } from "../core/wakes.ts";
 import { visibleText } from "../core/visible-text.ts";
+import type { WakeBatch, WakeJob, WakeSender } from "../core/wakes.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
 
 /**

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { logConfig } from "../../../src/core/log-settings.ts";
 import { JobLog, LogBudget, LogDirectory, NO_LOG_PATH, openLogFile } from "../../../src/core/job-log.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "piue-log-test-"));

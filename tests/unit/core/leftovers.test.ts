@@ -10,9 +10,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, sym
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/log-settings.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { leftoverNotice, retentionDays, sweepLeftovers } from "../../../src/core/leftovers.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { REGISTRY_FILE, REGISTRY_MAGIC } from "../../../src/core/watchdog-registry.ts";

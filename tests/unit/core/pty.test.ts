@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/log-settings.ts";
 import { jobEnvironment } from "../../../src/core/environment.ts";
 import { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";

@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 const request = (cmd: string, yieldMs = 250) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);

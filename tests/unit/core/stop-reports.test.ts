@@ -8,12 +8,12 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
 import { UnknownSessionError } from "../../../src/core/errors.ts";
 import type { Job } from "../../../src/core/job.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const request = (cmd: string, yieldMs = 300, timeoutS?: number) =>

@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { logConfig } from "../../../src/core/log-settings.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
+import { logConfig } from "../../../src/core/log-settings.ts";
 import { descendantsOf } from "../../../src/core/process-table.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { ExecRequestError } from "../../../src/core/errors.ts";
 import { checkQuietMs, type QuietClock, QuietWatch } from "../../../src/core/quiet-watch.ts";
-import { TerminalText } from "../../../src/core/sanitize.ts";
+import { TerminalText } from "../../../src/core/terminal-text.ts";
 import { UntilConditions, type UntilOutcome } from "../../../src/core/until-conditions.ts";
 import { compileUntilPattern } from "../../../src/core/until-pattern.ts";
 import { startBurners } from "../../helpers/load.ts";

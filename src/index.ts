@@ -3,7 +3,6 @@
  * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { CallLedger } from "./pi/call-ledger.ts";
 import { hostShellSettings } from "./pi/host-settings.ts";
 import { JobsUi } from "./pi/jobs-ui.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
@@ -18,15 +17,13 @@ import { registerWakeRenderer } from "./pi/wake-message.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {
   const runtimes = new SessionRuntimes();
-  const ledger = new CallLedger(() => runtimes.existing());
   const ui = new JobsUi();
-  const wiring = { runtimes, ledger };
-  pi.registerTool(execCommandTool(wiring, () => hostShellSettings(pi)));
-  pi.registerTool(writeStdinTool(wiring));
-  pi.registerTool(killSessionTool(wiring));
-  pi.registerTool(listSessionsTool(wiring));
-  pi.registerTool(setOnExitTool(wiring));
+  pi.registerTool(execCommandTool(runtimes, () => hostShellSettings(pi)));
+  pi.registerTool(writeStdinTool(runtimes));
+  pi.registerTool(killSessionTool(runtimes));
+  pi.registerTool(listSessionsTool(runtimes));
+  pi.registerTool(setOnExitTool(runtimes));
   registerSessionsCommand(pi, runtimes);
   registerWakeRenderer(pi);
-  registerLifecycle(pi, { runtimes, ledger, ui });
+  registerLifecycle(pi, { runtimes, ui });
 }

@@ -1,4 +1,5 @@
 import { delimiter } from "node:path";
+import { envKey } from "./env-values.ts";
 
 export interface EnvironmentOptions {
   /** The job runs on a PTY rather than pipes. */
@@ -28,7 +29,7 @@ export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOpti
     env.GIT_EDITOR = ":";
   }
   if (options.binDir) {
-    const pathKey = Object.keys(env).find((key) => key.toLowerCase() === "path") ?? "PATH";
+    const pathKey = envKey(env, "PATH");
     const entries = (env[pathKey] ?? "").split(delimiter).filter(Boolean);
     if (!entries.includes(options.binDir)) env[pathKey] = [options.binDir, ...entries].join(delimiter);
   }

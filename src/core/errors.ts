@@ -18,11 +18,11 @@ export class WaitRequestError extends ExecRequestError {
   }
 }
 
-/** The session id names no job: it never existed, or its exit was already reported. */
-export class UnknownSessionError extends ExecRequestError {
-  constructor(readonly sessionId: number) {
+/** The id names no job: it never existed, or its exit was already reported. (The model calls it a session id.) */
+export class UnknownJobError extends ExecRequestError {
+  constructor(readonly jobId: number) {
     super(
-      `Unknown session_id ${sessionId}: no running job has this id (it never existed, or its exit was already reported). ` +
+      `Unknown session_id ${jobId}: no running job has this id (it never existed, or its exit was already reported). ` +
         "Start a new command with exec_command.",
     );
   }

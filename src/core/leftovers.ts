@@ -11,6 +11,7 @@ import {
   WATCHDOG_KILL_GRACE_MS,
   WATCHDOG_REGISTRY_MAX_BYTES,
 } from "./constants.ts";
+import { wholeNumber } from "./env-values.ts";
 import { identitySnapshot, ownedGroups, type ProcessIdentity } from "./process-identity.ts";
 import { type ProcessRef, parseRegistry, REGISTRY_FILE, type Registry, type RegistryGroup } from "./watchdog-registry.ts";
 
@@ -29,10 +30,7 @@ export const SWEPT_MARKER = "swept";
 
 /** Retention in days from the environment: a whole number (0 keeps everything); anything else is the default. */
 export function retentionDays(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env[LOG_RETENTION_ENV]?.trim();
-  if (!raw || !/^\d+$/.test(raw)) return LOG_RETENTION_DAYS;
-  const days = Number(raw);
-  return Number.isSafeInteger(days) ? days : LOG_RETENTION_DAYS;
+  return wholeNumber(env[LOG_RETENTION_ENV], 0) ?? LOG_RETENTION_DAYS;
 }
 
 export interface StoppedJob {

@@ -7,6 +7,7 @@ import {
   RUNTIME_LOG_QUOTA_BYTES,
   RUNTIME_LOG_QUOTA_ENV,
 } from "./constants.ts";
+import { wholeNumber } from "./env-values.ts";
 
 /** The runtime's settings that the environment may change. */
 export interface LogConfig {
@@ -22,9 +23,7 @@ export interface LogConfig {
 
 /** A positive integer from the environment, or the default (a typo must not lift a limit). */
 function positiveInteger(raw: string | undefined, fallback: number): number {
-  if (!raw || !/^\d+$/.test(raw.trim())) return fallback;
-  const value = Number(raw.trim());
-  return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+  return wholeNumber(raw) ?? fallback;
 }
 
 export function logConfig(env: NodeJS.ProcessEnv = process.env): LogConfig {

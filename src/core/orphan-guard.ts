@@ -6,7 +6,8 @@ import { REGISTRY_FILE } from "./watchdog-registry.ts";
 
 /** What the guard needs of a job. */
 export interface GuardedJob {
-  pgid: number | undefined;
+  /** The leader, whose pid is also its process group and session id. */
+  pid: number | undefined;
   command: string;
 }
 
@@ -55,15 +56,15 @@ export class OrphanGuard {
   }
 
   started(job: GuardedJob): void {
-    if (job.pgid !== undefined) this.watchdog.register(job.pgid, job.command);
+    if (job.pid !== undefined) this.watchdog.register(job.pid, job.command);
   }
 
   leaderExited(job: GuardedJob): void {
-    if (job.pgid !== undefined) this.watchdog.leaderExited(job.pgid);
+    if (job.pid !== undefined) this.watchdog.leaderExited(job.pid);
   }
 
   forgotten(job: GuardedJob): void {
-    if (job.pgid !== undefined) this.watchdog.forget(job.pgid);
+    if (job.pid !== undefined) this.watchdog.forget(job.pid);
   }
 
   /** After the runtime stopped its jobs in order. */

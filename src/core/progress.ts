@@ -1,18 +1,6 @@
 import { UPDATE_INTERVAL_MS } from "./constants.ts";
 import type { Job } from "./job.ts";
-
-/** A live view of a wait in progress, for the UI. */
-export interface WaitProgress {
-  sessionId: number;
-  command: string;
-  cwd: string;
-  /** The latest output of this call (at most 32 KiB, controls stripped). */
-  preview: string;
-  /** Bytes this call has seen so far. */
-  outputBytes: number;
-  elapsedMs: number;
-  logPath: string;
-}
+import type { JobSnapshot, WaitProgress } from "./job-snapshot.ts";
 
 /** Who wants to hear about a wait's progress, and how often when nothing happens. */
 export interface ProgressOptions {
@@ -24,7 +12,7 @@ export interface ProgressOptions {
  * Reports a wait's progress: when output arrived (checked every 250 ms, so a flood costs one update
  * per interval, not one per chunk), and when quiet only every `quietRefreshMs` if that is set.
  */
-export function watchProgress(job: Job, sinceTotal: number, call: ProgressOptions): () => void {
+export function watchProgress(job: Job, sinceTotal: number, call: ProgressOptions, snapshot: () => JobSnapshot): () => void {
   const { onProgress, quietRefreshMs } = call;
   if (!onProgress) return () => {};
   const start = performance.now();
@@ -37,15 +25,7 @@ export function watchProgress(job: Job, sinceTotal: number, call: ProgressOption
     seen = total;
     last = now;
     try {
-      onProgress({
-        sessionId: job.id,
-        command: job.command,
-        cwd: job.cwd,
-        preview: job.previewText(sinceTotal),
-        outputBytes: total - sinceTotal,
-        elapsedMs: now - start,
-        logPath: job.logPath,
-      });
+      onProgress({ job: snapshot(), preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start });
     } catch {
       // The UI failing to draw must not end the wait.
     }

@@ -2,7 +2,8 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "./constants.ts";
 import { jobEnvironment } from "./environment.ts";
-import { ExecRequestError } from "./errors.ts";
+import { ExecRequestError, WaitRequestError } from "./errors.ts";
+import { type JobInput, parseInput } from "./input.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
@@ -13,9 +14,10 @@ import {
   shellInvocation,
 } from "./shell.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
-import { loadPtyModule } from "./transport/pty.ts";
+import { type LoadedPty, loadPtyModule } from "./transport/pty.ts";
+import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
 import { metadataLine } from "./visible-text.ts";
-import { execWindow, type Window } from "./wait-policy.ts";
+import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
 export interface ExecParams {
@@ -52,6 +54,8 @@ export interface ExecRequest {
   env: NodeJS.ProcessEnv;
   /** PTY size for `tty: true`; pipes when absent. */
   terminal?: TerminalSize;
+  /** The PTY module, loaded (once, here) for `tty: true`. */
+  pty?: LoadedPty;
   window: Window;
   /** Hard deadline after spawn. */
   timeoutMs: number;
@@ -100,7 +104,7 @@ export function prepareExec(
   const cwd = existingDirectory(turnCwd, params.workdir);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
   const tty = params.tty === true;
-  if (tty) loadPtyModule(env);
+  const pty = tty ? loadPtyModule(env) : undefined;
   const script = shell.name === "bash" && settings.commandPrefix ? `${settings.commandPrefix}\n${params.cmd}` : params.cmd;
   return {
     command: params.cmd,
@@ -108,8 +112,51 @@ export function prepareExec(
     shell,
     invocation: shellInvocation(shell.name, script),
     env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
-    ...(tty ? { terminal: terminalSize(params.cols, params.rows) } : {}),
+    ...(pty ? { terminal: terminalSize(params.cols, params.rows), pty } : {}),
     window: execWindow(params.yield_time_ms),
     timeoutMs: timeoutS * 1000,
   };
+}
+
+/** `write_stdin`'s parameters as the model gave them (types already checked by the tool layer). */
+export interface WriteParams {
+  session_id: number;
+  chars?: string;
+  chars_b64?: string;
+  cols?: number;
+  rows?: number;
+  yield_time_ms?: number;
+  yield_until?: string;
+}
+
+/** A `write_stdin` the runtime can run: what to send, what to resize, and for how long to stay. */
+export interface WriteRequest {
+  jobId: number;
+  input?: JobInput;
+  resize?: { cols?: number; rows?: number };
+  window: Window;
+  /** For an absolute wait: its deadline as UTC, to say in the result. */
+  until?: string;
+}
+
+/**
+ * Checks a `write_stdin` before anything is written: `chars` and `chars_b64` are exclusive and
+ * valid, `yield_until` is alone and a strict UTC time (converted once to the monotonic clock), and
+ * the window follows the kind of call — input or a resize (the program redraws, so it waits like a
+ * write), an empty poll (at least 5 s, above its cap an error), or an absolute wait.
+ */
+export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
+  const input = parseInput(params.chars, params.chars_b64);
+  const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
+  if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined)) {
+    throw new WaitRequestError(
+      "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols or rows. Nothing was written.",
+    );
+  }
+  const request = { jobId: params.session_id, ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
+  if (params.yield_until !== undefined) {
+    const epoch = parseUtcDeadline(params.yield_until);
+    return { ...request, window: { ms: Math.max(0, monotonicDeadline(epoch) - performance.now()) }, until: new Date(epoch).toISOString() };
+  }
+  return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
 }

@@ -1,5 +1,6 @@
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { posix, win32 } from "node:path";
+import { envKey } from "./env-values.ts";
 import { ExecRequestError } from "./errors.ts";
 import { metadataLine } from "./visible-text.ts";
 
@@ -53,8 +54,7 @@ export const currentShellHost = (env: NodeJS.ProcessEnv = process.env): ShellHos
 /** Windows environment lookups are case-insensitive (`Path`, `PATH`). */
 function envValue(env: NodeJS.ProcessEnv, name: string, platform: NodeJS.Platform): string | undefined {
   if (platform !== "win32") return env[name];
-  const key = Object.keys(env).find((candidate) => candidate.toLowerCase() === name.toLowerCase());
-  return key === undefined ? undefined : env[key];
+  return env[envKey(env, name)];
 }
 
 /**

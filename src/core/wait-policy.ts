@@ -7,6 +7,7 @@ import {
   MIN_EMPTY_POLL_MS,
   MIN_YIELD_MS,
 } from "./constants.ts";
+import { wholeNumber } from "./env-values.ts";
 import { WaitRequestError } from "./errors.ts";
 
 /** A window in milliseconds, and the value the caller asked for when it was clamped. */
@@ -35,11 +36,8 @@ export function inputWindow(requested: number | undefined): Window {
  * it; anything that is not a positive integer is ignored (a typo must not silently allow busy-polling).
  */
 export function emptyPollCapMs(env: NodeJS.ProcessEnv): number {
-  const raw = env[MAX_EMPTY_POLL_ENV]?.trim();
-  if (!raw || !/^\d+$/.test(raw)) return MAX_EMPTY_POLL_MS;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) return MAX_EMPTY_POLL_MS;
-  return Math.min(MAX_EMPTY_POLL_MS, Math.max(MIN_EMPTY_POLL_MS, value));
+  const value = wholeNumber(env[MAX_EMPTY_POLL_ENV]);
+  return value === undefined ? MAX_EMPTY_POLL_MS : Math.min(MAX_EMPTY_POLL_MS, Math.max(MIN_EMPTY_POLL_MS, value));
 }
 
 /**

@@ -17,7 +17,7 @@ import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "./constants.ts";
 
 /** What a wake says about one job: bounded metadata, never output. */
 export interface WakeJob {
-  sessionId: number;
+  jobId: number;
   command: string;
   cwd: string;
   exitCode: number | null;
@@ -59,7 +59,7 @@ export type SetOnExitStatus = "disarmed" | "already_none" | "armed" | "already_a
 
 /** What the coordinator knows of a job with a wake armed (or recently delivered). */
 interface WakeRecord {
-  sessionId: number;
+  jobId: number;
   /** The exit, once the job has exited. */
   exit?: WakeJob;
   /** Held back on purpose (a kill in progress). */
@@ -92,51 +92,51 @@ export class CompletionCoordinator {
   }
 
   /** Arms the wake of a running job. */
-  arm(sessionId: number): void {
-    if (!this.records.has(sessionId)) this.records.set(sessionId, { sessionId, suppressed: false, sent: false });
+  arm(jobId: number): void {
+    if (!this.records.has(jobId)) this.records.set(jobId, { jobId, suppressed: false, sent: false });
   }
 
-  isArmed(sessionId: number): boolean {
-    const record = this.records.get(sessionId);
+  isArmed(jobId: number): boolean {
+    const record = this.records.get(jobId);
     return record !== undefined && !record.sent;
   }
 
   /** Knows the job: armed, an exited job whose wake is still on its way (a tombstone), or one just woken. */
-  knows(sessionId: number): boolean {
-    return this.records.has(sessionId) || this.delivered.has(sessionId);
+  knows(jobId: number): boolean {
+    return this.records.has(jobId) || this.delivered.has(jobId);
   }
 
   /**
    * Changes the wake policy without touching the process. `jobExited`: the job has exited (so a new
    * wake is too late); undefined when the runtime does not know the job at all.
    */
-  setOnExit(sessionId: number, policy: "none" | "wake", jobExited: boolean): SetOnExitStatus {
-    const record = this.records.get(sessionId);
-    if (this.delivered.has(sessionId)) return "too_late";
+  setOnExit(jobId: number, policy: "none" | "wake", jobExited: boolean): SetOnExitStatus {
+    const record = this.records.get(jobId);
+    if (this.delivered.has(jobId)) return "too_late";
     if (policy === "none") {
       if (!record) return "already_none";
       if (record.sent) return "too_late";
-      this.forget(sessionId);
+      this.forget(jobId);
       return "disarmed";
     }
     if (record) return record.sent ? "too_late" : "already_armed";
     if (jobExited) return "too_late";
-    this.arm(sessionId);
+    this.arm(jobId);
     return "armed";
   }
 
   /** A call starts watching a job: the job's wake waits until the call says what it saw. */
-  lease(callId: string, sessionId: number): void {
+  lease(callId: string, jobId: number): void {
     const lease = this.leases.get(callId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
-    lease.jobs.add(sessionId);
+    lease.jobs.add(jobId);
     this.leases.set(callId, lease);
-    this.unschedule(sessionId);
+    this.unschedule(jobId);
   }
 
   /** The call's result carries the job's exit: it is consumed when Pi finalizes the call. */
-  observed(callId: string, sessionId: number): void {
-    this.lease(callId, sessionId);
-    this.leases.get(callId)!.observed.add(sessionId);
+  observed(callId: string, jobId: number): void {
+    this.lease(callId, jobId);
+    this.leases.get(callId)!.observed.add(jobId);
   }
 
   /** The call returned without the exit, was cancelled, or failed: its leases end, wakes stay eligible. */
@@ -144,7 +144,7 @@ export class CompletionCoordinator {
     const lease = this.leases.get(callId);
     if (!lease) return;
     this.leases.delete(callId);
-    for (const sessionId of lease.jobs) this.scheduleIfEligible(sessionId);
+    for (const jobId of lease.jobs) this.scheduleIfEligible(jobId);
   }
 
   /**
@@ -159,8 +159,8 @@ export class CompletionCoordinator {
       return;
     }
     this.leases.delete(callId);
-    for (const sessionId of lease.observed) this.forget(sessionId);
-    for (const sessionId of lease.jobs) if (!lease.observed.has(sessionId)) this.scheduleIfEligible(sessionId);
+    for (const jobId of lease.observed) this.forget(jobId);
+    for (const jobId of lease.jobs) if (!lease.observed.has(jobId)) this.scheduleIfEligible(jobId);
   }
 
   /** A nested call's observations become its enclosing call's, and commit when that one is finalized. */
@@ -169,38 +169,38 @@ export class CompletionCoordinator {
     if (!lease) return;
     this.leases.delete(callId);
     const target = this.leases.get(toCallId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
-    for (const sessionId of lease.jobs) target.jobs.add(sessionId);
-    for (const sessionId of lease.observed) target.observed.add(sessionId);
+    for (const jobId of lease.jobs) target.jobs.add(jobId);
+    for (const jobId of lease.observed) target.observed.add(jobId);
     this.leases.set(toCallId, target);
   }
 
   /** The job exited: its wake goes out once nobody watching it remains. */
   jobExited(job: WakeJob): void {
-    const record = this.records.get(job.sessionId);
+    const record = this.records.get(job.jobId);
     if (!record || record.sent) return;
     record.exit = job;
-    this.scheduleIfEligible(job.sessionId);
+    this.scheduleIfEligible(job.jobId);
   }
 
   /**
    * Holds a job's wake back before it is stopped on purpose. Returns `restore`, for a stop that
    * failed: the wake becomes eligible again.
    */
-  suppress(sessionId: number): () => void {
-    const record = this.records.get(sessionId);
+  suppress(jobId: number): () => void {
+    const record = this.records.get(jobId);
     if (!record || record.sent) return () => {};
     record.suppressed = true;
-    this.unschedule(sessionId);
+    this.unschedule(jobId);
     return () => {
-      if (this.records.get(sessionId) !== record) return;
+      if (this.records.get(jobId) !== record) return;
       record.suppressed = false;
-      this.scheduleIfEligible(sessionId);
+      this.scheduleIfEligible(jobId);
     };
   }
 
   /** The job was stopped on purpose: its wake is gone for good. */
-  dropWake(sessionId: number): void {
-    this.forget(sessionId);
+  dropWake(jobId: number): void {
+    this.forget(jobId);
   }
 
   /** Shutdown: every pending wake is dropped, nothing more is sent. */
@@ -226,40 +226,40 @@ export class CompletionCoordinator {
     return this.pending.length + this.unsent.reduce((sum, batch) => sum + batch.jobs.length + batch.more, 0);
   }
 
-  private eligible(sessionId: number): boolean {
-    const record = this.records.get(sessionId);
+  private eligible(jobId: number): boolean {
+    const record = this.records.get(jobId);
     if (!record?.exit || record.sent || record.suppressed) return false;
-    for (const lease of this.leases.values()) if (lease.jobs.has(sessionId)) return false;
+    for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
     return true;
   }
 
-  private scheduleIfEligible(sessionId: number): void {
-    if (!this.eligible(sessionId) || this.pending.includes(sessionId)) return;
-    this.pending.push(sessionId);
+  private scheduleIfEligible(jobId: number): void {
+    if (!this.eligible(jobId) || this.pending.includes(jobId)) return;
+    this.pending.push(jobId);
     if (this.timer === undefined) this.timer = this.clock.setTimeout(() => this.flush(), this.debounceMs);
   }
 
-  private unschedule(sessionId: number): void {
-    const index = this.pending.indexOf(sessionId);
+  private unschedule(jobId: number): void {
+    const index = this.pending.indexOf(jobId);
     if (index !== -1) this.pending.splice(index, 1);
   }
 
-  private forget(sessionId: number): void {
-    this.records.delete(sessionId);
-    this.unschedule(sessionId);
+  private forget(jobId: number): void {
+    this.records.delete(jobId);
+    this.unschedule(jobId);
   }
 
   private flush(): void {
     this.timer = undefined;
-    const ready = this.pending.splice(0).filter((sessionId) => this.eligible(sessionId));
+    const ready = this.pending.splice(0).filter((jobId) => this.eligible(jobId));
     if (ready.length === 0) return;
-    const jobs = ready.map((sessionId) => this.records.get(sessionId)!.exit!);
-    for (const sessionId of ready) this.records.get(sessionId)!.sent = true;
+    const jobs = ready.map((jobId) => this.records.get(jobId)!.exit!);
+    for (const jobId of ready) this.records.get(jobId)!.sent = true;
     this.deliver({ jobs: jobs.slice(0, WAKE_MAX_LISTED), more: Math.max(0, jobs.length - WAKE_MAX_LISTED) });
     // A delivered wake is done; the job stays readable in the registry, and reading it wakes nothing.
-    for (const sessionId of ready) {
-      this.records.delete(sessionId);
-      this.delivered.add(sessionId);
+    for (const jobId of ready) {
+      this.records.delete(jobId);
+      this.delivered.add(jobId);
     }
     for (const old of this.delivered) {
       if (this.delivered.size <= DELIVERED_MEMORY) break;

@@ -5,7 +5,7 @@
  * version words schema errors differently. A throw here becomes a clean error result with our message.
  */
 
-import { metadataLine } from "../core/visible-text.ts";
+import { metadataLine } from "../core/index.ts";
 import { bounded } from "./results/format.ts";
 
 interface PropertySchema {

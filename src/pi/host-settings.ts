@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { type ExtensionAPI, getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { HostShellSettings } from "../core/request.ts";
+import type { HostShellSettings } from "../core/index.ts";
 
 /** `~/x` as Pi's settings allow it. */
 function expandHome(path: string | undefined): string | undefined {

@@ -1,5 +1,4 @@
-import type { Job } from "../core/job.ts";
-import type { ExecRuntime } from "../core/runtime.ts";
+import type { ExecRuntime, Job } from "../core/index.ts";
 
 /**
  * State that outlives the extension module. `/reload` re-evaluates this module in the same process,

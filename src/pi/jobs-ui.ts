@@ -1,13 +1,13 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
-import type { ExecRuntime, LiveJob } from "../core/runtime.ts";
+import type { ExecRuntime, JobSnapshot } from "../core/index.ts";
 import { oneLine } from "./results/format.ts";
 
 export const STATUS_KEY = "unified-exec";
 export const WIDGET_KEY = "unified-exec-jobs";
 
 /** `3 · npm run dev [wake]`: how a live job is named to the human. */
-export function jobLabel(job: LiveJob): string {
-  return `${job.sessionId} · ${oneLine(job.command, 80)}${job.wakeArmed ? " [wake]" : ""}`;
+export function jobLabel(job: JobSnapshot): string {
+  return `${job.jobId} · ${oneLine(job.command, 80)}${job.wakeArmed ? " [wake]" : ""}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { CallLedger } from "./call-ledger.ts";
 import type { JobsUi } from "./jobs-ui.ts";
+import { receiptText } from "./receipt.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
 import { wakeSender } from "./wake-message.ts";
 
@@ -8,7 +8,6 @@ export const KEEP_BASH_FLAG = "keep-builtin-bash";
 
 export interface LifecycleParts {
   runtimes: SessionRuntimes;
-  ledger: CallLedger;
   ui: JobsUi;
 }
 
@@ -19,13 +18,13 @@ export interface LifecycleParts {
  *   `--keep-builtin-bash` says otherwise;
  * - `session_shutdown` parks the runtime for `/reload`, and at any other boundary (new, resume,
  *   fork, quit) drops pending wakes and stops every job's process group; Pi awaits it;
- * - `tool_execution_start` / `_end` tell the ledger which call runs inside which, and when Pi has
- *   finalized a call, the moment its observations of job exits are committed;
+ * - `tool_execution_start` / `_end` tell the runtime's completion ledger which call runs inside which,
+ *   and when Pi has finalized a call, the moment its observations of job exits are committed;
  * - `tool_result` appends the receipt of exits seen by nested calls to the enclosing call's result;
  * - `agent_settled` retries wake sends that threw (a stale API);
  * - `session_tree` shows the live jobs above the editor (they survive branch navigation).
  */
-export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: LifecycleParts): void {
+export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleParts): void {
   pi.registerFlag(KEEP_BASH_FLAG, { type: "boolean", default: false, description: "Keep Pi's built-in bash tool next to exec_command" });
   runtimes.onRuntime((runtime) => ui.watch(runtime));
 
@@ -49,7 +48,7 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: Li
 
   pi.on("session_shutdown", async (event, ctx) => {
     ui.unbind();
-    ledger.clear();
+    runtimes.existing(ctx.sessionManager)?.completions.forgetCalls();
     if (event.reason === "reload") {
       runtimes.park(ctx.sessionManager);
       return;
@@ -65,27 +64,32 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ledger, ui }: Li
   pi.on("session_tree", () => {
     ui.showWidget();
   });
+  registerCallEvents(pi, runtimes);
+}
 
-  pi.on("tool_execution_start", (event) => {
-    ledger.started(event.toolCallId, event.parentToolCallId);
+/** The events exactly-once completion follows: which call runs inside which, when Pi finalized one. */
+function registerCallEvents(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
+  pi.on("tool_execution_start", (event, ctx) => {
+    // Only nesting needs remembering; a runtime costs nothing until its first job.
+    if (event.parentToolCallId) runtimes.runtimeFor(ctx.sessionManager).completions.callStarted(event.toolCallId, event.parentToolCallId);
   });
 
-  pi.on("tool_execution_end", (event) => {
-    ledger.ended(event.toolCallId, event.isError);
+  pi.on("tool_execution_end", (event, ctx) => {
+    runtimes.existing(ctx.sessionManager)?.completions.callEnded(event.toolCallId, event.isError);
   });
 
-  pi.on("tool_result", (event) => {
-    const receipt = ledger.takeReceipt(event.toolCallId);
+  pi.on("tool_result", (event, ctx) => {
+    const receipt = runtimes.existing(ctx.sessionManager)?.completions.receipt(event.toolCallId);
     if (!receipt) return undefined;
     // Returned whole: Pi drops structuredContent and details from a handler result that omits them.
     return {
-      content: [...event.content, { type: "text" as const, text: `\n${receipt}` }],
+      content: [...event.content, { type: "text" as const, text: `\n${receiptText(receipt)}` }],
       details: event.details,
       ...(event.structuredContent !== undefined ? { structuredContent: event.structuredContent } : {}),
     };
   });
 
   pi.on("agent_settled", () => {
-    runtimes.existing()?.completion.retry();
+    runtimes.existing()?.completions.retry();
   });
 }

@@ -13,9 +13,14 @@
 
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
-import { LONG_WAIT_UPDATE_MS } from "../core/constants.ts";
-import { decodeEscapes } from "../core/escapes.ts";
-import { metadataLine, visibleText } from "../core/visible-text.ts";
+import {
+  DEFAULT_EXEC_YIELD_MS,
+  DEFAULT_WRITE_YIELD_MS,
+  decodeEscapes,
+  LONG_WAIT_UPDATE_MS,
+  metadataLine,
+  visibleText,
+} from "../core/index.ts";
 import { bounded } from "./results/format.ts";
 
 const PREVIEW_LINES = 5;
@@ -66,15 +71,15 @@ function inline(value: unknown, limit = ARGUMENT_CHARS): string {
 
 /** A time argument: seconds when it is a number, otherwise exactly what was sent, inert. */
 function waitArgument(value: unknown, fallbackMs: number): string {
-  if (value === undefined || value === null) return seconds(fallbackMs);
-  return typeof value === "number" && Number.isFinite(value) ? seconds(value) : inline(value);
+  if (value === undefined || value === null) return duration(fallbackMs);
+  return typeof value === "number" && Number.isFinite(value) ? duration(value) : inline(value);
 }
 
 function textOf(result: ResultLike): string {
   return result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
-function seconds(ms: number): string {
+function duration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   const minutes = Math.floor(ms / 60_000);
   if (minutes < 60) return `${minutes}m${Math.floor((ms % 60_000) / 1000)}s`;
@@ -106,12 +111,15 @@ function elapsed(context: Context, isPartial: boolean, everyMs = 1000): number |
   return state.startedAt === undefined ? undefined : (state.endedAt ?? Date.now()) - state.startedAt;
 }
 
-/** The output part of a job result's text: after the header, without the cap's footer (the footer line says where the log is). */
-function outputPart(text: string): string {
-  const start = text.indexOf("\n---\n");
-  let output = start === -1 ? text : text.slice(start + 5);
-  const footer = output.lastIndexOf("\n\n[Showing ");
-  if (footer !== -1) output = output.slice(0, footer);
+/**
+ * The output of a result, where `details.output_at` says it sits in the text (the header and the
+ * cap's footer are around it): the renderer never parses the model's text. A result without it (a
+ * streaming update, a session file written before it existed) is all output.
+ */
+function outputOf(result: ResultLike): string {
+  const text = textOf(result);
+  const at = (result.details as { output_at?: unknown } | undefined)?.output_at;
+  const output = Array.isArray(at) && typeof at[0] === "number" && typeof at[1] === "number" ? text.slice(at[0], at[1]) : text;
   return output.replace(/\n+$/, "");
 }
 
@@ -187,7 +195,7 @@ export const execCommandRenderer = {
     const args = callArgs as Args;
     const command = typeof args.cmd === "string" ? safe(args.cmd) : args.cmd === undefined ? "…" : inline(args.cmd);
     const notes = [
-      `yield ${waitArgument(args.yield_time_ms, 10_000)}`,
+      `yield ${waitArgument(args.yield_time_ms, DEFAULT_EXEC_YIELD_MS)}`,
       ...(args.workdir !== undefined ? [`cwd: ${inline(typeof args.workdir === "string" ? tildify(args.workdir) : args.workdir)}`] : []),
       ...(args.shell !== undefined ? [`shell: ${inline(args.shell)}`] : []),
       ...(args.tty === true ? ["tty"] : args.tty !== undefined && args.tty !== false ? [`tty: ${inline(args.tty)}`] : []),
@@ -223,9 +231,8 @@ function jobResultComponent(
     container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
     return container;
   }
-  const text = textOf(result);
-  outputBlock(container, options.isPartial ? text : outputPart(text), options.expanded, theme);
-  const time = took === undefined ? "" : seconds(took);
+  outputBlock(container, outputOf(result), options.expanded, theme);
+  const time = took === undefined ? "" : duration(took);
   const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
   const session = inline(details.session_id);
   let footer: string;
@@ -260,9 +267,9 @@ export const writeStdinRenderer = {
     if (typeof args.yield_until === "string") {
       const remaining = Date.parse(args.yield_until) - Date.now();
       const until = inline(args.yield_until);
-      wait = Number.isNaN(remaining) ? `until ${until}` : remaining > 0 ? `until ${until}, ${seconds(remaining)} left` : "deadline passed";
+      wait = Number.isNaN(remaining) ? `until ${until}` : remaining > 0 ? `until ${until}, ${duration(remaining)} left` : "deadline passed";
     } else if (args.yield_until !== undefined && args.yield_until !== null) wait = `until ${inline(args.yield_until)}`;
-    else wait = `yield ${waitArgument(args.yield_time_ms, 250)}`;
+    else wait = `yield ${waitArgument(args.yield_time_ms, DEFAULT_WRITE_YIELD_MS)}`;
     const resize =
       args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
@@ -284,19 +291,52 @@ export const writeStdinRenderer = {
 
 // ---- kill_session, list_sessions, set_on_exit --------------------------------------------------
 
-/** A result drawn as its header lines (the fields are short and already sanitized), output collapsed. */
-function summaryResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
-  const container = reuse(context, () => new Container(), isContainer);
-  container.clear();
-  const text = safe(textOf(result));
-  if (context.isError) {
-    container.addChild(new Text(`\n${theme.fg("error", text)}`, 0, 0));
+/** A short result drawn from its `details` (`lines`), with any output collapsed; errors as they are. */
+function summaryResult(lines: (details: Record<string, unknown>) => string[]) {
+  return (result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component => {
+    const container = reuse(context, () => new Container(), isContainer);
+    container.clear();
+    if (context.isError) {
+      container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
+      return container;
+    }
+    const details = (result.details ?? {}) as Record<string, unknown>;
+    container.addChild(new Text(`\n${theme.fg("muted", lines(details).join("\n"))}`, 0, 0));
+    if (details.output_at !== undefined) outputBlock(container, outputOf(result), options.expanded, theme);
     return container;
-  }
-  const [header = "", output = ""] = text.split("\n---\n");
-  container.addChild(new Text(`\n${theme.fg("muted", header)}`, 0, 0));
-  outputBlock(container, output.replace(/\n+$/, ""), options.expanded, theme);
-  return container;
+  };
+}
+
+/** `kill_session`: what was sent, the exit, the cleanup evidence. */
+function killLines(details: Record<string, unknown>): string[] {
+  const exit = details.exit_code !== undefined ? ` · exit_code=${inline(details.exit_code ?? "null")}` : "";
+  const signal = details.signal ? ` · signal=${inline(details.signal)}` : "";
+  const extra = [
+    ...(details.escalated === true ? ["escalated to SIGKILL"] : []),
+    ...(Array.isArray(details.survivors) && details.survivors.length ? [`survivors ${inline(details.survivors.join(", "))}`] : []),
+    ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
+  ];
+  const head = `${inline(details.status)} · session_id=${inline(details.session_id)}${exit}${signal} · cleanup ${inline(details.cleanup)}`;
+  return [head + (extra.length ? ` · ${extra.join(" · ")}` : "")];
+}
+
+/** `list_sessions`: one line per job. */
+function listLines(details: Record<string, unknown>): string[] {
+  const sessions = Array.isArray(details.sessions) ? (details.sessions as Record<string, unknown>[]) : [];
+  const head = `${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${inline(details.running ?? 0)} running`;
+  return [
+    head,
+    ...sessions.map((job) => {
+      const exit = job.status === "exited" ? ` exit_code=${inline(job.exit_code ?? "null")}` : "";
+      return `  ${inline(job.session_id)} ${inline(job.status)}${exit} ${inline(job.command)}`;
+    }),
+  ];
+}
+
+/** `set_on_exit`: what became of the wake. */
+function setOnExitLines(details: Record<string, unknown>): string[] {
+  if (details.found === false) return [`session_id=${inline(details.session_id)} not found`];
+  return [`session_id=${inline(details.session_id)} · on_exit ${inline(details.on_exit)} · ${inline(details.status)}`];
 }
 
 export const killSessionRenderer = {
@@ -308,14 +348,14 @@ export const killSessionRenderer = {
       theme.fg("toolTitle", theme.bold(`✕ kill session_id=${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`),
     );
   },
-  renderResult: summaryResult,
+  renderResult: summaryResult(killLines),
 };
 
 export const listSessionsRenderer = {
   renderCall(_args: object, theme: Theme, context: Context): Component {
     return banner(context, theme.fg("toolTitle", theme.bold("≡ list_sessions")));
   },
-  renderResult: summaryResult,
+  renderResult: summaryResult(listLines),
 };
 
 export const setOnExitRenderer = {
@@ -326,5 +366,5 @@ export const setOnExitRenderer = {
       theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${inline(args.session_id)} → ${inline(args.on_exit)}`)),
     );
   },
-  renderResult: summaryResult,
+  renderResult: summaryResult(setOnExitLines),
 };

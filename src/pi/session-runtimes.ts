@@ -1,10 +1,14 @@
-import { HANDOVER_MAX_JOBS, RELOAD_ADOPTION_MS } from "../core/constants.ts";
-import { ExecRequestError } from "../core/errors.ts";
-import type { Job } from "../core/job.ts";
-import { aliveGroups } from "../core/process-group.ts";
-import { ExecRuntime, type ShutdownReport } from "../core/runtime.ts";
-import { holdSignalsWhile } from "../core/signal-hold.ts";
-import type { WakeSender } from "../core/wakes.ts";
+import {
+  aliveGroups,
+  ExecRequestError,
+  ExecRuntime,
+  HANDOVER_MAX_JOBS,
+  holdSignalsWhile,
+  type Job,
+  RELOAD_ADOPTION_MS,
+  type ShutdownReport,
+  type WakeSender,
+} from "../core/index.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
 
 /** What adopting a parked runtime after `/reload` came to. */
@@ -79,7 +83,7 @@ export class SessionRuntimes {
   park(manager: object): void {
     const hosted = this.state.runtimes.get(manager);
     if (!hosted || hosted.parked) return;
-    hosted.runtime.completion.setSender(undefined);
+    hosted.runtime.completions.bindSender(undefined);
     const timer = setTimeout(() => {
       if (this.state.runtimes.get(manager) !== hosted) return;
       this.state.runtimes.delete(manager);
@@ -171,8 +175,7 @@ export class SessionRuntimes {
   }
 
   private connect(runtime: ExecRuntime): void {
-    runtime.completion.setSender(this.sender);
-    runtime.completion.retry();
+    runtime.completions.bindSender(this.sender);
     for (const listener of this.created) listener(runtime);
   }
 }

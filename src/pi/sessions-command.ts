@@ -1,5 +1,5 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { ExecRuntime, LiveJob } from "../core/runtime.ts";
+import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../core/index.ts";
 import { jobLabel } from "./jobs-ui.ts";
 import { metadata } from "./results/format.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
@@ -9,17 +9,18 @@ export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
 
 const KILL_ALL = "Kill all";
 const CANCEL = "Cancel";
-const KILL = "Kill (SIGTERM, then SIGKILL after 2 s)";
+const KILL = `Kill (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`;
 const DISARM = "Disarm its wake (the job keeps running)";
 
 /** A kill by the human: the model's next call on the id hears of it (`killed_by: user`) with the unread output. */
-async function killJob(runtime: ExecRuntime, job: LiveJob): Promise<string> {
+async function killJob(runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
   try {
-    const report = await runtime.kill(job.sessionId, "SIGTERM", undefined, "user");
-    if (report.failure) return `session ${job.sessionId}: kill failed: ${metadata(report.failure)}`;
-    return `session ${job.sessionId}: ${report.exit ? `stopped (exit_code ${report.exit.exitCode})` : "still running after SIGKILL"}, cleanup ${report.cleanup}`;
+    const { job: after, termination } = await runtime.kill(job.jobId, "SIGTERM", undefined, "user");
+    if (termination.failure) return `session ${job.jobId}: kill failed: ${metadata(termination.failure)}`;
+    const outcome = after.exit ? `stopped (exit_code ${after.exit.exitCode})` : "still running after SIGKILL";
+    return `session ${job.jobId}: ${outcome}, cleanup ${termination.cleanup}`;
   } catch (error) {
-    return `session ${job.sessionId}: ${metadata((error as Error).message)}`;
+    return `session ${job.jobId}: ${metadata((error as Error).message)}`;
   }
 }
 
@@ -58,8 +59,8 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       const action = await ctx.ui.select(jobLabel(job), [KILL, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
       if (action === KILL) ctx.ui.notify(await killJob(runtime, job), "info");
       if (action === DISARM) {
-        const outcome = runtime.setOnExit(job.sessionId, "none");
-        ctx.ui.notify(`session ${job.sessionId}: wake ${outcome.found ? outcome.status : "not found"}`, "info");
+        const outcome = runtime.setOnExit(job.jobId, "none");
+        ctx.ui.notify(`session ${job.jobId}: wake ${outcome.found ? outcome.status : "not found"}`, "info");
       }
     },
   });

@@ -1,7 +1,6 @@
 import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
 import { Box, Text } from "@earendil-works/pi-tui";
-import { visibleText } from "../core/visible-text.ts";
-import type { WakeBatch, WakeJob, WakeSender } from "../core/wakes.ts";
+import { visibleText, type WakeBatch, type WakeJob, type WakeSender } from "../core/index.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
 
 /**
@@ -26,7 +25,7 @@ function inert(job: WakeJob): WakeJob {
 
 function describeJob(job: WakeJob): string {
   const parts = [
-    `session ${job.sessionId}`,
+    `session ${job.jobId}`,
     `exit_code ${job.exitCode ?? "null"}${job.signal ? ` (${job.signal})` : ""}`,
     `ran ${(job.elapsedMs / 1000).toFixed(1)}s`,
     ...(job.reason ? [job.reason] : []),
@@ -78,7 +77,7 @@ function line(value: unknown, limit = 120): string {
 function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string {
   const failed = (job.exitCode !== 0 && job.exitCode !== undefined) || Boolean(job.signal) || Boolean(job.reason);
   const elapsed = typeof job.elapsedMs === "number" ? `${(job.elapsedMs / 1000).toFixed(1)}s` : "?";
-  const status = `${failed ? "✗" : "✓"} session ${line(job.sessionId)} · exit_code ${line(job.exitCode ?? "null")}${job.signal ? ` (${line(job.signal)})` : ""}`;
+  const status = `${failed ? "✗" : "✓"} session ${line(job.jobId)} · exit_code ${line(job.exitCode ?? "null")}${job.signal ? ` (${line(job.signal)})` : ""}`;
   const rest = [
     elapsed,
     `$ ${line(job.command, expanded ? 200 : 60)}`,

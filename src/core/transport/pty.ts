@@ -10,7 +10,7 @@ import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
 type PtyModule = typeof NodePty & { native?: NativePty | null };
 
 /** The PTY module, loaded once per name, with where its macOS spawn helper lives. */
-interface LoadedPty {
+export interface LoadedPty {
   module: PtyModule;
   helperPath: string;
 }

@@ -11,7 +11,7 @@ import {
   MAX_PATTERN_CHARS,
   MAX_QUIET_MS,
   MIN_QUIET_MS,
-} from "../../core/constants.ts";
+} from "../../core/index.ts";
 
 /** `until_pattern`, on both tools. */
 export const UNTIL_PATTERN_DESCRIPTION =

@@ -1,7 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { CODEX_MAX_OUTPUT_TOKENS } from "../../core/constants.ts";
-import { omissionMarker } from "../../core/head-tail-buffer.ts";
-import { isInvisible, metadataLine } from "../../core/visible-text.ts";
+import { CODEX_MAX_OUTPUT_TOKENS, isInvisible, metadataLine, omissionMarker } from "../../core/index.ts";
 import { codexOmissionMarker, formattedTruncate, middleCut, truncateWithOmission } from "./codex-truncate.ts";
 
 /**
@@ -157,7 +155,7 @@ export function codexWriteStdinError(display: string): string {
 }
 
 /** The `write_stdin` error for an id that names no running job: `write_stdin failed: Unknown process id N`. */
-export function codexUnknownSessionError(sessionId: number): string {
+export function codexUnknownJobError(sessionId: number): string {
   return codexWriteStdinError(codexUnknownProcess(sessionId));
 }
 

@@ -1,4 +1,4 @@
-import { APPROX_BYTES_PER_TOKEN } from "../../core/constants.ts";
+import { APPROX_BYTES_PER_TOKEN } from "../../core/index.ts";
 
 /**
  * Codex's output truncation, reproduced byte for byte so a model trained on Codex reads the marks it

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
-import { metadataLine } from "../../core/visible-text.ts";
+import { metadataLine } from "../../core/index.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
 

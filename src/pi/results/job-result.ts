@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobExit, StopReason } from "../../core/job.ts";
-import type { WaitProgress } from "../../core/progress.ts";
-import type { JobReport, SlotUse } from "../../core/runtime.ts";
-import { capOutput, headerLines, metadata, oneLine, seconds, truncationDetails } from "./format.ts";
+import type { JobReport, SlotUse, WaitProgress } from "../../core/index.ts";
+import { capOutput, headerLines, metadata, seconds, truncationDetails } from "./format.ts";
+import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
+
+export { completionNote, type KilledBy, killedBy, stopMessage } from "./job-fields.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text (a
@@ -57,29 +58,11 @@ export const jobResultSchema = Type.Object({
   truncated: Type.Boolean(),
 });
 
-/** What `details` keeps of a job result: everything but the output, and the command bounded. */
-export interface JobDetails {
+/** What `details` keeps of a job result: every field but the output, the command bounded, and what the UI needs. */
+export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
   command: string;
-  cwd: string;
   status: "running" | "exited" | "cancelled";
-  session_id?: number;
-  exit_code?: number | null;
-  signal?: string;
-  timed_out?: boolean;
-  killed_by?: KilledBy;
-  failure_message?: string;
-  log_path: string;
   log_partial_reason?: string;
-  input?: "bytes" | "interrupt" | "eof";
-  input_pending_bytes?: number;
-  input_refused_bytes?: number;
-  wall_time_seconds: number;
-  output_bytes_total: number;
-  quiet_ms: number;
-  omitted_bytes?: number;
-  tty: boolean;
-  cols?: number;
-  rows?: number;
   requested_cols?: number;
   requested_rows?: number;
   yield_time_ms: number;
@@ -87,12 +70,9 @@ export interface JobDetails {
   requested_yield_time_ms?: number;
   /** How the output was capped, when it was. */
   truncation?: ReturnType<typeof truncationDetails>;
-  completion_notification?: string;
-  wait_mode?: "absolute";
-  wait_status?: "completed" | "deadline" | "cancelled";
-  yield_until?: string;
-  on_exit_wake?: "consumed";
-}
+  /** Where the output sits in the model's text (start and end), so the renderer never parses the text. */
+  output_at?: [number, number];
+};
 
 /** What a tool adds to a job report. */
 export interface JobResultExtras {
@@ -104,34 +84,38 @@ export interface JobResultExtras {
   absoluteUntil?: string | undefined;
 }
 
-const DETAILS_COMMAND_CHARS = 1_000;
-
-/** Who stopped a job, when it was not the model's own `kill_session`. */
-export type KilledBy = "user" | "deadline" | "boundary" | "quota";
-
-const KILLED_BY: Partial<Record<StopReason, KilledBy>> = { user: "user", timeout: "deadline", boundary: "boundary", log_quota: "quota" };
-
-/** `killed_by` of an exit: set for a stop the model did not ask for. */
-export function killedBy(exit: JobExit | undefined): KilledBy | undefined {
-  return exit?.stoppedBy ? KILLED_BY[exit.stoppedBy] : undefined;
-}
-
-/**
- * `completion_notification` for a job whose wake is armed. Print and JSON runs end the process with
- * the run: say so rather than promise a wake that cannot come.
- */
-export function completionNote(armed: boolean | undefined, wakesOutliveRun: boolean): string | undefined {
-  if (!armed) return undefined;
-  return wakesOutliveRun
-    ? "armed"
-    : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
-}
-
-/** Why the runtime ended the job, when it did, in words the model can act on. */
-export function stopMessage(exit: JobExit | undefined): string | undefined {
-  if (exit?.stoppedBy === "log_quota") return "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)";
-  return undefined;
-}
+/** The order the model reads a job result's header in. */
+const TEXT_ORDER = [
+  "session_id",
+  "exit_code",
+  "signal",
+  "timed_out",
+  "killed_by",
+  "log_path",
+  "cwd",
+  "wall_time_seconds",
+  "chunk_id",
+  "original_token_count",
+  "output_bytes_total",
+  "quiet_ms",
+  "omitted_bytes",
+  "tty",
+  "cols",
+  "rows",
+  "input",
+  "input_pending_bytes",
+  "input_refused_bytes",
+  "failure_message",
+  "log_partial",
+  "completion_notification",
+  "wait_mode",
+  "wait_status",
+  "yield_until",
+  "tool_time_utc",
+  "on_exit_wake",
+  "notice",
+  "warning",
+] as const;
 
 /** The warning results carry while the registry is nearly full. */
 function slotWarning(slots: SlotUse | undefined): string | undefined {
@@ -144,15 +128,11 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
   return {
     content: [{ type: "text", text: progress.preview }],
     details: {
-      command: oneLine(progress.command, DETAILS_COMMAND_CHARS),
-      cwd: metadata(progress.cwd),
+      ...jobFields(progress.job),
+      ...jobDetailExtras(progress.job),
       status: "running",
-      session_id: progress.sessionId,
-      log_path: metadata(progress.logPath),
       wall_time_seconds: seconds(progress.elapsedMs),
       output_bytes_total: progress.outputBytes,
-      quiet_ms: 0,
-      tty: false,
       yield_time_ms: 0,
     },
   };
@@ -160,92 +140,62 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
 
 const WAIT_STATUS = { exited: "completed", deadline: "deadline", aborted: "cancelled" } as const;
 
-export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
-  const exit = report.exit;
+/** Every field of a job result, from the report's snapshot and what the call did. */
+function resultFields(report: JobReport, extras: JobResultExtras, text: string) {
+  const exit = report.job.exit;
   const absolute = extras.absoluteUntil !== undefined;
   const waitStatus = absolute || report.cancelled ? WAIT_STATUS[report.waitEnd] : undefined;
-  // Metadata as the model reads it: one line each, nothing in it interpreted.
-  const logPath = metadata(report.logPath);
-  const cwd = metadata(report.cwd);
-  const capped = capOutput(report.text, logPath);
-  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)]
-    .filter((failure): failure is string => failure !== undefined)
-    .map(metadata);
-  const wallSeconds = seconds(report.wallMs);
+  const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined);
   const warning = slotWarning(report.slots);
-  const stoppedBy = killedBy(exit);
-
-  // Header fields in the order the model reads them; optional ones appear only when they apply.
-  const fields = {
-    ...(report.sessionId !== undefined ? { session_id: report.sessionId } : {}),
-    ...(exit ? { exit_code: exit.exitCode } : {}),
-    ...(exit?.signal ? { signal: exit.signal } : {}),
-    ...(exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
-    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
-    log_path: logPath,
-    cwd,
-    wall_time_seconds: wallSeconds,
+  return {
+    ...jobFields(report.job),
+    wall_time_seconds: seconds(report.wallMs),
     chunk_id: randomBytes(3).toString("hex"),
     // Codex's estimate of 4 bytes per token, over this call's output before the cap.
-    original_token_count: Math.ceil(Buffer.byteLength(report.text) / 4),
-    output_bytes_total: report.outputBytesTotal,
-    quiet_ms: report.quietMs,
-    ...(report.omittedBytes > 0 ? { omitted_bytes: report.omittedBytes } : {}),
-    tty: report.tty,
+    original_token_count: Math.ceil(Buffer.byteLength(text) / 4),
+    ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
     ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
     ...(report.input?.pendingBytes ? { input_pending_bytes: report.input.pendingBytes } : {}),
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
-    ...(failures.length ? { failure_message: failures.join("; ") } : {}),
-    ...(report.logPartialReason ? { log_partial: true } : {}),
+    ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(waitStatus ? { wait_status: waitStatus } : {}),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
-    ...(report.wakeConsumed ? { on_exit_wake: "consumed" as const } : {}),
+    ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),
     ...(extras.notice ? { notice: metadata(extras.notice) } : {}),
     ...(warning ? { warning } : {}),
   };
-  const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
+}
 
+export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
+  const exit = report.job.exit;
+  const all = resultFields(report, extras, report.output.text);
+  const capped = capOutput(report.output.text, all.log_path);
+  const fields = inOrder(all, TEXT_ORDER);
+  const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
+  // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.
+  const title =
+    status === "exited" && all.killed_by
+      ? "[killed]"
+      : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
+  const header = `${headerLines(title, fields)}
+---
+`;
   const details: JobDetails = {
-    command: oneLine(report.command, DETAILS_COMMAND_CHARS),
-    cwd,
     status,
-    ...(fields.session_id !== undefined ? { session_id: fields.session_id } : {}),
-    ...(exit ? { exit_code: exit.exitCode } : {}),
-    ...(fields.signal ? { signal: fields.signal } : {}),
-    ...(fields.timed_out ? { timed_out: true } : {}),
-    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
-    ...(fields.failure_message ? { failure_message: fields.failure_message } : {}),
-    log_path: logPath,
-    ...(report.logPartialReason ? { log_partial_reason: metadata(report.logPartialReason) } : {}),
-    ...(fields.input ? { input: fields.input } : {}),
-    ...(fields.input_pending_bytes ? { input_pending_bytes: fields.input_pending_bytes } : {}),
-    ...(fields.input_refused_bytes ? { input_refused_bytes: fields.input_refused_bytes } : {}),
-    wall_time_seconds: wallSeconds,
-    output_bytes_total: report.outputBytesTotal,
-    quiet_ms: report.quietMs,
-    ...(fields.omitted_bytes ? { omitted_bytes: fields.omitted_bytes } : {}),
-    tty: report.tty,
-    ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
+    ...all,
+    ...jobDetailExtras(report.job),
     ...(report.terminal?.requestedCols !== undefined ? { requested_cols: report.terminal.requestedCols } : {}),
     ...(report.terminal?.requestedRows !== undefined ? { requested_rows: report.terminal.requestedRows } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
     ...(capped.truncation.truncated ? { truncation: truncationDetails(capped.truncation) } : {}),
-    ...(fields.completion_notification ? { completion_notification: fields.completion_notification } : {}),
-    ...(fields.wait_mode ? { wait_mode: fields.wait_mode } : {}),
-    ...(fields.wait_status ? { wait_status: fields.wait_status } : {}),
-    ...(fields.yield_until ? { yield_until: fields.yield_until } : {}),
-    ...(fields.on_exit_wake ? { on_exit_wake: fields.on_exit_wake } : {}),
+    output_at: [header.length, header.length + capped.content.length],
   };
-  // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.
-  const title =
-    status === "exited" && stoppedBy ? "[killed]" : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
-
   return {
-    content: [{ type: "text", text: `${headerLines(title, fields)}\n---\n${capped.shown}` }],
+    content: [{ type: "text", text: `${header}${capped.shown}` }],
     details,
     structuredContent: { status, ...fields, output: capped.content, truncated: capped.truncation.truncated },
   };

@@ -1,8 +1,8 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { KillReport } from "../../core/runtime.ts";
+import type { KillReport } from "../../core/index.ts";
 import { capOutput, headerLines, metadata, oneLine, seconds } from "./format.ts";
-import { type KilledBy, killedBy } from "./job-result.ts";
+import { exitFields, type KilledBy } from "./job-fields.ts";
 
 /** Result of `kill_session`: what was sent, whether it escalated, the exit, and the cleanup evidence. */
 
@@ -43,12 +43,17 @@ export interface KillDetails {
   survivors?: number[];
   failure_message?: string;
   log_path: string;
+  cwd: string;
+  wall_time_seconds: number;
+  output_bytes_total: number;
+  /** Where the output sits in the model's text, for the renderer. */
+  output_at?: [number, number];
 }
 
 function statusOf(report: KillReport): KillDetails["status"] {
   if (report.alreadyExited) return "already_exited";
-  if (report.failure) return "kill_failed";
-  return report.exit ? "killed" : "still_running";
+  if (report.termination.failure) return "kill_failed";
+  return report.job.exit ? "killed" : "still_running";
 }
 
 const TITLES: Record<KillDetails["status"], string> = {
@@ -60,47 +65,41 @@ const TITLES: Record<KillDetails["status"], string> = {
 
 /** A kill that could not stop the job is an error result: the model must know the job lives on. */
 export function killResult(report: KillReport): AgentToolResult<KillDetails> {
+  const { job, termination } = report;
   const status = statusOf(report);
-  const logPath = metadata(report.logPath);
-  const capped = capOutput(report.text, logPath);
-  const stoppedBy = killedBy(report.exit);
+  const logPath = metadata(job.logPath);
+  const capped = capOutput(report.output.text, logPath);
   const failure =
-    (report.failure && metadata(report.failure)) ??
+    (termination.failure && metadata(termination.failure)) ??
     (status === "still_running"
       ? `the job did not exit within the kill's wait; it stays registered, so kill_session can be tried again`
       : undefined);
+  const { killed_by, exit_code, signal } = exitFields(job.exit);
   const fields = {
-    session_id: report.sessionId,
-    ...(report.alreadyExited ? {} : { signal_sent: report.signal }),
-    escalated: report.escalated,
-    ...(report.exit ? { exit_code: report.exit.exitCode } : {}),
-    ...(report.exit?.signal ? { signal: report.exit.signal } : {}),
-    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
-    cleanup: report.cleanup,
-    ...(report.survivors.length ? { survivors: report.survivors } : {}),
+    session_id: job.jobId,
+    ...(report.alreadyExited ? {} : { signal_sent: termination.signal }),
+    escalated: termination.escalated,
+    ...(exit_code !== undefined ? { exit_code } : {}),
+    ...(signal ? { signal } : {}),
+    ...(killed_by ? { killed_by } : {}),
+    cleanup: termination.cleanup,
+    ...(termination.survivors.length ? { survivors: termination.survivors } : {}),
     log_path: logPath,
-    cwd: metadata(report.cwd),
+    cwd: metadata(job.cwd),
     wall_time_seconds: seconds(report.wallMs),
-    output_bytes_total: report.outputBytesTotal,
+    output_bytes_total: job.outputBytesTotal,
     ...(failure ? { failure_message: failure } : {}),
   };
-  const header = headerLines(TITLES[status], { ...fields, ...(report.survivors.length ? { survivors: report.survivors.join(", ") } : {}) });
+  const header = headerLines(TITLES[status], { ...fields, ...(fields.survivors ? { survivors: fields.survivors.join(", ") } : {}) });
+  const separated = `${header}\n---\n`;
   const details: KillDetails = {
-    session_id: report.sessionId,
-    command: oneLine(report.command, 200),
     status,
-    ...(fields.signal_sent ? { signal_sent: fields.signal_sent } : {}),
-    escalated: report.escalated,
-    ...(report.exit ? { exit_code: report.exit.exitCode } : {}),
-    ...(fields.signal ? { signal: fields.signal } : {}),
-    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
-    cleanup: report.cleanup,
-    ...(fields.survivors ? { survivors: fields.survivors } : {}),
-    ...(failure ? { failure_message: failure } : {}),
-    log_path: logPath,
+    ...fields,
+    command: oneLine(job.command, 200),
+    output_at: [separated.length, separated.length + capped.content.length],
   };
   return {
-    content: [{ type: "text", text: `${header}\n---\n${capped.shown}` }],
+    content: [{ type: "text", text: `${separated}${capped.shown}` }],
     details,
     structuredContent: { status, ...fields, output: capped.content },
     ...(status === "kill_failed" || status === "still_running" ? { isError: true } : {}),

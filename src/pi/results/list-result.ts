@@ -1,8 +1,8 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobListing } from "../../core/runtime.ts";
+import type { JobListing } from "../../core/index.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { killedBy, stopMessage } from "./job-result.ts";
+import { exitFields, stopMessage } from "./job-fields.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -52,25 +52,20 @@ export interface ListDetails {
 const COMMAND_CHARS = 200;
 
 function entry(job: JobListing) {
-  const stop = stopMessage(job.exit);
-  const failure = [job.exit?.failure, stop].filter(Boolean).join("; ");
-  const stoppedBy = killedBy(job.exit);
+  const failure = [job.exit?.failure, stopMessage(job.exit)].filter(Boolean).join("; ");
   return {
-    session_id: job.sessionId,
+    session_id: job.jobId,
     command: oneLine(job.command, COMMAND_CHARS),
     cwd: metadata(job.cwd),
     tty: job.tty,
-    status: job.status,
-    ...(job.exit ? { exit_code: job.exit.exitCode } : {}),
-    ...(job.exit?.signal ? { signal: job.exit.signal } : {}),
-    ...(job.exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
-    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
+    status: job.exit ? ("exited" as const) : ("running" as const),
+    ...exitFields(job.exit),
     ...(failure ? { failure_message: metadata(failure) } : {}),
     elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,
     quiet_ms: job.quietMs,
     output_bytes_total: job.outputBytesTotal,
     log_path: metadata(job.logPath),
-    ...(job.logPartial ? { log_partial: true } : {}),
+    ...(job.logPartialReason ? { log_partial: true } : {}),
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),
     wake_armed: job.wakeArmed,

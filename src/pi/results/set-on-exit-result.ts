@@ -1,6 +1,6 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { SetOnExitStatus } from "../../core/wakes.ts";
+import type { SetOnExitStatus } from "../../core/index.ts";
 import { headerLines } from "./format.ts";
 
 /** Result of `set_on_exit`: what became of the job's wake. */

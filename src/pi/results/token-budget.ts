@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
-import { APPROX_BYTES_PER_TOKEN } from "../../core/constants.ts";
+import { APPROX_BYTES_PER_TOKEN } from "../../core/index.ts";
 import type { CappedOutput } from "./format.ts";
 
 /**

@@ -5,6 +5,7 @@ import {
   DEFAULT_EXEC_YIELD_MS,
   DEFAULT_ROWS,
   DEFAULT_TIMEOUT_S,
+  type HostShellSettings,
   MAX_COLS,
   MAX_ROWS,
   MAX_TIMEOUT_S,
@@ -12,13 +13,13 @@ import {
   MIN_COLS,
   MIN_ROWS,
   MIN_YIELD_MS,
-} from "../../core/constants.ts";
-import { type HostShellSettings, prepareExec } from "../../core/request.ts";
-import { SHELL_NAMES } from "../../core/shell.ts";
+  prepareExec,
+  SHELL_NAMES,
+} from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
 import { execCommandRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
-import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
+import type { SessionRuntimes } from "../session-runtimes.ts";
 
 export const execCommandParameters = Type.Object(
   {
@@ -71,7 +72,7 @@ export const execCommandParameters = Type.Object(
 );
 
 export function execCommandTool(
-  { runtimes, ledger }: ToolWiring,
+  runtimes: SessionRuntimes,
   hostSettings: () => HostShellSettings,
 ): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
@@ -101,16 +102,8 @@ export function execCommandTool(
         onExit: params.on_exit ?? "none",
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
       });
-      if (report.exit)
-        ledger.observed(toolCallId, {
-          tool: "exec_command",
-          sessionId: report.jobId,
-          exitCode: report.exit.exitCode,
-          signal: report.exit.signal,
-        });
-      const completion = completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode));
       const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
-      return jobResult(report, { notice: notice || undefined, completion });
+      return jobResult(report, { notice: notice || undefined, completion: completionNote(report.wake === "armed", ctx.mode) });
     },
   };
 }

@@ -1,11 +1,10 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { KILL_GRACE_MS } from "../../core/constants.ts";
-import { KILL_SIGNALS, normalizeSignal } from "../../core/signals.ts";
+import { KILL_GRACE_MS, KILL_SIGNALS, normalizeSignal } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
 import { killSessionRenderer } from "../render.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
-import type { ToolWiring } from "../wiring.ts";
+import type { SessionRuntimes } from "../session-runtimes.ts";
 
 export const killSessionParameters = Type.Object(
   {
@@ -19,12 +18,12 @@ export const killSessionParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function killSessionTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof killSessionParameters, KillDetails> {
+export function killSessionTool(runtimes: SessionRuntimes): ToolDefinition<typeof killSessionParameters, KillDetails> {
   return {
     name: "kill_session",
     label: "kill_session",
     description:
-      "Stops a job and its process group: the signal, then SIGKILL after 2 s if needed. Works while another call waits on " +
+      `Stops a job and its process group: the signal, then SIGKILL after ${KILL_GRACE_MS / 1000} s if needed. Works while another call waits on ` +
       "the job. Reports the exit, whether it escalated, and cleanup evidence (confirmed only when every process is gone).",
     promptSnippet: "kill_session: stop a job by session_id (SIGTERM, then SIGKILL)",
     promptGuidelines: ["kill_session: stop the jobs you started once they are no longer needed, such as dev servers at the end of a task."],
@@ -35,13 +34,6 @@ export function killSessionTool({ runtimes, ledger }: ToolWiring): ToolDefinitio
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       const signal = normalizeSignal(params.signal ?? "SIGTERM");
       const report = await runtimes.runtimeFor(ctx.sessionManager).kill(params.session_id, signal, toolCallId);
-      if (report.exit)
-        ledger.observed(toolCallId, {
-          tool: "kill_session",
-          sessionId: report.sessionId,
-          exitCode: report.exit.exitCode,
-          signal: report.exit.signal,
-        });
       return killResult(report);
     },
   };

@@ -3,11 +3,11 @@ import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
 import { listSessionsRenderer } from "../render.ts";
 import { type ListDetails, listResult, listResultSchema } from "../results/list-result.ts";
-import type { ToolWiring } from "../wiring.ts";
+import type { SessionRuntimes } from "../session-runtimes.ts";
 
 export const listSessionsParameters = Type.Object({}, { additionalProperties: false });
 
-export function listSessionsTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof listSessionsParameters, ListDetails> {
+export function listSessionsTool(runtimes: SessionRuntimes): ToolDefinition<typeof listSessionsParameters, ListDetails> {
   return {
     name: "list_sessions",
     label: "list_sessions",
@@ -21,18 +21,7 @@ export function listSessionsTool({ runtimes, ledger }: ToolWiring): ToolDefiniti
     prepareArguments: (raw) => checkArguments("list_sessions", listSessionsParameters, raw ?? {}),
     ...listSessionsRenderer,
     async execute(toolCallId, _params, _signal, _onUpdate, ctx) {
-      const jobs = runtimes.runtimeFor(ctx.sessionManager).list(toolCallId);
-      for (const job of jobs) {
-        if (job.exit && !job.alreadyReported && !job.attached) {
-          ledger.observed(toolCallId, {
-            tool: "list_sessions",
-            sessionId: job.sessionId,
-            exitCode: job.exit.exitCode,
-            signal: job.exit.signal,
-          });
-        }
-      }
-      return listResult(jobs);
+      return listResult(runtimes.runtimeFor(ctx.sessionManager).list(toolCallId));
     },
   };
 }

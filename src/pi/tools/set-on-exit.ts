@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
 import { setOnExitRenderer } from "../render.ts";
 import { type SetOnExitDetails, setOnExitResult, setOnExitResultSchema } from "../results/set-on-exit-result.ts";
-import type { ToolWiring } from "../wiring.ts";
+import type { SessionRuntimes } from "../session-runtimes.ts";
 
 export const setOnExitParameters = Type.Object(
   {
@@ -18,7 +18,7 @@ export const setOnExitParameters = Type.Object(
   { additionalProperties: false },
 );
 
-export function setOnExitTool({ runtimes }: ToolWiring): ToolDefinition<typeof setOnExitParameters, SetOnExitDetails> {
+export function setOnExitTool(runtimes: SessionRuntimes): ToolDefinition<typeof setOnExitParameters, SetOnExitDetails> {
   return {
     name: "set_on_exit",
     label: "set_on_exit",

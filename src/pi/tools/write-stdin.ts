@@ -1,24 +1,22 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import {
+  DEFAULT_WRITE_YIELD_MS,
+  emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
   MAX_COLS,
-  MAX_EMPTY_POLL_MS,
   MAX_ROWS,
   MAX_YIELD_MS,
   MIN_COLS,
   MIN_EMPTY_POLL_MS,
   MIN_ROWS,
   MIN_YIELD_MS,
-} from "../../core/constants.ts";
-import { WaitRequestError } from "../../core/errors.ts";
-import { parseInput } from "../../core/input.ts";
-import { monotonicDeadline, parseUtcDeadline } from "../../core/utc-deadline.ts";
-import { emptyPollWindow, inputWindow, type Window } from "../../core/wait-policy.ts";
+  prepareWrite,
+} from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
 import { writeStdinRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
-import { type ToolWiring, wakesOutliveRun } from "../wiring.ts";
+import type { SessionRuntimes } from "../session-runtimes.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -41,8 +39,8 @@ export const writeStdinParameters = Type.Object(
       Type.Number({
         minimum: 0,
         description:
-          `How long to stay attached. With input or a resize: default 250, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
-          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${MAX_EMPTY_POLL_MS}; more is refused. Returns earlier only if the job exits.`,
+          `How long to stay attached. With input or a resize: default ${DEFAULT_WRITE_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
+          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${emptyPollCapMs(process.env)}; more is refused. Returns earlier only if the job exits.`,
       }),
     ),
     yield_until: Type.Optional(
@@ -57,13 +55,7 @@ export const writeStdinParameters = Type.Object(
   { additionalProperties: false },
 );
 
-/** The window of an absolute wait: until the deadline, converted once to the monotonic clock. */
-function absoluteWindow(yieldUntil: string): Window & { until: string } {
-  const epoch = parseUtcDeadline(yieldUntil);
-  return { ms: Math.max(0, monotonicDeadline(epoch) - performance.now()), until: new Date(epoch).toISOString() };
-}
-
-export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition<typeof writeStdinParameters, JobDetails> {
+export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof writeStdinParameters, JobDetails> {
   return {
     name: "write_stdin",
     label: "write_stdin",
@@ -73,7 +65,7 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
       "reported once; after that the session_id is unknown.",
     promptSnippet: "write_stdin: send input to a running job, or poll it, by session_id",
     promptGuidelines: [
-      "write_stdin: to wait for a job, poll with yield_time_ms of at most 290000 and poll again as needed.",
+      `write_stdin: to wait for a job, poll with yield_time_ms of at most ${emptyPollCapMs(process.env)} and poll again as needed.`,
       "write_stdin: use yield_until only when the user asks for a long wait on a job that ends by itself; never for REPLs, servers, watchers or prompts.",
       'write_stdin: chars "\\x03" interrupts the job and "\\x04" ends its input.',
     ],
@@ -82,34 +74,15 @@ export function writeStdinTool({ runtimes, ledger }: ToolWiring): ToolDefinition
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
-      const input = parseInput(params.chars, params.chars_b64);
-      const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
-      if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined)) {
-        throw new WaitRequestError(
-          "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols or rows. Nothing was written.",
-        );
-      }
-      // A resize is input too: the program redraws, and the call should wait like a write, not a poll.
-      const absolute = params.yield_until !== undefined ? absoluteWindow(params.yield_until) : undefined;
-      const window = absolute ?? (input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, process.env));
-      const interaction = { ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
-      const nested = ledger.isNested(toolCallId);
-      const report = await runtimes.runtimeFor(ctx.sessionManager).interact(params.session_id, interaction, window, {
+      const request = prepareWrite(params, process.env);
+      const report = await runtimes.runtimeFor(ctx.sessionManager).interact(request, {
         signal,
         callId: toolCallId,
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
         // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
-        ...(absolute ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
-        ...(nested ? { replayScope: ledger.rootOf(toolCallId) } : {}),
+        ...(request.until ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
       });
-      if (report.exit)
-        ledger.observed(toolCallId, {
-          tool: "write_stdin",
-          sessionId: report.jobId,
-          exitCode: report.exit.exitCode,
-          signal: report.exit.signal,
-        });
-      return jobResult(report, { absoluteUntil: absolute?.until, completion: completionNote(report.wakeArmed, wakesOutliveRun(ctx.mode)) });
+      return jobResult(report, { absoluteUntil: request.until, completion: completionNote(report.wake === "armed", ctx.mode) });
     },
   };
 }

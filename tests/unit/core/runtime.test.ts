@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ExecRequestError, UnknownSessionError } from "../../../src/core/errors.ts";
+import { ExecRequestError, UnknownJobError } from "../../../src/core/errors.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime, type JobReport } from "../../../src/core/runtime.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
@@ -37,7 +37,7 @@ describe("ExecRuntime", () => {
     assert.equal(output(second), "end\n");
     assert.equal(second.outputBytesTotal, 10);
     assert.ok(second.wallMs < 5_000, "the poll returned at the exit, not at its deadline");
-    await assert.rejects(runtime.interact(first.sessionId!, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(first.sessionId!, {}, poll), UnknownJobError);
     await runtime.shutdown();
   });
 
@@ -59,7 +59,7 @@ describe("ExecRuntime", () => {
     assert.equal(quick.jobId, 1);
     const slow = await runtime.exec(request("sleep 5", 250));
     assert.equal(slow.sessionId, 2);
-    await assert.rejects(runtime.interact(1, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(1, {}, poll), UnknownJobError);
     await runtime.shutdown();
   });
 

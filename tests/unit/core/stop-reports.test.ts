@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
-import { UnknownSessionError } from "../../../src/core/errors.ts";
+import { UnknownJobError } from "../../../src/core/errors.ts";
 import type { Job } from "../../../src/core/job.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -60,7 +60,7 @@ describe("a job the user stopped", () => {
     assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "user" });
     assert.equal(told.text, "unread\n");
     assert.ok(told.wallMs < 1_000, "answered at once");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
   });
 
   it("a write to it is not sent and says so, in the same single answer", async () => {
@@ -92,7 +92,7 @@ describe("a job the user stopped", () => {
     assert.equal(killed.alreadyExited, true);
     assert.equal(killed.exit?.stoppedBy, "user");
     assert.equal(killed.text, "unread\n");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
   });
 
   it("a listing shows it once with who stopped it, then it is gone", async () => {
@@ -105,7 +105,7 @@ describe("a job the user stopped", () => {
       [[sessionId, "exited", "user"]],
     );
     assert.deepEqual(runtime.list(), []);
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
   });
 
   it("a model call attached while the user stops the job returns that exit, killed_by user", async () => {
@@ -117,7 +117,7 @@ describe("a job the user stopped", () => {
     const told = await waiting;
     assert.equal(told.exit?.stoppedBy, "user");
     assert.equal(told.text, "unread\n");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
   });
 });
 
@@ -130,7 +130,7 @@ describe("a job its deadline stopped while nobody was attached", () => {
     const told = await runtime.interact(report.sessionId!, {}, poll);
     assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
     assert.equal(told.text, "late\n");
-    await assert.rejects(runtime.interact(report.sessionId!, {}, poll), UnknownSessionError);
+    await assert.rejects(runtime.interact(report.sessionId!, {}, poll), UnknownJobError);
   });
 });
 
@@ -152,7 +152,7 @@ describe("a job a session boundary stopped", () => {
     const told = await afterwards.interact(stopped, {}, poll);
     assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
     assert.equal(told.text, "unread\n");
-    await assert.rejects(afterwards.interact(stopped, {}, poll), UnknownSessionError);
+    await assert.rejects(afterwards.interact(stopped, {}, poll), UnknownJobError);
     const natural = await afterwards.interact(finished.sessionId!, {}, poll);
     assert.deepEqual(natural.exit, { exitCode: 5, signal: null }, "a job that ended by itself before the boundary keeps its own exit");
     assert.equal(natural.text, "finished-before\n");
@@ -251,7 +251,7 @@ describe("under load (CPU burners beside), many times over", () => {
         // Under load "start" may land after the first result's window; the two reads hold it once.
         const shown = `${told.text.length} bytes ending ${JSON.stringify(told.text.slice(-12))}`;
         assert.ok(report.text + told.text === `start\n${expected}`, `run ${run}: the unread output, whole (got ${shown})`);
-        await assert.rejects(runtime.interact(report.sessionId, {}, poll), UnknownSessionError, `run ${run}`);
+        await assert.rejects(runtime.interact(report.sessionId, {}, poll), UnknownJobError, `run ${run}`);
       }
     } finally {
       stopBurners();

@@ -9,7 +9,7 @@ import {
   codexNotes,
   codexResultText,
   codexTokenBudget,
-  codexUnknownSessionError,
+  codexUnknownJobError,
   codexWallTime,
   codexWriteStdinError,
   rustDebugString,
@@ -235,7 +235,7 @@ describe("Codex notes and errors", () => {
   });
 
   it("words errors as Codex does", () => {
-    assert.equal(codexUnknownSessionError(48213), "write_stdin failed: Unknown process id 48213");
+    assert.equal(codexUnknownJobError(48213), "write_stdin failed: Unknown process id 48213");
     assert.equal(codexWriteStdinError(CODEX_ERROR_TEXT.writeToStdin), "write_stdin failed: failed to write to stdin");
     assert.equal(CODEX_ERROR_TEXT.createProcess("boom"), "Failed to create unified exec process: boom");
     assert.equal(

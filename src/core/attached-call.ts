@@ -1,0 +1,59 @@
+import type { CallKind, CompletionLedger, Lease } from "./completion-ledger.ts";
+import { ExecRequestError } from "./errors.ts";
+import type { Job } from "./job.ts";
+import type { JobReport, JobSnapshot } from "./job-snapshot.ts";
+import { type ProgressOptions, watchProgress } from "./progress.ts";
+
+/** Who is asking: the tool call's id (for exactly-once completion), its cancel signal and its UI. */
+export interface CallContext extends ProgressOptions {
+  signal?: AbortSignal;
+  /** The tool call id; its lease is committed when Pi finalizes this call. */
+  callId?: string;
+}
+
+/**
+ * One call attached to one job, from attaching to its result. The call takes its lease on the job's
+ * completion here and settles it here, once; it watches the wait's progress for the UI; and it lets
+ * go of the job. Only one call is attached to a job at a time: a second is refused at once.
+ */
+export class AttachedCall {
+  readonly startMono = performance.now();
+  private readonly lease: Lease<JobReport>;
+  private readonly stopProgress: () => void;
+
+  constructor(
+    private readonly job: Job,
+    private readonly kind: Extract<CallKind, "exec" | "write">,
+    call: CallContext,
+    private readonly ledger: CompletionLedger<JobReport>,
+    snapshot: () => JobSnapshot,
+  ) {
+    const tool = kind === "exec" ? "exec_command" : "write_stdin";
+    if (!job.attach(tool)) {
+      throw new ExecRequestError(
+        `Session ${job.id} is busy: a ${job.attached} call is attached to it. One call reads or writes a job at a time; ` +
+          "wait for that call to return, or stop the job with kill_session.",
+      );
+    }
+    this.lease = ledger.lease(call.callId, job.id);
+    // An exec previews everything; a later call previews only what arrives while it waits.
+    this.stopProgress = watchProgress(job, kind === "exec" ? 0 : job.outputBytesTotal, call, snapshot);
+  }
+
+  /**
+   * The call ends: with its report, or undefined after a throw. A report that carries the exit
+   * observes it (`wake: consumed` when it had a wake armed); otherwise the lease is released, and a
+   * wake still armed is said (`wake: armed`).
+   */
+  end(report: JobReport | undefined): JobReport | undefined {
+    this.stopProgress();
+    this.job.detach();
+    const exit = report?.job.exit;
+    const observed = exit && { kind: this.kind, jobId: this.job.id, exitCode: exit.exitCode, signal: exit.signal };
+    const consumed = this.lease.settle(report, observed);
+    if (!report) return undefined;
+    if (consumed) report.wake = "consumed";
+    else if (!exit && this.ledger.isArmed(this.job.id)) report.wake = "armed";
+    return report;
+  }
+}

@@ -1,0 +1,81 @@
+import type { JobExit, JobSnapshot, StopReason } from "../../core/index.ts";
+import { metadata, oneLine } from "./format.ts";
+
+/**
+ * The one mapping from a core job snapshot to the fields results carry. Here the core's *job*
+ * becomes the model's `session_id` (the model is trained on that name; the core tracks a job id),
+ * metadata becomes one inert line, and the stop the model did not ask for gets its `killed_by`.
+ */
+
+/** Who stopped a job, when it was not the model's own `kill_session`. */
+export type KilledBy = "user" | "deadline" | "boundary" | "quota";
+
+const KILLED_BY: Partial<Record<StopReason, KilledBy>> = { user: "user", timeout: "deadline", boundary: "boundary", log_quota: "quota" };
+
+/** `killed_by` of an exit: set for a stop the model did not ask for. */
+export function killedBy(exit: JobExit | undefined): KilledBy | undefined {
+  return exit?.stoppedBy ? KILLED_BY[exit.stoppedBy] : undefined;
+}
+
+/** Why the runtime ended the job, when it did, in words the model can act on. */
+export function stopMessage(exit: JobExit | undefined): string | undefined {
+  if (exit?.stoppedBy === "log_quota") return "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)";
+  return undefined;
+}
+
+/**
+ * `completion_notification` for a job whose wake is armed, in Pi's `mode`. Print and JSON runs end the
+ * process with the run: say so rather than promise a wake that cannot come.
+ */
+export function completionNote(armed: boolean, mode: string): string | undefined {
+  if (!armed) return undefined;
+  return mode !== "print" && mode !== "json"
+    ? "armed"
+    : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
+}
+
+/** Characters of a command `details` keep (the model's text and the TUI bound it further). */
+export const DETAILS_COMMAND_CHARS = 1_000;
+
+/** The exit, in the model's words: code, signal, whether a deadline or someone else stopped it. */
+export function exitFields(exit: JobExit | undefined) {
+  const stoppedBy = killedBy(exit);
+  return {
+    ...(exit ? { exit_code: exit.exitCode } : {}),
+    ...(exit?.signal ? { signal: exit.signal } : {}),
+    ...(exit?.stoppedBy === "timeout" ? { timed_out: true } : {}),
+    ...(stoppedBy ? { killed_by: stoppedBy } : {}),
+  };
+}
+
+/**
+ * A snapshot's fields in the model's vocabulary: `session_id` while the job runs, its exit once it
+ * ended, and the metadata (escaped to one line). Every result builds on these.
+ */
+export function jobFields(job: JobSnapshot) {
+  return {
+    ...(job.exit ? {} : { session_id: job.jobId }),
+    ...exitFields(job.exit),
+    log_path: metadata(job.logPath),
+    cwd: metadata(job.cwd),
+    output_bytes_total: job.outputBytesTotal,
+    quiet_ms: job.quietMs,
+    tty: job.tty,
+    ...(job.terminal ? { cols: job.terminal.cols, rows: job.terminal.rows } : {}),
+    ...(job.logPartialReason ? { log_partial: true as const } : {}),
+  };
+}
+
+/** What `details` keep beside the fields: the command and the log's reason, bounded, for the UI. */
+export function jobDetailExtras(job: JobSnapshot) {
+  return {
+    command: oneLine(job.command, DETAILS_COMMAND_CHARS),
+    ...(job.logPartialReason ? { log_partial_reason: metadata(job.logPartialReason) } : {}),
+  };
+}
+
+/** `fields` with its keys in `order` (the reading order of the model's text), absent ones left out. */
+export function inOrder<T extends object>(fields: T, order: readonly string[]): Partial<T> {
+  const record = fields as Record<string, unknown>;
+  return Object.fromEntries(order.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<T>;
+}

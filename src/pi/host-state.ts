@@ -12,8 +12,9 @@ import type { ExecRuntime, Job } from "../core/index.ts";
  * to a runtime bumps it; a newer build then refuses an older runtime (its jobs are stopped) rather
  * than drive it through an interface it does not have.
  */
-// 2: runtimes take an id source, hand over and inherit unread jobs, tell user kills apart, and give
-// the startup sweep's notice (`takeNotice`).
+// 2: runtimes take an id source, hand over and inherit unread jobs, tell user kills apart, give the
+// startup sweep's notice (`takeNotice`), keep exactly-once completion in `completions` (a
+// CompletionLedger the Pi layer binds and reports calls to), and take a `WriteRequest` in `interact`.
 export const RUNTIME_FORMAT = 2;
 
 export interface HostedRuntime {

@@ -7,22 +7,24 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { callTool, offlinePi } from "./lib/offline-pi.ts";
+import { call, firstSession, type ModelView, say, steps } from "./lib/model-script.ts";
+import { offlinePi } from "./lib/offline-pi.ts";
 
 const server = fileURLToPath(new URL("./lib/dev-server.mjs", import.meta.url));
 const pi = await offlinePi();
-const serverSession = (calls: { details: Record<string, unknown> }[]) => calls[0]!.details.session_id as number;
-const serverUrl = (calls: { text: string }[]) => /listening on (http:\/\/\S+)/.exec(calls[0]!.text)![1];
+const serverUrl = (view: ModelView) => /listening on (http:\/\/\S+)/.exec(view.results[0]!.text)![1];
 
 try {
-  await pi.prompt("Start the dev server, check that it is healthy, then stop it.", [
-    callTool("exec_command", { cmd: `node ${server}`, yield_time_ms: 1_500 }),
-    callTool("exec_command", (calls) => ({
-      cmd: `node -e "fetch('${serverUrl(calls)}/health').then((r) => console.log('status', r.status))"`,
-    })),
-    callTool("write_stdin", (calls) => ({ session_id: serverSession(calls), yield_time_ms: 5_000 })),
-    callTool("kill_session", (calls) => ({ session_id: serverSession(calls) })),
-  ]);
+  await pi.prompt(
+    "Start the dev server, check that it is healthy, then stop it.",
+    steps(
+      call("exec_command", { cmd: `node ${server}`, yield_time_ms: 1_500 }),
+      (view) => call("exec_command", { cmd: `node -e "fetch('${serverUrl(view)}/health').then((r) => console.log('status', r.status))"` }),
+      (view) => call("write_stdin", { session_id: firstSession(view), yield_time_ms: 5_000 }),
+      (view) => call("kill_session", { session_id: firstSession(view) }),
+      say("Done."),
+    ),
+  );
 } finally {
   await pi.close();
 }

@@ -5,16 +5,21 @@
  * arrived since, and the exit. Run it with `npm run example:poll-a-build`.
  */
 import assert from "node:assert/strict";
-import { callTool, offlinePi } from "./lib/offline-pi.ts";
+import { call, firstSession, say, steps } from "./lib/model-script.ts";
+import { offlinePi } from "./lib/offline-pi.ts";
 
 const build = "for step in compile link test; do echo \"$step...\"; sleep 0.7; done; echo 'build ok'";
 const pi = await offlinePi();
 
 try {
-  await pi.prompt("Run the build and tell me when it is done.", [
-    callTool("exec_command", { cmd: build, yield_time_ms: 500 }),
-    callTool("write_stdin", (calls) => ({ session_id: calls[0]!.details.session_id as number, yield_time_ms: 10_000 })),
-  ]);
+  await pi.prompt(
+    "Run the build and tell me when it is done.",
+    steps(
+      call("exec_command", { cmd: build, yield_time_ms: 500 }),
+      (view) => call("write_stdin", { session_id: firstSession(view), yield_time_ms: 10_000 }),
+      say("Done."),
+    ),
+  );
 } finally {
   await pi.close();
 }

@@ -6,17 +6,20 @@
  * `npm run example:python-repl`.
  */
 import assert from "node:assert/strict";
-import { callTool, offlinePi } from "./lib/offline-pi.ts";
+import { call, firstSession, say, steps } from "./lib/model-script.ts";
+import { offlinePi } from "./lib/offline-pi.ts";
 
 const pi = await offlinePi();
-const repl = (calls: { details: Record<string, unknown> }[]) => calls[0]!.details.session_id as number;
-
 try {
-  await pi.prompt("What is 6*7? Ask Python.", [
-    callTool("exec_command", { cmd: "python3 -q", tty: true, yield_time_ms: 1_500 }),
-    callTool("write_stdin", (calls) => ({ session_id: repl(calls), chars: "print(6*7)\\r", yield_time_ms: 1_500 })),
-    callTool("write_stdin", (calls) => ({ session_id: repl(calls), chars: "exit()\\r", yield_time_ms: 5_000 })),
-  ]);
+  await pi.prompt(
+    "What is 6*7? Ask Python.",
+    steps(
+      call("exec_command", { cmd: "python3 -q", tty: true, yield_time_ms: 1_500 }),
+      (view) => call("write_stdin", { session_id: firstSession(view), chars: "print(6*7)\\r", yield_time_ms: 1_500 }),
+      (view) => call("write_stdin", { session_id: firstSession(view), chars: "exit()\\r", yield_time_ms: 5_000 }),
+      say("Done."),
+    ),
+  );
 } finally {
   await pi.close();
 }

@@ -6,23 +6,26 @@
  * can still be read once. Run it with `npm run example:wake-when-done`.
  */
 import assert from "node:assert/strict";
-import { callTool, offlinePi } from "./lib/offline-pi.ts";
+import { call, say, steps } from "./lib/model-script.ts";
+import { offlinePi } from "./lib/offline-pi.ts";
 
 const pi = await offlinePi();
 
 try {
   await pi.prompt(
     "Run the test suite and tell me when it is done.",
-    [callTool("exec_command", { cmd: "echo running tests; sleep 2; printf '%s passed\\n' 12", yield_time_ms: 500, on_exit: "wake" })],
-    "The tests are running; I will report when they finish.",
+    steps(
+      call("exec_command", { cmd: "echo running tests; sleep 2; printf '%s passed\\n' 12", yield_time_ms: 500, on_exit: "wake" }),
+      say("The tests are running; I will report when they finish."),
+    ),
   );
-  pi.answerWakes("The tests finished with exit code 0.");
+  pi.answerWakes(() => say("The tests finished with exit code 0."));
   await pi.settledAfterWakes(1);
   // Nothing more arrives: the wake is delivered exactly once.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  await pi.prompt("Show me the rest of the output.", [
-    callTool("write_stdin", (calls) => ({ session_id: calls[0]!.details.session_id as number })),
-  ]);
+  // The job started in the first prompt: its session_id is in that prompt's first result.
+  const job = pi.calls[0]!.details.session_id as number;
+  await pi.prompt("Show me the rest of the output.", steps(call("write_stdin", { session_id: job }), say("Done.")));
 } finally {
   await pi.close();
 }

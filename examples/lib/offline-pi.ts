@@ -1,14 +1,15 @@
 /**
  * Shared by the examples: Pi's SDK in this process, offline, with pi-ai's faux provider standing in
- * for the model and this extension loaded from the checkout. Each example scripts the "model" as a
- * list of steps, runs a prompt, and prints every tool call with the text the model would see.
+ * for the model and this extension loaded from the checkout. Each example scripts the "model" in the
+ * step language of model-script.ts (the one the tests and the demo use), runs a prompt, and prints
+ * every tool call with the text the model would see.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type FauxResponseStep, fauxAssistantMessage, fauxProvider, fauxToolCall } from "@earendil-works/pi-ai";
 import * as piSdk from "@earendil-works/pi-coding-agent";
+import { type Script, say, scriptedFaux, viewOf } from "./model-script.ts";
 
 /** Pi's SDK module; the tests pass each Pi version's own. */
 export type PiSdk = typeof piSdk;
@@ -22,20 +23,15 @@ export interface ToolCallSeen {
   details: Record<string, unknown>;
 }
 
-/** A model step that calls one tool; `args` may be computed from the calls so far. */
-export function callTool(name: string, args: Record<string, unknown> | ((calls: ToolCallSeen[]) => Record<string, unknown>)) {
-  return { name, args };
-}
-
 export interface OfflinePi {
   /** Every finished tool call, in order. */
   calls: ToolCallSeen[];
   /** Completion wakes the extension sent (custom messages). */
   wakes: string[];
-  /** Runs one prompt; the model answers with `steps`, then `reply`. */
-  prompt(text: string, steps: ReturnType<typeof callTool>[], reply?: string): Promise<void>;
-  /** Queues what the model says when a wake starts a turn. */
-  answerWakes(reply: string): void;
+  /** Runs one prompt; the model answers every step of its turn with `script`. */
+  prompt(text: string, script: Script): Promise<void>;
+  /** What the model says when a wake starts a turn (default: "Noted."). */
+  answerWakes(script: Script): void;
   /** Resolves when `count` wakes arrived and their turns ended. */
   settledAfterWakes(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -52,10 +48,14 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
   const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = options.sdk ?? piSdk;
   const log = options.quiet ? () => {} : (text: string) => console.log(text);
   const root = mkdtempSync(join(tmpdir(), "piue-example-"));
-  const faux = fauxProvider();
+  let script: Script = () => say("no prompt is running");
+  let wakeScript: Script = () => say("Noted.");
+  const faux = scriptedFaux((messages) => {
+    const view = viewOf(messages);
+    return (view.wake ? wakeScript : script)(view);
+  });
   const calls: ToolCallSeen[] = [];
   const wakes: string[] = [];
-  let wakeReply = "Noted.";
   let settled = 0;
 
   const settingsManager = SettingsManager.inMemory({ retry: { enabled: false } });
@@ -104,7 +104,6 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
       const content = String((event.message as { content: unknown }).content);
       wakes.push(content);
       log(`\n[wake] ${content}`);
-      faux.appendResponses([fauxAssistantMessage(wakeReply)]);
     }
     if (event.type === "agent_end") settled++;
   });
@@ -112,21 +111,13 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
   return {
     calls,
     wakes,
-    async prompt(text, steps, reply = "Done.") {
-      const responses: FauxResponseStep[] = steps.map(
-        ({ name, args }) =>
-          () =>
-            fauxAssistantMessage(
-              fauxToolCall(name, (typeof args === "function" ? args(calls) : args) as Parameters<typeof fauxToolCall>[1]),
-              { stopReason: "toolUse" },
-            ),
-      );
-      faux.setResponses([...responses, fauxAssistantMessage(reply)]);
+    async prompt(text, next) {
+      script = next;
       log(`\nuser: ${text}`);
       await session.prompt(text);
     },
-    answerWakes(reply) {
-      wakeReply = reply;
+    answerWakes(next) {
+      wakeScript = next;
     },
     async settledAfterWakes(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

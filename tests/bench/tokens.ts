@@ -104,6 +104,7 @@ async function sampleTexts(): Promise<ResultSample[]> {
   const { jobResult } = await import("../../src/pi/results/job-result.ts");
   const { codexResultText } = await import("../../src/pi/results/codex-text.ts");
   const { capOutput } = await import("../../src/pi/results/format.ts");
+  const { jobReport } = await import("../helpers/reports.ts");
   const build =
     "src/main.c:3:5: error: use of undeclared identifier 'y'\n    y = 2;\n    ^\n1 error generated.\nmake: *** [main] Error 1\n";
   const flood = Array.from({ length: 3_000 }, (_, i) => `line ${i + 1}`).join("\n");
@@ -115,21 +116,22 @@ async function sampleTexts(): Promise<ResultSample[]> {
   ];
   const samples: ResultSample[] = [];
   for (const c of cases) {
-    const report = {
-      jobId: 7,
-      command: c.cmd,
-      cwd: "/home/you/project",
+    const report = jobReport({
+      job: {
+        jobId: c.session ?? 7,
+        command: c.cmd,
+        cwd: "/home/you/project",
+        outputBytesTotal: Buffer.byteLength(c.out),
+        quietMs: 5,
+        logPath: "/tmp/pi-unified-exec-Xa1b2c/job-7-5cc5e104.log",
+        tty: false,
+        ...(c.exit === undefined ? {} : { exit: { exitCode: c.exit, signal: null } }),
+      },
       window: { ms: 10_000 },
-      waitEnd: c.exit === undefined ? ("deadline" as const) : ("exited" as const),
+      waitEnd: c.exit === undefined ? "deadline" : "exited",
       wallMs: c.ms,
-      text: c.out,
-      omittedBytes: 0,
-      outputBytesTotal: Buffer.byteLength(c.out),
-      quietMs: 5,
-      logPath: "/tmp/pi-unified-exec-Xa1b2c/job-7-5cc5e104.log",
-      tty: false,
-      ...(c.exit === undefined ? { sessionId: c.session } : { exit: { exitCode: c.exit, signal: null } }),
-    };
+      output: { text: c.out, omittedBytes: 0 },
+    });
     const text = (jobResult(report).content[0] as { text: string }).text;
     samples.push({ format: "default", text });
     const originalTokenCount = Math.ceil(Buffer.byteLength(c.out) / 4);

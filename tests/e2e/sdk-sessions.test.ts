@@ -7,9 +7,10 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { callTool, offlinePi, type PiSdk } from "../../examples/lib/offline-pi.ts";
+import { offlinePi, type PiSdk } from "../../examples/lib/offline-pi.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
+import { call, say, steps } from "../helpers/scripted-model.ts";
 
 /** The host package's own SDK entry point (dist/index.js beside dist/bundle/cli.js). */
 async function loadSdk(cliPath: string): Promise<PiSdk> {
@@ -23,17 +24,20 @@ for (const host of PI_HOSTS) {
       const a = await offlinePi({ sdk, quiet: true });
       const b = await offlinePi({ sdk, quiet: true });
       try {
-        await a.prompt("start", [callTool("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300 })]);
+        await a.prompt("start", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300 }), say("Done.")));
         const started = a.calls[0]!.text;
         // Ids are unique in the process (another test's session may have drawn some already).
         const id = Number(/^\[still running\]\nsession_id: (\d+)\n/.exec(started)?.[1]);
         assert.ok(id > 0, started);
-        await b.prompt("look", [callTool("list_sessions", {}), callTool("write_stdin", { session_id: id, yield_time_ms: 5_000 })]);
+        await b.prompt(
+          "look",
+          steps(call("list_sessions", {}), call("write_stdin", { session_id: id, yield_time_ms: 5_000 }), say("Done.")),
+        );
         const [pid] = pidsIn(started.slice(started.indexOf("---")));
         assert.ok(pid && processAlive(pid));
         assert.match(b.calls[0]!.text, /^\[0 sessions: 0 running, 0 exited\]/, "B lists nothing of A's");
         assert.match(b.calls[1]!.text, new RegExp(`Unknown session_id ${id}`), "B cannot reach A's job by its id");
-        await a.prompt("stop", [callTool("kill_session", { session_id: id })]);
+        await a.prompt("stop", steps(call("kill_session", { session_id: id }), say("Done.")));
         assert.match(a.calls.at(-1)!.text, new RegExp(`^\\[killed\\]\\nsession_id: ${id}\\n`), "A still reaches its own job");
         await waitFor(() => !processAlive(pid), "A's job to end");
       } finally {

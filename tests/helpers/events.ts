@@ -1,5 +1,9 @@
 /** Turns a host's event stream into what tests assert on: one record per tool call. */
+import { textOf } from "../../examples/lib/model-script.ts";
 import { WAKE_MESSAGE_TYPE } from "../../src/pi/wake-message.ts";
+
+/** The text blocks of a message or tool result content, joined (the script language's own). */
+export { textOf };
 
 /** A finalized tool call, from `tool_execution_start` and `tool_execution_end`. */
 export interface ToolRecord {
@@ -24,13 +28,6 @@ export interface Run {
   events: PiEvent[];
   /** Text of the last assistant message. */
   finalText: string;
-}
-
-/** The text blocks of a message or tool result content, joined. */
-export function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
 export function runOf(events: PiEvent[]): Run {

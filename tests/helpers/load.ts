@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 
 /**
  * CPU burners: busy loops beside a test, so exits, drains and waits are also tried on a machine with
- * no idle core (the worst losses only show there). `using`-free: call the returned stop function.
+ * no idle core (the worst losses only show there). Each leads its own process group, so the returned
+ * stop function kills it whole. Every test that runs beside burners uses these.
  */
 export function startBurners(count = 2): () => void {
   const burners: ChildProcess[] = [];

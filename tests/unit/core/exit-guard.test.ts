@@ -12,7 +12,7 @@ describe("process exit guard", () => {
       import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
       const runtime = new ExecRuntime();
       const report = await runtime.exec(prepareExec({ cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 300 }, process.cwd(), process.env));
-      console.log(report.text.trim());
+      console.log(report.output.text.trim());
       process.exit(0);
     `;
     const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {

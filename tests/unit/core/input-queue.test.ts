@@ -83,7 +83,7 @@ describe("a job's stdin", () => {
     const gc = runInNewContext("gc") as () => void;
     const runtime = new ExecRuntime();
     const started = await runtime.exec(prepareExec({ cmd: "echo ready; sleep 60", yield_time_ms: 300 }, process.cwd(), process.env));
-    const id = started.sessionId!;
+    const id = started.job.jobId;
     // Each input is watched through a weak reference: once the calls returned, nothing of the runtime
     // may hold it (four 50 MiB inputs held until the child reads would be 200 MiB).
     const inputs: WeakRef<Buffer>[] = [];
@@ -91,7 +91,7 @@ describe("a job's stdin", () => {
       const bytes = Buffer.alloc(50 * 1024 * 1024, 0x61);
       inputs.push(new WeakRef(bytes));
       const t0 = performance.now();
-      const report = await runtime.interact(id, { input: { kind: "bytes", bytes } }, { ms: 300 });
+      const report = await runtime.interact({ jobId: id, input: { kind: "bytes", bytes }, window: { ms: 300 } });
       return { ms: performance.now() - t0, ...report.input! };
     };
     for (let call = 0; call < 4; call++) {
@@ -119,12 +119,16 @@ describe("a job's stdin", () => {
   it("a child that reads later gets every queued byte, in order", async () => {
     const runtime = new ExecRuntime();
     const started = await runtime.exec(prepareExec({ cmd: "sleep 1; wc -c", yield_time_ms: 250 }, process.cwd(), process.env));
-    const id = started.sessionId!;
-    const first = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.alloc(600 * 1024, 0x62) } }, { ms: 250 });
+    const id = started.job.jobId;
+    const first = await runtime.interact({
+      jobId: id,
+      input: { kind: "bytes", bytes: Buffer.alloc(600 * 1024, 0x62) },
+      window: { ms: 250 },
+    });
     assert.equal(first.input!.refusedBytes, undefined);
-    await runtime.interact(id, { input: { kind: "eof" } }, { ms: 250 });
-    const last = await runtime.interact(id, {}, { ms: 10_000 });
-    assert.equal(last.text.trim(), String(600 * 1024));
+    await runtime.interact({ jobId: id, input: { kind: "eof" }, window: { ms: 250 } });
+    const last = await runtime.interact({ jobId: id, window: { ms: 10_000 } });
+    assert.equal(last.output.text.trim(), String(600 * 1024));
     await runtime.shutdown();
   });
 });

@@ -1,7 +1,7 @@
 /** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
 import assert from "node:assert/strict";
 import { readlinkSync } from "node:fs";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/constants.ts";
 import { InputWaitProbe, type InputWaitQuery, looksLikePrompt, probeInputWait, readStdinIdentity } from "../../../src/core/input-wait.ts";
 import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/proc-wait.ts";
@@ -10,15 +10,13 @@ import { TerminalText } from "../../../src/core/terminal-text.ts";
 import { PipeTransport } from "../../../src/core/transport/pipe.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { Transport } from "../../../src/core/transport/types.ts";
+import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 const LINUX = process.platform === "linux";
-const started: Transport[] = [];
-after(() => {
-  for (const transport of started) transport.signal("SIGKILL");
-});
+const started = new StartedJobs();
 
 interface Running {
   transport: Transport;
@@ -48,7 +46,7 @@ async function run(command: string, tty: boolean): Promise<Running> {
     env: { ...process.env, TERM: "xterm-256color" },
   };
   const transport = tty ? spawnPty({ ...spec, cols: 100, rows: 30 }, events, loadPtyModule()) : new PipeTransport(spec, events);
-  started.push(transport);
+  started.transport(transport);
   const pid = transport.pid!;
   // Pipes: the leader's fd 0 is set before spawn returns. A PTY's child sets it up after the fork, so
   // the runtime takes the slave path from the spawn; here we wait until the leader's stderr shows it

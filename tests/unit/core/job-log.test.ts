@@ -1,15 +1,23 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { describe, it } from "node:test";
+import { LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES, RUNTIME_LOG_QUOTA_ENV } from "../../../src/core/constants.ts";
 import { JobLog, LogBudget, LogDirectory, NO_LOG_PATH, openLogFile } from "../../../src/core/job-log.ts";
 import { logConfig } from "../../../src/core/log-settings.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "piue-log-test-"));
 const noop = { drain: () => {}, quotaReached: () => {} };
 const logsUnder = (parent: string) => new LogDirectory({ ...logConfig({}), parent });
+const started = new StartedJobs();
+const start = (command: string, logs: LogDirectory) => started.start(command, { logs });
+const request = (cmd: string, yieldMs: number) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);
 
 describe("job logs", () => {
   it("creates nothing until the first log, then a private directory and 0600 files", async () => {
@@ -110,5 +118,94 @@ describe("the exit tail budget", () => {
       /\[pi-unified-exec: 50 bytes were not logged; none of them follow: this Pi session's budget for exit tails is used up\.\]\n$/,
     );
     assert.doesNotMatch(text, /xx/, "none of the output");
+  });
+});
+
+describe("log quotas", () => {
+  const config = (over: Partial<ReturnType<typeof logConfig>>) => ({ ...logConfig({}), parent: tmpdir(), ...over });
+
+  it("at the job quota the log gets a marker, keeps running, and gets the tail at exit", async () => {
+    const logs = new LogDirectory(config({ jobQuotaBytes: 100_000 }));
+    const job = start("head -c 20000000 /dev/zero | tr '\\0' x; echo; echo the-very-end", logs);
+    await untilExit(job);
+    assert.equal(job.exit?.exitCode, 0);
+    assert.match(job.logPartialReason ?? "", /log quota reached: 100000 bytes per job/);
+    const log = readFileSync(job.logPath, "latin1");
+    assert.ok(statSync(job.logPath).size <= 100_000 + LOG_TAIL_BYTES + 1_000, `log is ${statSync(job.logPath).size} bytes`);
+    assert.ok(log.startsWith("x".repeat(1000)));
+    assert.match(log, /\[pi-unified-exec: log quota reached: 100000 bytes per job\. Later output is not logged/);
+    assert.match(log, /\[pi-unified-exec: \d+ bytes were not logged; the last 524288 of them follow\.\]\n/);
+    assert.ok(log.endsWith("x\nthe-very-end\n"), "the tail keeps the end of the stream");
+  });
+
+  it("the runtime quota is shared by all jobs", async () => {
+    const logs = new LogDirectory(config({ runtimeQuotaBytes: 150_000 }));
+    const first = start("head -c 100000 /dev/zero", logs);
+    await untilExit(first);
+    assert.equal(first.logPartialReason, undefined);
+    const second = start("head -c 100000 /dev/zero", logs);
+    await untilExit(second);
+    assert.match(second.logPartialReason ?? "", /the Pi session's logs are full/);
+  });
+
+  it("the runtime's log directory never holds more than its quota, the exit-tail budget and marker lines, however many jobs run after the quota", async (t) => {
+    const quota = 200_000;
+    const parent = mkdtempSync(join(tmpdir(), "piue-disk-bound-"));
+    t.after(() => rmSync(parent, { recursive: true, force: true }));
+    const logs = new LogDirectory({ ...logConfig({ [RUNTIME_LOG_QUOTA_ENV]: String(quota) }), parent });
+    const runtime = new ExecRuntime(logs);
+    // 40 jobs of 1 MB each: without the tail budget their tails alone would add 40 × 512 KiB = 20 MiB.
+    const jobs = 40;
+    for (let i = 0; i < jobs; i++) {
+      const report = await runtime.exec(request(`head -c 1000000 /dev/zero | tr '\\0' x; echo; echo end-${i}`, 10_000));
+      assert.equal(report.job.exit?.exitCode, 0, report.output.text.slice(-200));
+    }
+    await runtime.shutdown();
+    const dir = logs.path();
+    // The job logs (the watchdog keeps its registry beside them; the quota is about what jobs print).
+    const files = readdirSync(dir)
+      .filter((name) => /^job-\d+-.*\.log$/.test(name))
+      .map((name) => join(dir, name));
+    assert.equal(files.length, jobs);
+    const sizes = files.map((file) => statSync(file).size);
+    const total = sizes.reduce((sum, size) => sum + size, 0);
+    const markers = jobs * 400;
+    assert.ok(total <= quota + LOG_TAIL_BUDGET_BYTES + markers, `the directory holds ${total} bytes`);
+    assert.ok(total >= quota + LOG_TAIL_BUDGET_BYTES - LOG_TAIL_BYTES, `the budget is used, not wasted (${total} bytes)`);
+    const onlyMarker = sizes.filter((size) => size < 400).length;
+    assert.ok(onlyMarker >= 5, `the last jobs' logs hold only their marker (${onlyMarker} do)`);
+    const last = readFileSync(files.find((file) => /job-40-/.test(file))!, "utf8");
+    assert.match(
+      last,
+      /^\n\[pi-unified-exec: log quota reached: the Pi session's logs are full\. Later output is not logged, and none of it will be appended at exit: this Pi session's budget for exit tails is used up\.\]\n$/,
+    );
+  });
+
+  it("PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop stops the job instead", async () => {
+    const logs = new LogDirectory(config({ jobQuotaBytes: 50_000, onQuota: "stop" }));
+    const job = start("yes flood", logs);
+    await untilExit(job);
+    assert.equal(job.exit?.stoppedBy, "log_quota");
+    assert.equal(job.exit?.signal, "SIGTERM");
+  });
+
+  it("a storage failure mid-run keeps the job running and is reported; nothing crashes", async () => {
+    let written = 0;
+    const failingDisk = new LogDirectory(config({}), () => {
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          written += chunk.length;
+          callback(written > 10_000 ? Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" }) : null);
+        },
+      });
+      return stream;
+    });
+    const job = start("for i in $(seq 1 2000); do echo line $i; done; read -t 0.3 x; echo still-alive", failingDisk);
+    await waitFor(() => job.logPartialReason !== undefined, "the disk to fail");
+    assert.equal(statusOf(job), "running");
+    assert.match(job.logPartialReason!, /log write failed: ENOSPC/);
+    await untilExit(job);
+    assert.equal(job.exit?.exitCode, 0);
+    assert.match(job.takeOutput().text, /still-alive\n$/);
   });
 });

@@ -2,42 +2,21 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Writable } from "node:stream";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
-import { Job } from "../../../src/core/job.ts";
+import type { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { logConfig } from "../../../src/core/log-settings.ts";
 import { aliveGroups } from "../../../src/core/process-group.ts";
-import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { waitForExit } from "../../../src/core/wait.ts";
+import { killGroup, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
-const bash = resolveShell("bash", currentShellHost());
-const logs = new LogDirectory();
-let nextId = 1;
-const started: Job[] = [];
-
-function start(command: string): Job {
-  const job = new Job({
-    id: nextId++,
-    command,
-    file: bash.path,
-    args: ["-c", command],
-    cwd: process.cwd(),
-    env: process.env,
-    logs,
-    timeoutMs: 60_000,
-  });
-  started.push(job);
-  return job;
-}
-
-const untilExit = (job: Job, timeoutMs = 10_000) => waitForExit(job, performance.now() + timeoutMs);
+const jobs = new StartedJobs();
+const start = (command: string) => jobs.start(command);
 const text = (job: Job) => job.takeOutput().text;
-
-after(() => {
-  for (const job of started) if (job.pgid && aliveGroups([job.pgid]).length) job.signal("SIGKILL");
-});
+/** A send's window: generous, the writes here are small. */
+const soon = () => performance.now() + 10_000;
 
 describe("Job over pipes", () => {
   it("reports output and the exit code", async () => {
@@ -45,7 +24,7 @@ describe("Job over pipes", () => {
     assert.equal(await untilExit(job), "exited");
     assert.deepEqual(job.exit, { exitCode: 7, signal: null });
     assert.equal(text(job), "out\n");
-    assert.equal(job.status, "exited");
+    assert.equal(statusOf(job), "exited");
   });
 
   it("merges stderr into the same stream", async () => {
@@ -58,7 +37,6 @@ describe("Job over pipes", () => {
     const job = start("ps -o pgid= -p $$; sleep 0.2");
     await waitFor(() => job.outputBytesTotal > 0, "the pgid line");
     assert.equal(Number(text(job).trim()), job.pid);
-    assert.equal(job.pgid, job.pid);
     await untilExit(job);
   });
 
@@ -66,8 +44,8 @@ describe("Job over pipes", () => {
     const job = start("read line; echo got:$line");
     const end = await waitForExit(job, performance.now() + 400);
     assert.equal(end, "deadline");
-    assert.equal(job.status, "running");
-    job.signal("SIGKILL");
+    assert.equal(statusOf(job), "running");
+    killGroup(job);
     await untilExit(job);
   });
 
@@ -86,8 +64,8 @@ describe("Job over pipes", () => {
     assert.equal(job.exit?.exitCode, 0);
     const [sleeper] = pidsIn(text(job));
     assert.ok(sleeper && processAlive(sleeper), "the descendant lives on");
-    assert.deepEqual(aliveGroups([job.pgid!]), [job.pgid], "its group is still alive");
-    job.signal("SIGKILL");
+    assert.deepEqual(aliveGroups([job.pid!]), [job.pid], "its group is still alive");
+    killGroup(job);
     await waitFor(() => !processAlive(sleeper), "the sleeper to die");
   });
 
@@ -107,16 +85,7 @@ describe("Job over pipes", () => {
   });
 
   it("reports a failed spawn as an exit with a failure message", async () => {
-    const job = new Job({
-      id: nextId++,
-      command: "true",
-      file: "/nonexistent/shell",
-      args: ["-c", "true"],
-      cwd: process.cwd(),
-      env: process.env,
-      logs,
-      timeoutMs: 60_000,
-    });
+    const job = jobs.start("true", { program: "/nonexistent/shell" });
     assert.equal(await untilExit(job), "exited");
     assert.equal(job.exit?.exitCode, null);
     assert.match(job.exit?.failure ?? "", /could not start \/nonexistent\/shell in .*ENOENT/);
@@ -138,7 +107,7 @@ describe("waitForExit", () => {
     assert.equal(await waitForExit(job, t0 + 600), "deadline");
     assert.ok(performance.now() - t0 >= 590);
     assert.equal(text(job), "1\n2\n3\n4\n5\n");
-    job.signal("SIGKILL");
+    killGroup(job);
     await untilExit(job);
   });
 
@@ -147,9 +116,9 @@ describe("waitForExit", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     assert.equal(await waitForExit(job, performance.now() + 20_000, controller.signal), "aborted");
-    assert.equal(job.status, "running");
+    assert.equal(statusOf(job), "running");
     assert.equal(await waitForExit(job, performance.now() + 100, controller.signal), "aborted", "an aborted signal ends at once");
-    job.signal("SIGKILL");
+    killGroup(job);
     assert.equal(await untilExit(job), "exited");
   });
 
@@ -165,34 +134,34 @@ describe("waitForExit", () => {
 describe("Job input", () => {
   it("writes bytes to stdin exactly (cat echoes them)", async () => {
     const job = start("cat");
-    assert.deepEqual(await job.send({ kind: "bytes", bytes: Buffer.from("hello\n") }), { input: "bytes" });
+    assert.deepEqual(await job.send({ kind: "bytes", bytes: Buffer.from("hello\n") }, soon()), { input: "bytes" });
     await waitFor(() => job.outputBytesTotal === 6, "the echo");
     assert.equal(text(job), "hello\n");
-    job.signal("SIGKILL");
+    killGroup(job);
     await untilExit(job);
   });
 
   it("delivers binary bytes, NUL and 0xFF included", async () => {
     const job = start("od -An -tx1 -v");
-    await job.send({ kind: "bytes", bytes: Buffer.from([0x00, 0xff, 0x0a, 0x1b, 0x80]) });
-    await job.send({ kind: "eof" });
+    await job.send({ kind: "bytes", bytes: Buffer.from([0x00, 0xff, 0x0a, 0x1b, 0x80]) }, soon());
+    await job.send({ kind: "eof" }, soon());
     await untilExit(job);
     assert.equal(text(job).trim(), "00 ff 0a 1b 80");
   });
 
   it("closes stdin on EOF, and a later write says so", async () => {
     const job = start("cat; echo eof-seen");
-    await job.send({ kind: "bytes", bytes: Buffer.from("line\n") });
-    assert.deepEqual(await job.send({ kind: "eof" }), { input: "eof" });
+    await job.send({ kind: "bytes", bytes: Buffer.from("line\n") }, soon());
+    assert.deepEqual(await job.send({ kind: "eof" }, soon()), { input: "eof" });
     await untilExit(job);
     assert.equal(text(job), "line\neof-seen\n");
-    assert.match((await job.send({ kind: "bytes", bytes: Buffer.from("late") })).failure ?? "", /the job has already exited/);
+    assert.match((await job.send({ kind: "bytes", bytes: Buffer.from("late") }, soon())).failure ?? "", /the job has already exited/);
   });
 
   it("interrupts the process group on Ctrl-C", async () => {
     const job = start("trap 'echo interrupted; exit 7' INT; echo ready; while :; do sleep 0.05; done");
     await waitFor(() => job.outputBytesTotal > 0, "ready");
-    assert.deepEqual(await job.send({ kind: "interrupt" }), { input: "interrupt" });
+    assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "interrupt" });
     await untilExit(job);
     assert.equal(job.exit?.exitCode, 7);
     assert.equal(text(job), "ready\ninterrupted\n");
@@ -201,12 +170,12 @@ describe("Job input", () => {
   it("reports a write to a child that closed its stdin, without crashing, and keeps the job", async () => {
     const job = start("exec 0<&-; echo closed; sleep 5");
     await waitFor(() => job.outputBytesTotal > 0, "the child to close stdin");
-    const first = await job.send({ kind: "bytes", bytes: Buffer.from("anyone?\n") });
+    const first = await job.send({ kind: "bytes", bytes: Buffer.from("anyone?\n") }, soon());
     assert.match(first.failure ?? "", /^stdin write failed: .*EPIPE/);
-    const second = await job.send({ kind: "bytes", bytes: Buffer.from("again\n") });
+    const second = await job.send({ kind: "bytes", bytes: Buffer.from("again\n") }, soon());
     assert.match(second.failure ?? "", /^stdin write failed: /);
-    assert.equal(job.status, "running");
-    job.signal("SIGKILL");
+    assert.equal(statusOf(job), "running");
+    killGroup(job);
     await untilExit(job);
   });
 });
@@ -237,17 +206,7 @@ describe("Job log", () => {
       });
       return stream;
     });
-    const job = new Job({
-      id: nextId++,
-      command: "flood",
-      file: bash.path,
-      args: ["-c", "head -c 8000000 /dev/zero"],
-      cwd: process.cwd(),
-      env: process.env,
-      logs: slowDisk,
-      timeoutMs: 60_000,
-    });
-    started.push(job);
+    const job = jobs.start("head -c 8000000 /dev/zero", { logs: slowDisk });
     assert.equal(await untilExit(job, 60_000), "exited");
     assert.equal(written, 8_000_000, "every byte reached the log before the exit was reported");
     assert.equal(job.outputBytesTotal, 8_000_000);
@@ -262,7 +221,7 @@ describe("long waits", () => {
     setTimeout(() => controller.abort(), 300);
     const thirtyDays = 30 * 24 * 3_600_000;
     assert.equal(await waitForExit(job, performance.now() + thirtyDays, controller.signal), "aborted", "not an overflowed 1 ms timer");
-    job.signal("SIGKILL");
+    killGroup(job);
     await untilExit(job);
   });
 });

@@ -16,21 +16,16 @@ import { logConfig } from "../../../src/core/log-settings.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { REGISTRY_FILE, REGISTRY_MAGIC } from "../../../src/core/watchdog-registry.ts";
+import { StartedJobs } from "../../helpers/jobs.ts";
 import { groupMembers, otherStartThan, startTimeOf } from "../../helpers/process-identity.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 
 const parents: string[] = [];
-const strays: number[] = [];
+/** Detached processes the tests start (each leads its own group), killed after the file's tests. */
+const strays = new StartedJobs();
 const DAY_MS = 86_400_000;
 
 after(() => {
-  for (const pid of strays) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
   for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
@@ -49,7 +44,7 @@ const HOST_LIVING = `host ${process.pid} ${startTime(process.pid)}`;
 function detached(command: string): { child: ChildProcess; pid: number; start: string } {
   const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: "ignore" });
   child.unref();
-  strays.push(child.pid!);
+  strays.group(child.pid!);
   return { child, pid: child.pid!, start: startTime(child.pid!) };
 }
 
@@ -149,7 +144,7 @@ describe("startup sweep", { skip: POSIX_ONLY }, () => {
     const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
     assert.equal(runtime.takeNotice(), undefined, "nothing is swept before the first job");
     const report = await runtime.exec(prepareExec({ cmd: "echo $$", yield_time_ms: 2_000 }, process.cwd(), process.env));
-    assert.ok(report.exit);
+    assert.ok(report.job.exit);
     assert.ok(!processAlive(left.pid), "stopped before the first job ran");
     assert.match(runtime.takeNotice() ?? "", /stopped 1 job .*`npm run dev`/);
     assert.equal(runtime.takeNotice(), undefined, "said once");

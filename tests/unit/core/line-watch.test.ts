@@ -1,13 +1,13 @@
 /** Incremental `until_pattern` matching over rendered output: line rules, the first match, the unread rest, the PTY echo. */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/constants.ts";
 import { LineWatch } from "../../../src/core/line-watch.ts";
 import { EchoFilter, expectedEcho } from "../../../src/core/pty-echo.ts";
 import { TerminalText } from "../../../src/core/terminal-text.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
-import type { Transport } from "../../../src/core/transport/types.ts";
 import { compileUntilPattern, type LinePattern } from "../../../src/core/until-pattern.ts";
+import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
@@ -184,10 +184,7 @@ describe("PTY echo", () => {
 });
 
 describe("PTY echo with real terminals", { skip: SKIP_WITHOUT_PTY }, () => {
-  const started: Transport[] = [];
-  after(() => {
-    for (const transport of started) transport.signal("SIGKILL");
-  });
+  const started = new StartedJobs();
 
   /** Runs `command` on a PTY; the watch is fed rendered chunks as they arrive once `watch` is set. */
   function terminal(command: string) {
@@ -216,7 +213,7 @@ describe("PTY echo with real terminals", { skip: SKIP_WITHOUT_PTY }, () => {
       },
       loadPtyModule(),
     );
-    started.push(transport);
+    started.transport(transport);
     return { state, transport };
   }
 

@@ -1,43 +1,24 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { jobEnvironment } from "../../../src/core/environment.ts";
-import { Job } from "../../../src/core/job.ts";
+import type { Job } from "../../../src/core/job.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { logConfig } from "../../../src/core/log-settings.ts";
-import { aliveGroups } from "../../../src/core/process-group.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
-import { waitForExit } from "../../../src/core/wait.ts";
+import { killGroup, StartedJobs, untilExit } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 import { PTY_LOAD_ERROR, SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
-const bash = resolveShell("bash", currentShellHost());
-const logs = new LogDirectory();
-let nextId = 1;
-const started: Job[] = [];
+const jobs = new StartedJobs();
 
 function startPty(command: string, cols = 120, rows = 30): Job {
-  const env = jobEnvironment(process.env, { tty: true });
-  const job = new Job({
-    id: nextId++,
-    command,
-    file: bash.path,
-    args: ["-c", command],
-    cwd: process.cwd(),
-    env,
-    logs,
-    terminal: { cols, rows },
-    timeoutMs: 60_000,
-  });
-  started.push(job);
-  return job;
+  return jobs.start(command, { env: jobEnvironment(process.env, { tty: true }), terminal: { cols, rows } });
 }
 
-const untilExit = (job: Job, timeoutMs = 15_000) => waitForExit(job, performance.now() + timeoutMs);
 const transcript = new Map<Job, string>();
 /** Everything a job printed so far (reads accumulate, as the model would see across calls). */
 const seen = (job: Job) => {
@@ -45,11 +26,9 @@ const seen = (job: Job) => {
   transcript.set(job, text);
   return text;
 };
-const send = (job: Job, text: string) => job.send({ kind: "bytes", bytes: Buffer.from(text) });
-
-after(() => {
-  for (const job of started) if (job.pgid && aliveGroups([job.pgid]).length) job.signal("SIGKILL");
-});
+/** A send's window: generous, the writes here are small. */
+const soon = () => performance.now() + 15_000;
+const send = (job: Job, text: string) => job.send({ kind: "bytes", bytes: Buffer.from(text) }, soon());
 
 describe("PTY module", () => {
   it("loads (with EXPECT_PTY=1 a missing module fails this test instead of skipping PTY tests)", { skip: SKIP_WITHOUT_PTY }, () => {
@@ -101,7 +80,7 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
   it("Ctrl-C goes through the line discipline and interrupts the foreground job", async () => {
     const job = startPty("echo ready; sleep 30");
     await waitFor(() => seen(job).includes("ready"), "ready");
-    assert.deepEqual(await job.send({ kind: "interrupt" }), { input: "bytes" }, "on a PTY the byte is written, not a signal sent");
+    assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes" }, "on a PTY the byte is written, not a signal sent");
     await untilExit(job);
     assert.deepEqual(job.exit, { exitCode: 130, signal: "SIGINT" });
   });
@@ -110,7 +89,7 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
     const job = startPty("cat; echo after-eof");
     await send(job, "line\r");
     await waitFor(() => seen(job).includes("line\nline\n"), "the echo and cat's copy");
-    await job.send({ kind: "eof" });
+    await job.send({ kind: "eof" }, soon());
     await untilExit(job);
     assert.match(seen(job), /after-eof\n$/);
   });
@@ -121,7 +100,7 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
     await untilExit(job);
     assert.ok(performance.now() - t0 < 2_000, `took ${performance.now() - t0} ms`);
     assert.equal(job.exit?.exitCode, 3);
-    job.signal("SIGKILL");
+    killGroup(job);
   });
 
   it("logs the raw terminal bytes", async () => {
@@ -157,11 +136,11 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
           process.env,
         );
         const report = await runtime.exec(request);
-        assert.equal(report.exit?.exitCode, 0, `run ${run}`);
+        assert.equal(report.job.exit?.exitCode, 0, `run ${run}`);
         assert.equal(
-          report.text.trimEnd().split("\n").at(-1),
+          report.output.text.trimEnd().split("\n").at(-1),
           lines.at(-1),
-          `run ${run}: the result ends ${JSON.stringify(report.text.slice(-60))}`,
+          `run ${run}: the result ends ${JSON.stringify(report.output.text.slice(-60))}`,
         );
         assert.ok(
           Buffer.concat(written).equals(expected),
@@ -179,12 +158,16 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
     const started = await runtime.exec(
       prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env),
     );
-    const id = started.sessionId!;
-    const bg = await runtime.interact(id, { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } }, { ms: 1_000 });
-    const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
+    const id = started.job.jobId;
+    const bg = await runtime.interact({
+      jobId: id,
+      input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") },
+      window: { ms: 1_000 },
+    });
+    const pid = Number(/BG=(\d+)/.exec(bg.output.text)?.[1]);
     assert.ok(processAlive(pid), "the background job runs in its own process group");
     const killed = await runtime.kill(id, "SIGTERM");
-    assert.equal(killed.cleanup, "confirmed");
+    assert.equal(killed.termination.cleanup, "confirmed");
     assert.equal(processAlive(pid), false, "the background job was stopped with its shell");
     await runtime.shutdown();
   });
@@ -194,12 +177,12 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
     const started = await runtime.exec(
       prepareExec({ cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }, process.cwd(), process.env),
     );
-    const bg = await runtime.interact(
-      started.sessionId!,
-      { input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") } },
-      { ms: 1_000 },
-    );
-    const pid = Number(/BG=(\d+)/.exec(bg.text)?.[1]);
+    const bg = await runtime.interact({
+      jobId: started.job.jobId,
+      input: { kind: "bytes", bytes: Buffer.from("sleep 90 & echo BG=$!\r") },
+      window: { ms: 1_000 },
+    });
+    const pid = Number(/BG=(\d+)/.exec(bg.output.text)?.[1]);
     assert.ok(processAlive(pid));
     const report = await runtime.shutdown();
     assert.deepEqual(report.survivors, []);

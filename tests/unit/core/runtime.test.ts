@@ -1,24 +1,25 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ExecRequestError, UnknownJobError } from "../../../src/core/errors.ts";
+import { UnknownJobError } from "../../../src/core/errors.ts";
+import type { JobReport } from "../../../src/core/job-snapshot.ts";
 import { prepareExec } from "../../../src/core/request.ts";
-import { ExecRuntime, type JobReport } from "../../../src/core/runtime.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { ESCAPE_GROUP, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+import { runningId } from "../../helpers/reports.ts";
 
 const request = (cmd: string, yieldMs = 2_000, extra: { workdir?: string; shell?: string } = {}) =>
   prepareExec({ cmd, yield_time_ms: yieldMs, ...extra }, process.cwd(), process.env);
-const output = (report: JobReport) => report.text;
+const output = (report: JobReport) => report.output.text;
 const poll = { ms: 10_000 };
+const started = new StartedJobs();
 
 describe("ExecRuntime", () => {
   it("reports a quick command's exit directly, without a session id", async () => {
     const runtime = new ExecRuntime();
     const report = await runtime.exec(request("echo hi; exit 3"));
-    assert.equal(report.sessionId, undefined);
-    assert.equal(report.exit?.exitCode, 3);
+    assert.equal(runningId(report), undefined);
+    assert.equal(report.job.exit?.exitCode, 3);
     assert.equal(output(report), "hi\n");
     assert.equal(report.waitEnd, "exited");
     assert.deepEqual(runtime.jobs(), [], "an early exit is never registered");
@@ -28,16 +29,16 @@ describe("ExecRuntime", () => {
   it("returns a session id at the end of the window; a poll gets only the new output and the exit, once", async () => {
     const runtime = new ExecRuntime();
     const first = await runtime.exec(request("echo start; sleep 0.6; echo end", 250));
-    assert.equal(first.sessionId, first.jobId);
-    assert.equal(first.exit, undefined);
+    assert.equal(runningId(first), first.job.jobId);
+    assert.equal(first.job.exit, undefined);
     assert.equal(output(first), "start\n");
     assert.ok(first.wallMs >= 240 && first.wallMs < 2_000, `wall ${first.wallMs}`);
-    const second = await runtime.interact(first.sessionId!, {}, poll);
-    assert.equal(second.exit?.exitCode, 0);
+    const second = await runtime.interact({ jobId: first.job.jobId, window: poll });
+    assert.equal(second.job.exit?.exitCode, 0);
     assert.equal(output(second), "end\n");
-    assert.equal(second.outputBytesTotal, 10);
+    assert.equal(second.job.outputBytesTotal, 10);
     assert.ok(second.wallMs < 5_000, "the poll returned at the exit, not at its deadline");
-    await assert.rejects(runtime.interact(first.sessionId!, {}, poll), UnknownJobError);
+    await assert.rejects(runtime.interact({ jobId: first.job.jobId, window: poll }), UnknownJobError);
     await runtime.shutdown();
   });
 
@@ -46,9 +47,9 @@ describe("ExecRuntime", () => {
     const first = await runtime.exec(request("sleep 0.4; echo done", 250));
     await waitFor(() => runtime.jobs().every((job) => job.exit !== undefined), "the job to exit");
     const t0 = performance.now();
-    const second = await runtime.interact(first.sessionId!, {}, poll);
+    const second = await runtime.interact({ jobId: first.job.jobId, window: poll });
     assert.ok(performance.now() - t0 < 200);
-    assert.equal(second.exit?.exitCode, 0);
+    assert.equal(second.job.exit?.exitCode, 0);
     assert.equal(output(second), "done\n");
     await runtime.shutdown();
   });
@@ -56,10 +57,10 @@ describe("ExecRuntime", () => {
   it("allocates ids from 1 at spawn; an early exit spends its id without exposing it", async () => {
     const runtime = new ExecRuntime();
     const quick = await runtime.exec(request("true"));
-    assert.equal(quick.jobId, 1);
+    assert.equal(quick.job.jobId, 1);
     const slow = await runtime.exec(request("sleep 5", 250));
-    assert.equal(slow.sessionId, 2);
-    await assert.rejects(runtime.interact(1, {}, poll), UnknownJobError);
+    assert.equal(runningId(slow), 2);
+    await assert.rejects(runtime.interact({ jobId: 1, window: poll }), UnknownJobError);
     await runtime.shutdown();
   });
 
@@ -69,7 +70,7 @@ describe("ExecRuntime", () => {
     setTimeout(() => controller.abort(), 300);
     const report = await runtime.exec(request("sleep 5", 20_000), { signal: controller.signal });
     assert.equal(report.waitEnd, "aborted");
-    assert.ok(report.sessionId);
+    assert.ok(runningId(report));
     assert.equal(runtime.jobs().length, 1);
     await runtime.shutdown();
   });
@@ -78,11 +79,11 @@ describe("ExecRuntime", () => {
     const runtime = new ExecRuntime();
     const vanishedShell = { ...request("true"), shell: { name: "bash" as const, path: "/nonexistent/bash" } };
     const noShell = await runtime.exec(vanishedShell);
-    assert.equal(noShell.exit?.exitCode, null);
-    assert.match(noShell.exit?.failure ?? "", /could not start \/nonexistent\/bash in .*ENOENT/);
+    assert.equal(noShell.job.exit?.exitCode, null);
+    assert.match(noShell.job.exit?.failure ?? "", /could not start \/nonexistent\/bash in .*ENOENT/);
     const vanishedDir = { ...request("true"), cwd: "/nonexistent/dir" };
     const noDir = await runtime.exec(vanishedDir);
-    assert.match(noDir.exit?.failure ?? "", /could not start .* in \/nonexistent\/dir: .*ENOENT/);
+    assert.match(noDir.job.exit?.failure ?? "", /could not start .* in \/nonexistent\/dir: .*ENOENT/);
     await runtime.shutdown();
   });
 
@@ -90,19 +91,23 @@ describe("ExecRuntime", () => {
     const runtime = new ExecRuntime();
     const started = await runtime.exec(request("head -n 1; sleep 0.3", 250));
     const t0 = performance.now();
-    const echoed = await runtime.interact(started.sessionId!, { input: { kind: "bytes", bytes: Buffer.from("hi\n") } }, { ms: 250 });
+    const echoed = await runtime.interact({
+      jobId: started.job.jobId,
+      input: { kind: "bytes", bytes: Buffer.from("hi\n") },
+      window: { ms: 250 },
+    });
     assert.ok(performance.now() - t0 < 2_000);
-    assert.equal(echoed.text, "hi\n");
+    assert.equal(echoed.output.text, "hi\n");
     assert.deepEqual(echoed.input, { input: "bytes" });
-    const done = await runtime.interact(started.sessionId!, {}, poll);
-    assert.equal(done.exit?.exitCode, 0);
+    const done = await runtime.interact({ jobId: started.job.jobId, window: poll });
+    assert.equal(done.job.exit?.exitCode, 0);
     await runtime.shutdown();
   });
 
   it("reports the exit of `sleep 3 & exit 0` at once", async () => {
     const runtime = new ExecRuntime();
     const report = await runtime.exec(request("sleep 3 & exit 0", 10_000));
-    assert.equal(report.exit?.exitCode, 0);
+    assert.equal(report.job.exit?.exitCode, 0);
     assert.ok(report.wallMs < 1_500, `took ${report.wallMs} ms`);
     await runtime.shutdown();
   });
@@ -125,27 +130,130 @@ describe("ExecRuntime", () => {
   });
 });
 
-describe("prepareExec", () => {
-  const base = mkdtempSync(join(tmpdir(), "piue-request-"));
-  writeFileSync(join(base, "file.txt"), "");
+describe("runtime supervision", () => {
+  const request = (cmd: string, yieldMs = 300) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);
 
-  it("resolves a relative workdir against the turn cwd", () => {
-    assert.equal(prepareExec({ cmd: "true", workdir: "." }, base, process.env).cwd, base);
+  it(
+    "shutdown also stops a job's descendant that left its process group, found by the job's marker",
+    { skip: process.platform !== "linux" && "reads /proc" },
+    async () => {
+      const runtime = new ExecRuntime();
+      const report = await runtime.exec(request(`${ESCAPE_GROUP} & sleep 0.5`, 2_000));
+      const [daemon] = pidsIn(report.output.text);
+      assert.ok(daemon && processAlive(daemon), report.output.text);
+      started.pid(daemon);
+      const shutdown = await runtime.shutdown();
+      assert.deepEqual(shutdown.escaped, [daemon]);
+      await waitFor(() => !processAlive(daemon), "the escaped descendant to be stopped");
+    },
+  );
+
+  it("lists jobs with their fields; an exited job once more, then it is gone", async () => {
+    const runtime = new ExecRuntime();
+    const long = await runtime.exec(request("echo hi; sleep 300"));
+    const short = await runtime.exec(request("sleep 0.5; echo done"));
+    await waitFor(() => runtime.jobs().some((job) => job.id === runningId(short) && job.exit), "the short job to exit");
+    const listing = runtime.list();
+    assert.deepEqual(
+      listing.map((job) => [job.jobId, statusOf(job)]),
+      [
+        [runningId(long), "running"],
+        [runningId(short), "exited"],
+      ],
+    );
+    const running = listing[0]!;
+    assert.equal(running.command, "echo hi; sleep 300");
+    assert.equal(running.outputBytesTotal, 3);
+    assert.ok(running.deadlineRemainingMs! > 1_700_000);
+    assert.equal(listing[1]!.exit?.exitCode, 0);
+    assert.deepEqual(
+      runtime.list().map((job) => job.jobId),
+      [runningId(long)],
+      "the exited job was pruned",
+    );
+    await runtime.shutdown();
   });
 
-  const refusals: [string, Parameters<typeof prepareExec>[0], RegExp][] = [
-    ["an empty command", { cmd: "  " }, /cmd is empty/],
-    ["a NUL in the command", { cmd: "echo a\0b" }, /NUL/],
-    ["a missing workdir, naming it", { cmd: "true", workdir: "nope/deeper" }, new RegExp(`workdir does not exist: ${base}/nope/deeper`)],
-    ["a workdir that is a file", { cmd: "true", workdir: "file.txt" }, /workdir is not a directory/],
-    ["an unsupported shell", { cmd: "true", shell: "fish" }, /Unsupported shell "fish"/],
-  ];
-  for (const [what, params, message] of refusals) {
-    it(`refuses ${what}`, () => {
-      assert.throws(
-        () => prepareExec(params, base, process.env),
-        (error: Error) => error instanceof ExecRequestError && message.test(error.message),
-      );
-    });
-  }
+  it("never prunes or consumes a job with an attached call", async () => {
+    const runtime = new ExecRuntime();
+    const report = await runtime.exec(request("sleep 0.3"));
+    const job = runtime.jobs()[0]!;
+    assert.ok(job.attach("write_stdin"));
+    await untilExit(job);
+    assert.equal(runtime.list()[0]?.attached, true);
+    assert.equal(runtime.list().length, 1, "still there");
+    job.detach();
+    assert.equal(runtime.list().length, 1, "listed once more");
+    assert.equal(runtime.list().length, 0);
+    assert.ok(runningId(report));
+    await runtime.shutdown();
+  });
+
+  it("refuses a second call on an attached job at once; kill_session still works and ends the wait", async () => {
+    const runtime = new ExecRuntime();
+    const sessionId = runningId(await runtime.exec(request("sleep 300")));
+    const waiting = runtime.interact({ jobId: sessionId!, window: { ms: 60_000 } });
+    const t0 = performance.now();
+    await assert.rejects(
+      runtime.interact({ jobId: sessionId!, window: { ms: 5_000 } }),
+      /Session \d+ is busy: a write_stdin call is attached/,
+    );
+    assert.ok(performance.now() - t0 < 500, "it failed at once");
+    const killed = await runtime.kill(sessionId!, "SIGTERM");
+    assert.equal(killed.job.exit?.signal, "SIGTERM");
+    const waited = await waiting;
+    assert.equal(waited.job.exit?.exitCode, 143);
+    assert.ok(performance.now() - t0 < 5_000);
+    await runtime.shutdown();
+  });
+
+  it("kill_session: an exited job not yet read is reported as already exited; a reported one is unknown", async () => {
+    const runtime = new ExecRuntime();
+    const sessionId = runningId(await runtime.exec(request("sleep 0.4; exit 4")));
+    await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit");
+    const first = await runtime.kill(sessionId!, "SIGTERM");
+    assert.equal(first.alreadyExited, true);
+    assert.equal(first.job.exit?.exitCode, 4);
+    await assert.rejects(runtime.kill(sessionId!, "SIGTERM"), /Unknown session_id/);
+    await runtime.shutdown();
+  });
+
+  it("kill_session reaches the lingering group of a reported job", async () => {
+    const runtime = new ExecRuntime();
+    const report = await runtime.exec(request("sleep 300 & echo $!; exit 0", 2_000));
+    assert.equal(report.job.exit?.exitCode, 0);
+    const [sleeper] = pidsIn(report.output.text);
+    const listed = runtime.list();
+    assert.deepEqual(
+      listed.map((job) => [job.jobId, job.cleanup]),
+      [[report.job.jobId, "unconfirmed"]],
+    );
+    const killed = await runtime.kill(report.job.jobId, "SIGTERM");
+    assert.equal(killed.termination.cleanup, "confirmed");
+    await waitFor(() => !processAlive(sleeper!), "the sleeper to end");
+    assert.deepEqual(runtime.list(), []);
+    await runtime.shutdown();
+  });
+
+  it("at capacity: completed records make room; all-live refuses before spawning; the first job still answers", async () => {
+    const runtime = new ExecRuntime(undefined, 3);
+    const jobs = [];
+    for (let i = 0; i < 3; i++) jobs.push(await runtime.exec(request("sleep 300", 250)));
+    await assert.rejects(runtime.exec(request("echo never > /dev/null")), /All 3 job slots hold running jobs/);
+    const answer = await runtime.interact({ jobId: jobs[0]!.job.jobId, window: { ms: 250 } });
+    assert.equal(runningId(answer), runningId(jobs[0]!));
+    await runtime.kill(jobs[1]!.job.jobId, "SIGKILL");
+    const next = await runtime.exec(request("sleep 300", 250));
+    assert.ok(runningId(next));
+    await runtime.shutdown();
+  });
+
+  it("warns from 60 slots in use", async () => {
+    const runtime = new ExecRuntime(undefined, 64);
+    const first = await Promise.all(Array.from({ length: 59 }, () => runtime.exec(request("sleep 300", 250))));
+    assert.ok(first.every((report) => report.slots === undefined));
+    const sixtieth = await runtime.exec(request("sleep 300", 250));
+    assert.deepEqual(sixtieth.slots, { used: 60, capacity: 64 });
+    await runtime.shutdown();
+  });
 });

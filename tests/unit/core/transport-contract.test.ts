@@ -6,29 +6,19 @@
  */
 import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { jobEnvironment } from "../../../src/core/environment.ts";
-import { signalGroup } from "../../../src/core/process-group.ts";
 import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { PipeTransport } from "../../../src/core/transport/pipe.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { LeaderExit, Transport } from "../../../src/core/transport/types.ts";
+import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 const bash = resolveShell("bash", currentShellHost()).path;
-const leftovers: number[] = [];
-
-after(() => {
-  for (const pgid of leftovers) {
-    try {
-      signalGroup(pgid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
-});
+const leftovers = new StartedJobs();
 
 /** A transport and everything it reported, in order. */
 interface Recorded {
@@ -73,7 +63,7 @@ function start(kind: Kind, command: string, onData?: (chunk: Buffer) => void): R
   const spec = { file: bash, args: ["-c", command], cwd: process.cwd(), env: jobEnvironment(process.env, { tty: kind === "pty" }) };
   const transport =
     kind === "pipe" ? new PipeTransport(spec, handlers) : spawnPty({ ...spec, cols: 120, rows: 30 }, handlers, loadPtyModule());
-  if (transport.pid) leftovers.push(transport.pid);
+  if (transport.pid) leftovers.group(transport.pid);
   return { transport, events, output: () => Buffer.concat(chunks).toString().replaceAll("\r\n", "\n"), exit: () => exit, closed, exited };
 }
 
@@ -133,7 +123,7 @@ for (const kind of ["pipe", "pty"] as const) {
       await job.exited;
       await waitFor(() => pidsIn(job.output()).length === 1, "the daemon's pid");
       const [daemon] = pidsIn(job.output());
-      leftovers.push(daemon!);
+      leftovers.group(daemon!);
       const early = await Promise.race([job.closed.then(() => "closed"), new Promise((resolve) => setTimeout(resolve, 300, "open"))]);
       assert.equal(early, "open", "the daemon keeps the streams open");
       job.transport.close();

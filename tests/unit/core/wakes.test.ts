@@ -25,14 +25,14 @@ class ManualClock implements Clock {
   }
 }
 
-const exit = (sessionId: number, over: Partial<WakeJob> = {}): WakeJob => ({
-  sessionId,
-  command: `job ${sessionId}`,
+const exit = (jobId: number, over: Partial<WakeJob> = {}): WakeJob => ({
+  jobId,
+  command: `job ${jobId}`,
   cwd: "/w",
   exitCode: 0,
   signal: null,
   elapsedMs: 1000,
-  logPath: `/l/${sessionId}`,
+  logPath: `/l/${jobId}`,
   ...over,
 });
 
@@ -45,7 +45,7 @@ describe("CompletionCoordinator", () => {
     sent = [];
     coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock);
   });
-  const woken = () => sent.flatMap((batch) => batch.jobs.map((job) => job.sessionId));
+  const woken = () => sent.flatMap((batch) => batch.jobs.map((job) => job.jobId));
 
   it("wakes once for an armed job that exits unobserved, after the debounce", () => {
     coordinator.arm(1);

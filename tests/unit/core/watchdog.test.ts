@@ -17,15 +17,18 @@ import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { Watchdog } from "../../../src/core/watchdog.ts";
 import { parseRegistry, REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
-import { startCpuBurners } from "../../helpers/cpu-burners.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { StartedJobs } from "../../helpers/jobs.ts";
+import { startBurners } from "../../helpers/load.ts";
 import { groupMembers, groupOf, otherStartThan, sessionOf, startTimeOf } from "../../helpers/process-identity.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+import { runningId } from "../../helpers/reports.ts";
 
 const SCRIPT = join(REPO_ROOT, "src", "core", "watchdog.sh");
 const parents: string[] = [];
-const strays: number[] = [];
+/** Detached processes the tests start (each leads its own group), killed after the file's tests. */
+const strays = new StartedJobs();
 
 function logParent(): string {
   const parent = mkdtempSync(join(tmpdir(), "piue-watchdog-"));
@@ -54,7 +57,7 @@ const textOf = (path: string) => {
 function detached(command: string): ChildProcess {
   const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: "ignore" });
   child.unref();
-  strays.push(child.pid!);
+  strays.group(child.pid!);
   return child;
 }
 
@@ -72,13 +75,6 @@ const exec = (runtime: ExecRuntime, cmd: string, extra: { tty?: boolean } = {}) 
   runtime.exec(prepareExec({ cmd, yield_time_ms: 400, ...extra }, process.cwd(), process.env));
 
 after(() => {
-  for (const pid of strays) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
   for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
@@ -95,7 +91,7 @@ async function startHost(
     const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));
     for (const job of ${JSON.stringify(jobs)}) {
       const report = await runtime.exec(prepareExec({ ...job, yield_time_ms: 400 }, process.cwd(), process.env));
-      console.log(report.text.replace(/\\r/g, "").trim());
+      console.log(report.output.text.replace(/\\r/g, "").trim());
     }
     console.log("watchdog " + runtime.orphans.watchdog.pid);
     setInterval(() => {}, 1_000);
@@ -141,10 +137,10 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     const list = "for fd in /proc/self/fd/*; do readlink $fd; done";
     for (const tty of [false, true]) {
       const report = await exec(runtime, list, { tty });
-      assert.ok(report.exit, report.text);
-      const held = report.text.replace(/\r/g, "").split("\n");
-      assert.ok(held.length > 2, report.text);
-      assert.ok(!held.includes(hostEnd), `a ${tty ? "PTY" : "pipe"} job holds ${hostEnd}: ${report.text}`);
+      assert.ok(report.job.exit, report.output.text);
+      const held = report.output.text.replace(/\r/g, "").split("\n");
+      assert.ok(held.length > 2, report.output.text);
+      assert.ok(!held.includes(hostEnd), `a ${tty ? "PTY" : "pipe"} job holds ${hostEnd}: ${report.output.text}`);
     }
     await runtime.shutdown();
   });
@@ -158,7 +154,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
       const pipe = await exec(runtime, "echo $$; sleep 30");
       const pty = await exec(runtime, "echo $$; sleep 30", { tty: true });
       const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
-      const [pipePid, ptyPid, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.text.replace(/\r/g, ""))[0]!);
+      const [pipePid, ptyPid, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.output.text.replace(/\r/g, ""))[0]!);
       const registry = () => registryIn(parent)!;
       await waitFor(() => registry()?.groups.length === 3, "three registrations");
       assert.deepEqual(registry().host, { pid: process.pid, start: startTime(process.pid) });
@@ -167,12 +163,12 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
       assert.equal(byPgid.get(pipePid)?.leaderStart, startTime(pipePid));
       assert.equal(byPgid.get(ptyPid)?.leaderStart, startTime(ptyPid));
       assert.equal(byPgid.get(pipePid)?.command, "echo $$; sleep 30");
-      assert.ok(lingering.exit, "the lingering job's leader exited within its window");
+      assert.ok(lingering.job.exit, "the lingering job's leader exited within its window");
       await waitFor(
         () => new RegExp(`^x ${lingerPid} ${STAMP}$`, "m").test(textOf(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE))),
         "the leader exit in the journal",
       );
-      await runtime.kill(pipe.sessionId!, "SIGKILL");
+      await runtime.kill(pipe.job.jobId, "SIGKILL");
       runtime.list(); // prunes: the killed job's group is proven empty
       await waitFor(() => !registry().groups.some((group) => group.pgid === pipePid), "the empty group to be forgotten");
       assert.match(readFileSync(join(parent, readdirSync(parent)[0]!, REGISTRY_FILE), "utf8"), new RegExp(`^- ${pipePid} ${STAMP}$`, "m"));
@@ -211,7 +207,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     const runtime = runtimeIn(parent);
     const job = await exec(runtime, "sleep 30");
     const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
-    const lingerPid = pidsIn(lingering.text)[0]!;
+    const lingerPid = pidsIn(lingering.output.text)[0]!;
     const exitLine = new RegExp(`^x ${lingerPid} ${STAMP}$`, "m");
     const registryFile = () => join(parent, readdirSync(parent)[0]!, REGISTRY_FILE);
     await waitFor(() => exitLine.test(textOf(registryFile())), "the leader exit in the journal");
@@ -222,7 +218,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     process.kill(first, "SIGKILL");
     await waitFor(() => runtime.orphans.watchdog.pid !== undefined && runtime.orphans.watchdog.pid !== first, "a new watchdog");
     await waitFor(() => registryIn(parent)?.watchdog?.pid === runtime.orphans.watchdog.pid, "the new watchdog's registry");
-    const pgid = runtime.jobs().find((candidate) => candidate.id === job.sessionId)!.pgid;
+    const pgid = runtime.jobs().find((candidate) => candidate.id === runningId(job))!.pid;
     await waitFor(() => registryIn(parent)!.groups.some((group) => group.pgid === pgid), "the replayed registration");
     await waitFor(() => exitLine.test(textOf(registryFile())), "the replayed leader exit");
     // Appended, not rewritten: had the host died before its replay, the first journal would still name the jobs.
@@ -246,7 +242,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
       stdio: ["pipe", "ignore", "ignore"],
       detached: true,
     });
-    strays.push(watchdog.pid!);
+    strays.group(watchdog.pid!);
     watchdog.stdin!.write(`+ ${ours.pid} ${startTime(ours.pid!)} ours\n`);
     watchdog.stdin!.write(`+ ${stranger.pid} ${otherStartThan(startTime(stranger.pid!))} not ours\n`);
     // Registered after its leader exited ("-"): the group was whole when registered, so it is ours.
@@ -269,7 +265,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
       // nohup keeps the terminal's hangup from ending it, so only the watchdog's session scan can.
       const sessionJob =
         process.platform === "linux" ? [{ cmd: "set -m; nohup sleep 300 >/dev/null 2>&1 & echo $!; wait", tty: true }] : [];
-      const stopBurners = startCpuBurners(2);
+      const stopBurners = startBurners(2);
       try {
         for (let run = 0; run < 8; run++) {
           const parent = logParent();
@@ -284,7 +280,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
           assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
           const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
           assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
-          strays.push(...pids);
+          for (const pid of pids) strays.group(pid);
           host.kill("SIGKILL");
           const killedAt = performance.now();
           await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
-import type { ExecRuntime, LiveJob } from "../../../src/core/runtime.ts";
+import type { JobSnapshot } from "../../../src/core/job-snapshot.ts";
+import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { JobsUi, jobLabel } from "../../../src/pi/jobs-ui.ts";
+import { snapshot } from "../../helpers/reports.ts";
 
 /** A runtime stand-in: the jobs it reports, and the change listener the UI registers. */
-function fakeRuntime(jobs: LiveJob[]) {
+function fakeRuntime(jobs: JobSnapshot[]) {
   let listener: (() => void) | undefined;
   const runtime = {
     liveJobs: () => jobs,
@@ -30,14 +32,14 @@ function fakeUi() {
 
 describe("jobs UI", () => {
   it("shows the running count, sends it only when it changes, and clears it", () => {
-    const { runtime, change, jobs } = fakeRuntime([{ sessionId: 1, command: "npm run dev", wakeArmed: false }]);
+    const { runtime, change, jobs } = fakeRuntime([snapshot({ jobId: 1, command: "npm run dev", wakeArmed: false })]);
     const { ui, calls } = fakeUi();
     const view = new JobsUi();
     view.bind(ui);
     view.watch(runtime);
     change();
     change();
-    jobs.push({ sessionId: 2, command: "make", wakeArmed: true });
+    jobs.push(snapshot({ jobId: 2, command: "make", wakeArmed: true }));
     change();
     jobs.length = 0;
     change();
@@ -50,7 +52,7 @@ describe("jobs UI", () => {
   });
 
   it("after tree navigation lists live jobs above the editor until none is left", () => {
-    const { runtime, change, jobs } = fakeRuntime([{ sessionId: 3, command: "sleep 300", wakeArmed: true }]);
+    const { runtime, change, jobs } = fakeRuntime([snapshot({ jobId: 3, command: "sleep 300", wakeArmed: true })]);
     const { ui, calls } = fakeUi();
     const view = new JobsUi();
     view.bind(ui);
@@ -67,9 +69,9 @@ describe("jobs UI", () => {
 
   it("names jobs inert in the widget and the picker: escapes, bidi and line breaks shown, not drawn", () => {
     const command = "echo \u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\n[SYSTEM] \u202Eevil";
-    const label = jobLabel({ sessionId: 5, command, wakeArmed: false });
+    const label = jobLabel(snapshot({ jobId: 5, command, wakeArmed: false }));
     assert.equal(label, "5 · echo \\e]52;c;cHduZWQ=\\x07\\e]0;pwned\\x07\\n[SYSTEM] <U+202E>evil");
-    const { runtime } = fakeRuntime([{ sessionId: 5, command, wakeArmed: false }]);
+    const { runtime } = fakeRuntime([snapshot({ jobId: 5, command, wakeArmed: false })]);
     const { ui, calls } = fakeUi();
     const view = new JobsUi();
     view.bind(ui);
@@ -80,7 +82,7 @@ describe("jobs UI", () => {
   });
 
   it("never touches the UI after unbind (the old context throws after a reload)", () => {
-    const { runtime, change } = fakeRuntime([{ sessionId: 1, command: "x", wakeArmed: false }]);
+    const { runtime, change } = fakeRuntime([snapshot({ jobId: 1, command: "x", wakeArmed: false })]);
     const { ui, calls } = fakeUi();
     const view = new JobsUi();
     view.bind(ui);

@@ -40,10 +40,12 @@ const ESCAPES = /[\u001b\u009b\u009d\u0007]/;
 /** What must never reach the terminal in a drawn line: controls (TAB aside), separators, bidi and zero-width characters. */
 const LIVE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060\ufeff]/;
 
+/** A job result as the tools write it: the header, `---`, the output, and where the output sits (`output_at`). */
 function jobResultText(output: string, header = "[exited]\nexit_code: 0") {
+  const before = `${header}\n---\n`;
   return {
-    content: [{ type: "text", text: `${header}\n---\n${output}` }],
-    details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log" },
+    content: [{ type: "text", text: `${before}${output}` }],
+    details: { status: "exited", exit_code: 0, log_path: "/tmp/l/job-1.log", output_at: [before.length, before.length + output.length] },
   };
 }
 
@@ -199,9 +201,9 @@ describe("renderers", () => {
       timestamp: 0,
       details: {
         jobs: [
-          { sessionId: 3, command: "npm test", cwd: "/w", exitCode: 0, signal: null, elapsedMs: 1_200, logPath: "/l/3.log" },
+          { jobId: 3, command: "npm test", cwd: "/w", exitCode: 0, signal: null, elapsedMs: 1_200, logPath: "/l/3.log" },
           {
-            sessionId: hostile,
+            jobId: hostile,
             command: hostile,
             cwd: hostile,
             exitCode: hostile,

@@ -7,6 +7,7 @@ import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
 import { SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
 import { waitFor } from "../../helpers/processes.ts";
+import { runningId } from "../../helpers/reports.ts";
 
 const freshState = (): HostState => ({ runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() });
 const request = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
@@ -28,7 +29,7 @@ describe("session runtimes", () => {
     const beforeWakes: WakeBatch[] = [];
     before.bind(manager, (batch) => beforeWakes.push(batch));
     const runtime = before.runtimeFor(manager);
-    const { sessionId } = await runtime.exec(request("sleep 0.3"), { onExit: "wake" });
+    const sessionId = runningId(await runtime.exec(request("sleep 0.3"), { onExit: "wake" }));
     before.park(manager);
     assert.equal(before.existing(manager), undefined, "parked: not handed out");
     await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit while parked");
@@ -39,7 +40,7 @@ describe("session runtimes", () => {
     const afterWakes: WakeBatch[] = [];
     after.bind(manager, (batch) => afterWakes.push(batch));
     assert.deepEqual(
-      afterWakes.flatMap((batch) => batch.jobs.map((job) => job.sessionId)),
+      afterWakes.flatMap((batch) => batch.jobs.map((job) => job.jobId)),
       [sessionId],
       "delivered once after adoption",
     );
@@ -109,7 +110,7 @@ describe("session runtimes", () => {
     const second = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
     const otherSession = {};
     const other = await runtimes.runtimeFor(otherSession).exec(request("sleep 300"));
-    assert.deepEqual([first.sessionId, second.sessionId, other.sessionId], [1, 2, 3]);
+    assert.deepEqual([runningId(first), runningId(second), runningId(other)], [1, 2, 3]);
     await runtimes.end(manager, { reason: "quit" });
     await runtimes.end(otherSession, { reason: "quit" });
   });
@@ -123,10 +124,10 @@ describe("session runtimes", () => {
     await runtimes.end(manager, { reason: "fork" });
     runtimes.forked(manager);
     const runtime = runtimes.runtimeFor(manager);
-    const told = await runtime.interact(started.sessionId!, {}, { ms: 5_000 });
-    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
-    assert.equal(told.text, "unread\n");
-    await assert.rejects(runtime.interact(started.sessionId!, {}, { ms: 5_000 }), /Unknown session_id/);
+    const told = await runtime.interact({ jobId: started.job.jobId, window: { ms: 5_000 } });
+    assert.deepEqual(told.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
+    assert.equal(told.output.text, "unread\n");
+    await assert.rejects(runtime.interact({ jobId: started.job.jobId, window: { ms: 5_000 } }), /Unknown session_id/);
     await runtimes.end(manager, { reason: "quit" });
   });
 
@@ -141,14 +142,19 @@ describe("session runtimes", () => {
       ["resume", "/s/forked.jsonl", false],
     ] as const) {
       const old = session("/s/old.jsonl");
-      const { sessionId } = await runtimes.runtimeFor(old).exec(request("sleep 300"));
+      const sessionId = runningId(await runtimes.runtimeFor(old).exec(request("sleep 300")));
       await runtimes.end(old, { reason, targetSessionFile: target });
       const next = session("/s/forked.jsonl");
       if (reason === "fork") runtimes.forked(next);
       const runtime = runtimes.runtimeFor(next);
       if (expected)
-        assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary", `${reason} → ${target}`);
-      else await assert.rejects(runtime.interact(sessionId!, {}, { ms: 5_000 }), /Unknown session_id/, `${reason} → ${target}`);
+        assert.equal(
+          (await runtime.interact({ jobId: sessionId!, window: { ms: 5_000 } })).job.exit?.stoppedBy,
+          "boundary",
+          `${reason} → ${target}`,
+        );
+      else
+        await assert.rejects(runtime.interact({ jobId: sessionId!, window: { ms: 5_000 } }), /Unknown session_id/, `${reason} → ${target}`);
       await runtimes.end(next, { reason: "quit" });
     }
   });
@@ -157,11 +163,11 @@ describe("session runtimes", () => {
     const state = freshState();
     const manager = {};
     const runtimes = new SessionRuntimes(state, 200);
-    const { sessionId } = await runtimes.runtimeFor(manager).exec(request("sleep 300"));
+    const sessionId = runningId(await runtimes.runtimeFor(manager).exec(request("sleep 300")));
     runtimes.park(manager);
     await waitFor(() => state.handovers.has(manager), "the handover after the adoption deadline", 10_000);
     const runtime = new SessionRuntimes(state).runtimeFor(manager);
-    assert.equal((await runtime.interact(sessionId!, {}, { ms: 5_000 })).exit?.stoppedBy, "boundary");
+    assert.equal((await runtime.interact({ jobId: sessionId!, window: { ms: 5_000 } })).job.exit?.stoppedBy, "boundary");
     await runtime.shutdown();
   });
 });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { call, say, steps, viewOf } from "../../helpers/scripted-model.ts";
+import { call, say, steps, viewOf } from "../../../examples/lib/model-script.ts";
 
-// The harness is code too: its transcript view decides what every e2e script sees.
+// The step language is code too: its transcript view decides what every e2e script, example and demo scene sees.
 describe("scripted model view", () => {
   const messages = [
     { role: "user", content: [{ type: "text", text: "old prompt" }] },

@@ -6,37 +6,38 @@
  * `cleanup: unconfirmed`, and polls of a job whose wake is armed say so. Real child processes.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
 import { UnknownJobError } from "../../../src/core/errors.ts";
 import type { Job } from "../../../src/core/job.ts";
 import { prepareExec } from "../../../src/core/request.ts";
-import { ExecRuntime } from "../../../src/core/runtime.ts";
-import type { WakeBatch } from "../../../src/core/wakes.ts";
-import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { StartedJobs, statusOf } from "../../helpers/jobs.ts";
+import { startBurners } from "../../helpers/load.ts";
+import { pidsIn, waitFor } from "../../helpers/processes.ts";
+import { runningId } from "../../helpers/reports.ts";
+import { runtimeWithWakes as recordingWakes } from "../../helpers/runtime.ts";
 
 const request = (cmd: string, yieldMs = 300, timeoutS?: number) =>
   prepareExec({ cmd, yield_time_ms: yieldMs, ...(timeoutS ? { timeout_s: timeoutS } : {}) }, process.cwd(), process.env);
 const poll = { ms: 5_000 };
 const runtimes: ExecRuntime[] = [];
-const leftovers: number[] = [];
+const leftovers = new StartedJobs();
 
+/** A runtime recording its wakes, shut down after the file's tests. */
 function runtimeWithWakes(ids?: () => number) {
-  const runtime = new ExecRuntime(undefined, undefined, ids);
-  runtimes.push(runtime);
-  const batches: WakeBatch[] = [];
-  runtime.completion.setSender((batch) => batches.push(batch));
-  return { runtime, batches };
+  const made = recordingWakes(ids);
+  runtimes.push(made.runtime);
+  return made;
 }
 
 /** A job that printed `start` into its first result and `unread` after it, then waits to be stopped. */
 async function startedWithUnreadOutput(runtime: ExecRuntime, onExit: "none" | "wake" = "none") {
   const report = await runtime.exec(request("echo start; sleep 0.4; echo unread; exec sleep 300"), { onExit });
-  assert.equal(report.text, "start\n");
-  const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+  assert.equal(report.output.text, "start\n");
+  const job = runtime.jobs().find((candidate) => candidate.id === runningId(report))!;
   await waitFor(() => job.outputBytesTotal >= "start\nunread\n".length, "the unread output");
-  return { sessionId: report.sessionId!, job };
+  return { sessionId: report.job.jobId, job };
 }
 
 /** Waits out the wake debounce several times over: a wake that was going to come has come by then. */
@@ -44,7 +45,6 @@ const debounceOver = () => new Promise((resolve) => setTimeout(resolve, WAKE_DEB
 
 after(async () => {
   for (const runtime of runtimes) await runtime.shutdown();
-  for (const pid of leftovers) if (processAlive(pid)) process.kill(pid, "SIGKILL");
 });
 
 describe("a job the user stopped", () => {
@@ -52,25 +52,25 @@ describe("a job the user stopped", () => {
     const { runtime } = runtimeWithWakes();
     const { sessionId, job } = await startedWithUnreadOutput(runtime);
     const stop = await runtime.kill(sessionId, "SIGTERM", undefined, "user");
-    assert.equal(stop.exit?.stoppedBy, "user");
-    assert.equal(stop.text, "", "the picker reads nothing the model has not seen");
+    assert.equal(stop.job.exit?.stoppedBy, "user");
+    assert.equal(stop.output.text, "", "the picker reads nothing the model has not seen");
     assert.ok(runtime.jobs().includes(job), "still registered for the model");
     assert.deepEqual(runtime.liveJobs(), [], "no longer live for the UI");
-    const told = await runtime.interact(sessionId, {}, poll);
-    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "user" });
-    assert.equal(told.text, "unread\n");
+    const told = await runtime.interact({ jobId: sessionId, window: poll });
+    assert.deepEqual(told.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "user" });
+    assert.equal(told.output.text, "unread\n");
     assert.ok(told.wallMs < 1_000, "answered at once");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
+    await assert.rejects(runtime.interact({ jobId: sessionId, window: poll }), UnknownJobError);
   });
 
   it("a write to it is not sent and says so, in the same single answer", async () => {
     const { runtime } = runtimeWithWakes();
     const { sessionId } = await startedWithUnreadOutput(runtime);
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
-    const told = await runtime.interact(sessionId, { input: { kind: "bytes", bytes: Buffer.from("hello\n") } }, { ms: 250 });
-    assert.equal(told.exit?.stoppedBy, "user");
+    const told = await runtime.interact({ jobId: sessionId, input: { kind: "bytes", bytes: Buffer.from("hello\n") }, window: { ms: 250 } });
+    assert.equal(told.job.exit?.stoppedBy, "user");
     assert.match(told.input?.failure ?? "", /stdin write failed: the job has already exited/);
-    assert.equal(told.text, "unread\n");
+    assert.equal(told.output.text, "unread\n");
   });
 
   it("wakes no one, even with a wake armed", async () => {
@@ -79,9 +79,9 @@ describe("a job the user stopped", () => {
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
     await debounceOver();
     assert.deepEqual(batches, []);
-    const told = await runtime.interact(sessionId, {}, poll, { callId: "c1" });
-    assert.equal(told.exit?.stoppedBy, "user");
-    assert.equal(told.wakeConsumed, undefined, "there was no wake left to consume");
+    const told = await runtime.interact({ jobId: sessionId, window: poll }, { callId: "c1" });
+    assert.equal(told.job.exit?.stoppedBy, "user");
+    assert.notEqual(told.wake, "consumed", "there was no wake left to consume");
   });
 
   it("the model's kill_session on it reports the exit already there, killed_by user, with the unread output", async () => {
@@ -90,9 +90,9 @@ describe("a job the user stopped", () => {
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
     const killed = await runtime.kill(sessionId, "SIGTERM", "c2");
     assert.equal(killed.alreadyExited, true);
-    assert.equal(killed.exit?.stoppedBy, "user");
-    assert.equal(killed.text, "unread\n");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
+    assert.equal(killed.job.exit?.stoppedBy, "user");
+    assert.equal(killed.output.text, "unread\n");
+    await assert.rejects(runtime.interact({ jobId: sessionId, window: poll }), UnknownJobError);
   });
 
   it("a listing shows it once with who stopped it, then it is gone", async () => {
@@ -101,23 +101,23 @@ describe("a job the user stopped", () => {
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
     const listed = runtime.list("c3");
     assert.deepEqual(
-      listed.map((job) => [job.sessionId, job.status, job.exit?.stoppedBy]),
+      listed.map((job) => [job.jobId, statusOf(job), job.exit?.stoppedBy]),
       [[sessionId, "exited", "user"]],
     );
     assert.deepEqual(runtime.list(), []);
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
+    await assert.rejects(runtime.interact({ jobId: sessionId, window: poll }), UnknownJobError);
   });
 
   it("a model call attached while the user stops the job returns that exit, killed_by user", async () => {
     const { runtime } = runtimeWithWakes();
     const { sessionId } = await startedWithUnreadOutput(runtime);
-    const waiting = runtime.interact(sessionId, {}, { ms: 20_000 });
+    const waiting = runtime.interact({ jobId: sessionId, window: { ms: 20_000 } });
     await waitFor(() => runtime.jobs()[0]?.attached !== undefined, "the poll to attach");
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
     const told = await waiting;
-    assert.equal(told.exit?.stoppedBy, "user");
-    assert.equal(told.text, "unread\n");
-    await assert.rejects(runtime.interact(sessionId, {}, poll), UnknownJobError);
+    assert.equal(told.job.exit?.stoppedBy, "user");
+    assert.equal(told.output.text, "unread\n");
+    await assert.rejects(runtime.interact({ jobId: sessionId, window: poll }), UnknownJobError);
   });
 });
 
@@ -127,10 +127,10 @@ describe("a job its deadline stopped while nobody was attached", () => {
     const report = await runtime.exec(request("echo start; sleep 0.3; echo late; exec sleep 300", 250, 1), { onExit: "wake" });
     await waitFor(() => batches.length > 0, "the deadline's wake", 10_000);
     assert.match(batches[0]!.jobs[0]!.reason ?? "", /timeout_s deadline/, "a deadline stop still wakes, with the reason");
-    const told = await runtime.interact(report.sessionId!, {}, poll);
-    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
-    assert.equal(told.text, "late\n");
-    await assert.rejects(runtime.interact(report.sessionId!, {}, poll), UnknownJobError);
+    const told = await runtime.interact({ jobId: report.job.jobId, window: poll });
+    assert.deepEqual(told.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
+    assert.equal(told.output.text, "late\n");
+    await assert.rejects(runtime.interact({ jobId: report.job.jobId, window: poll }), UnknownJobError);
   });
 });
 
@@ -141,21 +141,21 @@ describe("a job a session boundary stopped", () => {
     const { runtime: before } = runtimeWithWakes(ids);
     const { sessionId: stopped } = await startedWithUnreadOutput(before, "wake");
     const finished = await before.exec(request("sleep 0.3; echo finished-before; exit 5", 250));
-    await waitFor(() => before.jobs().some((job) => job.id === finished.sessionId && job.exit), "the natural exit");
+    await waitFor(() => before.jobs().some((job) => job.id === runningId(finished) && job.exit), "the natural exit");
     await before.shutdown();
     const handed = await before.handover();
-    assert.deepEqual(handed.map((job) => job.id).sort(), [stopped, finished.sessionId].sort());
+    assert.deepEqual(handed.map((job) => job.id).sort(), [stopped, runningId(finished)].sort());
     const { runtime: afterwards, batches } = runtimeWithWakes(ids);
     afterwards.inherit(handed);
     const fresh = await afterwards.exec(request("sleep 300", 250));
-    assert.ok(fresh.sessionId! > finished.sessionId!, `a new id (${fresh.sessionId}), never an old one`);
-    const told = await afterwards.interact(stopped, {}, poll);
-    assert.deepEqual(told.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
-    assert.equal(told.text, "unread\n");
-    await assert.rejects(afterwards.interact(stopped, {}, poll), UnknownJobError);
-    const natural = await afterwards.interact(finished.sessionId!, {}, poll);
-    assert.deepEqual(natural.exit, { exitCode: 5, signal: null }, "a job that ended by itself before the boundary keeps its own exit");
-    assert.equal(natural.text, "finished-before\n");
+    assert.ok(fresh.job.jobId > finished.job.jobId, `a new id (${runningId(fresh)}), never an old one`);
+    const told = await afterwards.interact({ jobId: stopped, window: poll });
+    assert.deepEqual(told.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "boundary" });
+    assert.equal(told.output.text, "unread\n");
+    await assert.rejects(afterwards.interact({ jobId: stopped, window: poll }), UnknownJobError);
+    const natural = await afterwards.interact({ jobId: finished.job.jobId, window: poll });
+    assert.deepEqual(natural.job.exit, { exitCode: 5, signal: null }, "a job that ended by itself before the boundary keeps its own exit");
+    assert.equal(natural.output.text, "finished-before\n");
     await debounceOver();
     assert.deepEqual(batches, [], "no wake crosses a boundary");
   });
@@ -165,22 +165,22 @@ describe("listings and polls say what is true", () => {
   it("the first listing of an exited job whose group lives on already says cleanup: unconfirmed", async () => {
     const { runtime } = runtimeWithWakes();
     const report = await runtime.exec(request("sleep 0.4; sleep 30 & echo $!; exit 0", 250));
-    const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId) as Job;
+    const job = runtime.jobs().find((candidate) => candidate.id === runningId(report)) as Job;
     await waitFor(() => job.exit !== undefined, "the leader's exit");
     const first = runtime.list();
     assert.deepEqual(
-      first.map((entry) => [entry.sessionId, entry.status, entry.cleanup, entry.alreadyReported]),
-      [[report.sessionId, "exited", "unconfirmed", undefined]],
+      first.map((entry) => [entry.jobId, statusOf(entry), entry.cleanup, entry.alreadyReported]),
+      [[runningId(report), "exited", "unconfirmed", undefined]],
     );
     const second = runtime.list();
     assert.deepEqual(
-      second.map((entry) => [entry.sessionId, entry.cleanup, entry.alreadyReported]),
-      [[report.sessionId, "unconfirmed", true]],
+      second.map((entry) => [entry.jobId, entry.cleanup, entry.alreadyReported]),
+      [[runningId(report), "unconfirmed", true]],
     );
     const [sleeper] = pidsIn(job.takeOutput().text);
-    if (sleeper) leftovers.push(sleeper);
-    const killed = await runtime.kill(report.sessionId!, "SIGTERM");
-    assert.equal(killed.cleanup, "confirmed");
+    if (sleeper) leftovers.pid(sleeper);
+    const killed = await runtime.kill(report.job.jobId, "SIGTERM");
+    assert.equal(killed.termination.cleanup, "confirmed");
   });
 
   it("an exited job whose group is empty lists no cleanup", async () => {
@@ -188,47 +188,37 @@ describe("listings and polls say what is true", () => {
     const report = await runtime.exec(request("sleep 0.4; exit 0", 250));
     await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit");
     assert.deepEqual(
-      runtime.list().map((entry) => [entry.sessionId, entry.cleanup]),
-      [[report.sessionId, undefined]],
+      runtime.list().map((entry) => [entry.jobId, entry.cleanup]),
+      [[runningId(report), undefined]],
     );
   });
 
   it("a poll or a write on a job whose wake is armed says so; after disarming, or with the exit, it does not", async () => {
     const { runtime } = runtimeWithWakes();
-    const { sessionId } = await runtime.exec(request("read line; echo got $line; sleep 1"), { onExit: "wake" });
-    const polled = await runtime.interact(sessionId!, {}, { ms: 250 }, { callId: "p1" });
-    assert.equal(polled.wakeArmed, true);
+    const sessionId = runningId(await runtime.exec(request("read line; echo got $line; sleep 1"), { onExit: "wake" }));
+    const polled = await runtime.interact({ jobId: sessionId!, window: { ms: 250 } }, { callId: "p1" });
+    assert.equal(polled.wake, "armed");
     const cancelled = new AbortController();
     cancelled.abort();
-    const aborted = await runtime.interact(sessionId!, {}, { ms: 250 }, { callId: "p2", signal: cancelled.signal });
+    const aborted = await runtime.interact({ jobId: sessionId!, window: { ms: 250 } }, { callId: "p2", signal: cancelled.signal });
     assert.equal(aborted.cancelled, true);
-    assert.equal(aborted.wakeArmed, true, "a cancelled poll leaves the wake armed, and says so");
+    assert.equal(aborted.wake, "armed", "a cancelled poll leaves the wake armed, and says so");
     const wrote = await runtime.interact(
-      sessionId!,
-      { input: { kind: "bytes", bytes: Buffer.from("x\n") } },
-      { ms: 250 },
+      { jobId: sessionId!, input: { kind: "bytes", bytes: Buffer.from("x\n") }, window: { ms: 250 } },
       { callId: "p3" },
     );
-    assert.equal(wrote.wakeArmed, true);
-    const done = await runtime.interact(sessionId!, {}, poll, { callId: "p4" });
-    assert.equal(done.exit?.exitCode, 0);
-    assert.equal(done.wakeArmed, undefined, "the result that carries the exit consumes the wake");
-    assert.equal(done.wakeConsumed, true);
+    assert.equal(wrote.wake, "armed");
+    const done = await runtime.interact({ jobId: sessionId!, window: poll }, { callId: "p4" });
+    assert.equal(done.job.exit?.exitCode, 0);
+    assert.notEqual(done.wake, "armed", "the result that carries the exit consumes the wake");
+    assert.equal(done.wake, "consumed");
 
     const other = await runtime.exec(request("sleep 300"), { onExit: "wake" });
-    runtime.setOnExit(other.sessionId!, "none");
-    const disarmed = await runtime.interact(other.sessionId!, {}, { ms: 250 }, { callId: "p5" });
-    assert.equal(disarmed.wakeArmed, undefined);
+    runtime.setOnExit(other.job.jobId, "none");
+    const disarmed = await runtime.interact({ jobId: other.job.jobId, window: { ms: 250 } }, { callId: "p5" });
+    assert.notEqual(disarmed.wake, "armed");
   });
 });
-
-/** CPU burners beside the test (`yes` into nothing), one per core here; stopped by the returned function. */
-function startBurners(count = 2): () => void {
-  const burners: ChildProcess[] = Array.from({ length: count }, () => spawn("yes", { stdio: "ignore" }));
-  return () => {
-    for (const burner of burners) burner.kill("SIGKILL");
-  };
-}
 
 describe("under load (CPU burners beside), many times over", () => {
   const RUNS = 15;
@@ -241,17 +231,17 @@ describe("under load (CPU burners beside), many times over", () => {
       for (let run = 0; run < RUNS; run++) {
         // The numbers come only after the first result, when the test (not a model call) says go.
         const report = await runtime.exec(request("echo start; read go; seq 1 2000; exec sleep 300", 250), { onExit: "wake" });
-        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
-        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
-        await job.send({ kind: "bytes", bytes: Buffer.from("go\n") });
+        assert.ok(runningId(report), `run ${run}: ${report.output.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === runningId(report))!;
+        await job.send({ kind: "bytes", bytes: Buffer.from("go\n") }, performance.now() + 20_000);
         await waitFor(() => job.outputBytesTotal >= "start\n".length + expected.length, `run ${run}: the numbers`, 20_000);
-        await runtime.kill(report.sessionId, "SIGTERM", undefined, "user");
-        const told = await runtime.interact(report.sessionId, {}, poll, { callId: `load-${run}` });
-        assert.equal(told.exit?.stoppedBy, "user", `run ${run}`);
+        await runtime.kill(report.job.jobId, "SIGTERM", undefined, "user");
+        const told = await runtime.interact({ jobId: report.job.jobId, window: poll }, { callId: `load-${run}` });
+        assert.equal(told.job.exit?.stoppedBy, "user", `run ${run}`);
         // Under load "start" may land after the first result's window; the two reads hold it once.
-        const shown = `${told.text.length} bytes ending ${JSON.stringify(told.text.slice(-12))}`;
-        assert.ok(report.text + told.text === `start\n${expected}`, `run ${run}: the unread output, whole (got ${shown})`);
-        await assert.rejects(runtime.interact(report.sessionId, {}, poll), UnknownJobError, `run ${run}`);
+        const shown = `${told.output.text.length} bytes ending ${JSON.stringify(told.output.text.slice(-12))}`;
+        assert.ok(report.output.text + told.output.text === `start\n${expected}`, `run ${run}: the unread output, whole (got ${shown})`);
+        await assert.rejects(runtime.interact({ jobId: report.job.jobId, window: poll }), UnknownJobError, `run ${run}`);
       }
     } finally {
       stopBurners();
@@ -264,17 +254,17 @@ describe("under load (CPU burners beside), many times over", () => {
       const { runtime } = runtimeWithWakes();
       for (let run = 0; run < RUNS; run++) {
         const report = await runtime.exec(request("sleep 0.3; sleep 30 & echo $!; exit 0", 250));
-        assert.ok(report.sessionId, `run ${run}: ${report.text}`);
-        const job = runtime.jobs().find((candidate) => candidate.id === report.sessionId)!;
+        assert.ok(runningId(report), `run ${run}: ${report.output.text}`);
+        const job = runtime.jobs().find((candidate) => candidate.id === runningId(report))!;
         await waitFor(() => job.exit !== undefined, `run ${run}: the leader's exit`, 20_000);
         const [sleeper] = pidsIn(job.takeOutput().text);
-        if (sleeper) leftovers.push(sleeper);
+        if (sleeper) leftovers.pid(sleeper);
         assert.deepEqual(
-          runtime.list().map((entry) => [entry.sessionId, entry.cleanup]),
-          [[report.sessionId, "unconfirmed"]],
+          runtime.list().map((entry) => [entry.jobId, entry.cleanup]),
+          [[runningId(report), "unconfirmed"]],
           `run ${run}`,
         );
-        assert.equal((await runtime.kill(report.sessionId, "SIGKILL")).cleanup, "confirmed", `run ${run}`);
+        assert.equal((await runtime.kill(report.job.jobId, "SIGKILL")).termination.cleanup, "confirmed", `run ${run}`);
       }
     } finally {
       stopBurners();

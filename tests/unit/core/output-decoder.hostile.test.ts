@@ -72,12 +72,12 @@ describe("hostile output printed by a real job", () => {
         let report = await runtime.exec(
           prepareExec({ cmd: `head -c ${bytes.length} '${file}'`, yield_time_ms: 30_000 }, process.cwd(), process.env),
         );
-        noControl(report.text, "first read");
-        while (!report.exit) {
-          report = await runtime.interact(report.sessionId!, {}, { ms: 30_000 });
-          noControl(report.text, "a poll");
+        noControl(report.output.text, "first read");
+        while (!report.job.exit) {
+          report = await runtime.interact({ jobId: report.job.jobId, window: { ms: 30_000 } });
+          noControl(report.output.text, "a poll");
         }
-        assert.equal(report.exit.exitCode, 0);
+        assert.equal(report.job.exit.exitCode, 0);
       } finally {
         loop.disable();
         await runtime.shutdown();

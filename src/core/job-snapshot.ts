@@ -1,6 +1,6 @@
+import type { InputWait } from "./input-wait.ts";
 import type { Job, JobExit } from "./job.ts";
 import type { OutputDelta } from "./job-output.ts";
-import type { InputWait } from "./input-wait.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
 import type { TerminalSize } from "./terminal-size.ts";

@@ -1,7 +1,9 @@
 import { constants as osConstants } from "node:os";
+import { ConditionWatch } from "./condition-watch.ts";
 import { LOG_FLUSH_ON_EXIT_MS } from "./constants.ts";
 import { ExitDrain } from "./exit-drain.ts";
 import type { JobInput } from "./input.ts";
+import { type InputWait, probeInputWait } from "./input-wait.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
@@ -9,10 +11,8 @@ import { stopJob, type Termination } from "./job-stop.ts";
 import type { TerminalSize } from "./terminal-size.ts";
 import type { TransportFactory } from "./transport/spawn.ts";
 import type { LeaderExit, Transport } from "./transport/types.ts";
-import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
-import { ConditionWatch } from "./condition-watch.ts";
-import { type InputWait, probeInputWait } from "./input-wait.ts";
 import type { UntilSpec } from "./until-conditions.ts";
+import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
 /**
  * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model

@@ -5,8 +5,6 @@ import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError, WaitRequestError } from "./errors.ts";
 import { type JobInput, parseInput } from "./input.ts";
 import { checkQuietMs } from "./quiet-watch.ts";
-import type { UntilSpec } from "./until-conditions.ts";
-import { compileUntilPattern } from "./until-pattern.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
@@ -18,6 +16,8 @@ import {
 } from "./shell.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { type LoadedPty, loadPtyModule } from "./transport/pty.ts";
+import type { UntilSpec } from "./until-conditions.ts";
+import { compileUntilPattern } from "./until-pattern.ts";
 import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
 import { metadataLine } from "./visible-text.ts";
 import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";

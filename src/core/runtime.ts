@@ -136,7 +136,12 @@ export class ExecRuntime {
         ...(request.until ? { until: request.until } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
-      report = this.callReport(job, { ...step, window: request.window, startMono: attached.startMono, conditional: request.until !== undefined });
+      report = this.callReport(job, {
+        ...step,
+        window: request.window,
+        startMono: attached.startMono,
+        conditional: request.until !== undefined,
+      });
       if (size) report.terminal = size;
       else if (current) report.terminal = current;
       return report;

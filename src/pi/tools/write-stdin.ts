@@ -14,7 +14,12 @@ import {
   prepareWrite,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
-import { UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION, WRITE_STDIN_GUIDELINES, YIELD_UNTIL_PATTERN_NOTE } from "../guidance/conditional-waits.ts";
+import {
+  UNTIL_PATTERN_DESCRIPTION,
+  UNTIL_QUIET_MS_DESCRIPTION,
+  WRITE_STDIN_GUIDELINES,
+  YIELD_UNTIL_PATTERN_NOTE,
+} from "../guidance/conditional-waits.ts";
 import { writeStdinRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";

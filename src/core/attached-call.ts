@@ -18,6 +18,8 @@ export interface CallContext extends ProgressOptions {
  */
 export class AttachedCall {
   readonly startMono = performance.now();
+  /** Aborted when the user steers: the call's wait ends with the output so far. */
+  private readonly steering = new AbortController();
   private readonly lease: Lease<JobReport>;
   private readonly stopProgress: () => void;
 
@@ -38,6 +40,16 @@ export class AttachedCall {
     this.lease = ledger.lease(call.callId, job.id);
     // An exec previews everything; a later call previews only what arrives while it waits.
     this.stopProgress = watchProgress(job, kind === "exec" ? 0 : job.outputBytesTotal, call, snapshot);
+  }
+
+  /** Fires when the user steers while this call waits. */
+  get steer(): AbortSignal {
+    return this.steering.signal;
+  }
+
+  /** The user typed a message Pi delivers as a steer: this call's wait ends now. */
+  steered(): void {
+    this.steering.abort();
   }
 
   /**

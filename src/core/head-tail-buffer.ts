@@ -63,7 +63,8 @@ export class HeadTailBuffer {
 
   push(chunk: Uint8Array): void {
     let rest = chunk;
-    const headRoom = this.headBudget - this.headLength;
+    // The head holds the earliest bytes: once the tail has begun (after a split), everything goes there.
+    const headRoom = this.ringLength === 0 && this.omitted === 0 ? this.headBudget - this.headLength : 0;
     if (headRoom > 0 && rest.length > 0) {
       const taken = Math.min(headRoom, rest.length);
       this.appendHead(rest.subarray(0, taken));
@@ -95,6 +96,24 @@ export class HeadTailBuffer {
     this.ringLength = 0;
     this.omitted = 0;
     return output;
+  }
+
+  /**
+   * Keeps the first `offset` retained bytes (the head's, then the tail's) and removes what follows,
+   * returned in order. Where the dropped middle lies in what is removed, its marker goes with it.
+   */
+  cutAfter(offset: number): Buffer[] {
+    const all = this.drain();
+    if (offset <= all.head.length) {
+      this.push(all.head.subarray(0, offset));
+      const gap = all.omittedBytes > 0 ? [Buffer.from(omissionMarker(all.omittedBytes, this.maxBytes))] : [];
+      return [Buffer.from(all.head.subarray(offset)), ...gap, Buffer.from(all.tail)];
+    }
+    const inTail = offset - all.head.length;
+    this.push(all.head);
+    if (all.omittedBytes > 0) this.omitted = all.omittedBytes;
+    this.pushTail(all.tail.subarray(0, inTail));
+    return [Buffer.from(all.tail.subarray(inTail))];
   }
 
   private appendHead(bytes: Uint8Array): void {

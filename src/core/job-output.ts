@@ -1,4 +1,5 @@
-import { PREVIEW_BYTES } from "./constants.ts";
+import type { ConditionWatch } from "./condition-watch.ts";
+import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "./output-decoder.ts";
 
@@ -20,6 +21,12 @@ export class JobOutput {
   private readonly preview = new HeadTailBuffer(PREVIEW_BYTES, 0);
   private total = 0;
   private lastChunkMono: number | undefined;
+  /** A conditional wait watching what arrives, while a call has one. */
+  private watch: ConditionWatch | undefined;
+  /** Bytes that arrived after a matched line: the next read's, kept out of this one. */
+  private deferred: Buffer[] | undefined;
+  /** The unfinished last line of the text returned so far (what a prompt looks like). */
+  private returnedLastLine = "";
 
   constructor(private readonly startedMono: number) {}
 
@@ -31,8 +38,34 @@ export class JobOutput {
   push(chunk: Buffer, nowMono: number = performance.now()): void {
     this.total += chunk.length;
     this.lastChunkMono = nowMono;
-    this.retained.push(chunk);
     this.preview.push(chunk);
+    if (this.deferred) {
+      this.deferred.push(chunk);
+      return;
+    }
+    const cut = this.watch?.feed(chunk, nowMono);
+    if (cut === undefined || cut >= chunk.length) {
+      this.retained.push(chunk);
+      return;
+    }
+    this.retained.push(chunk.subarray(0, cut));
+    this.deferred = [Buffer.from(chunk.subarray(cut))];
+  }
+
+  /**
+   * A call starts a conditional wait: `watch` sees the output not yet returned first, then every
+   * chunk. When a line matches, what follows it stays out of this call's read.
+   */
+  startWatch(watch: ConditionWatch, nowMono: number = performance.now()): void {
+    this.watch = watch;
+    const cut = watch.begin(this.retained.snapshot(), this.lastChunkMono, nowMono);
+    // What was retained past the match goes after this call's read.
+    if (cut !== undefined) this.deferred = this.retained.cutAfter(cut);
+  }
+
+  /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */
+  get lastLine(): string {
+    return this.returnedLastLine;
   }
 
   /** Milliseconds since the last byte (since spawn when there was none). */
@@ -43,7 +76,30 @@ export class JobOutput {
   /** Model text of what was retained since the previous read; `final` once nothing more will follow. */
   take(final: boolean): OutputDelta {
     const retained = this.retained.drain();
-    return { text: this.decoder.take(retained, final), omittedBytes: retained.omittedBytes };
+    const text = this.decoder.take(retained, final);
+    this.remember(text);
+    // A matched line ended this read: the output after it is the next read's, in order.
+    this.watch?.stop();
+    this.watch = undefined;
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+    return { text, omittedBytes: retained.omittedBytes };
+  }
+
+  /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */
+  stopWatch(): void {
+    this.watch?.stop();
+    this.watch = undefined;
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+  }
+
+  private remember(text: string): void {
+    const lf = text.lastIndexOf("\n");
+    this.returnedLastLine = lf === -1 ? this.returnedLastLine + text : text.slice(lf + 1);
+    if (this.returnedLastLine.length > PROMPT_LINE_CHARS) this.returnedLastLine = this.returnedLastLine.slice(-PROMPT_LINE_CHARS);
   }
 
   /**

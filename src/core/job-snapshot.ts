@@ -1,3 +1,4 @@
+import type { InputWait } from "./input-wait.ts";
 import type { Job, JobExit } from "./job.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
@@ -98,6 +99,12 @@ export interface JobReport {
   cancelled?: boolean;
   /** `consumed`: this result carries the exit of a job whose wake was armed; `armed`: it stays armed. */
   wake?: "consumed" | "armed";
+  /** The call asked for a conditional wait (`until_pattern`, `until_quiet_ms`). */
+  conditional?: boolean;
+  /** The line `until_pattern` matched, bounded, when that ended the wait. */
+  matchedLine?: string;
+  /** Present when the running job seems blocked reading its own stdin. */
+  inputWait?: InputWait;
 }
 
 /** What `kill_session` did. */
@@ -114,6 +121,8 @@ export interface KillReport {
 export interface JobListing extends JobSnapshot {
   /** The exit was reported before; the job is listed again only because its groups linger. */
   alreadyReported?: boolean;
+  /** Present when the running job seems blocked reading its own stdin. */
+  inputWait?: InputWait;
 }
 
 /** A wait in progress, for the UI: the job, and what this call has seen so far. */

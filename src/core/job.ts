@@ -1,7 +1,9 @@
 import { constants as osConstants } from "node:os";
+import { ConditionWatch } from "./condition-watch.ts";
 import { LOG_FLUSH_ON_EXIT_MS } from "./constants.ts";
 import { ExitDrain } from "./exit-drain.ts";
 import type { JobInput } from "./input.ts";
+import { type InputWait, probeInputWait } from "./input-wait.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
@@ -9,7 +11,8 @@ import { stopJob, type Termination } from "./job-stop.ts";
 import type { TerminalSize } from "./terminal-size.ts";
 import type { TransportFactory } from "./transport/spawn.ts";
 import type { LeaderExit, Transport } from "./transport/types.ts";
-import { type WaitEnd, waitForExit } from "./wait.ts";
+import type { UntilSpec } from "./until-conditions.ts";
+import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
 /**
  * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model
@@ -46,12 +49,13 @@ export interface JobExit {
   stoppedBy?: StopReason;
 }
 
-/** One call's turn with a job: what to change first, and how long to stay. */
-export interface StepPlan {
+/** One call's turn with a job: what to change first, how long to stay, and what else may end it. */
+export interface StepPlan extends WaitEnds {
   resize?: TerminalSize;
   input?: JobInput;
   deadlineMono: number;
-  signal?: AbortSignal;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
 }
 
 /** What a turn did: how its wait ended, what its input came to, and the output since the previous read. */
@@ -60,6 +64,8 @@ export interface StepResult {
   input?: InputOutcome;
   /** Absent for a cancelled call: it reads nothing. */
   output?: OutputDelta;
+  /** The line `until_pattern` matched (bounded), when that ended the wait. */
+  matchedLine?: string;
 }
 
 /**
@@ -197,11 +203,28 @@ export class Job {
    * rather than report a job that is gone as running (this also keeps a job that exits inside the
    * early-exit grace from ever being published).
    */
-  async wait(deadlineMono: number, signal?: AbortSignal): Promise<WaitEnd> {
-    const end = await waitForExit(this, deadlineMono, signal);
+  async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
+    const end = await waitForExit(this, deadlineMono, ends);
     if (end === "exited" || !this.leaderExited) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
     return "exited";
+  }
+
+  /** Ends a conditional wait without a match: output stays where it is, for this read or the next. */
+  endWatch(): void {
+    this.output.stopWatch();
+  }
+
+  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts). */
+  inputWait(): InputWait {
+    if (this.pid === undefined || this.state !== "running") return { likely: false };
+    return probeInputWait({
+      pid: this.pid,
+      stdin: this.transport.stdinIdentity,
+      tty: this.tty,
+      lastLine: this.output.lastLine,
+      quietMs: this.output.quietMs(),
+    });
   }
 
   /** Model text of the output retained since the previous read; the buffer starts over. */
@@ -210,18 +233,42 @@ export class Job {
   }
 
   /**
-   * One call's turn: resize the terminal first (what the input starts sees the new size), send the
-   * input within the window, wait for the exit or the window's end, then take the output. A cancelled
-   * call reads nothing, so the job stays exactly as it was for the next call.
+   * One call's turn: resize the terminal first (what the input starts sees the new size), start the
+   * conditional wait (it sees the output not yet returned first), send the input within the window,
+   * wait, then take the output — up to and including a matched line; what follows stays unread. A
+   * cancelled call reads nothing, so the job stays exactly as it was for the next call.
    */
   async step(plan: StepPlan): Promise<StepResult> {
     if (plan.resize && this.state === "running") this.resize(plan.resize);
+    const watch = plan.until ? this.watchUntil(plan.until) : undefined;
+    if (watch && plan.input && this.tty) watch.wrote(writtenText(plan.input));
     const input = plan.input ? await this.stdin.send(plan.input, plan.deadlineMono) : undefined;
-    let end = await this.wait(plan.deadlineMono, plan.signal);
+    let end = await this.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });
     // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
     if (plan.signal?.aborted) end = "aborted";
+    const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
+    // Only a match keeps what follows it for the next read; the exit's report carries everything.
+    if (end !== "matched") this.endWatch();
     const output = end === "aborted" ? undefined : this.takeOutput();
-    return { end, ...(input ? { input } : {}), ...(output ? { output } : {}) };
+    return { end, ...(input ? { input } : {}), ...(output ? { output } : {}), ...(matchedLine ? { matchedLine } : {}) };
+  }
+
+  /**
+   * Starts a conditional wait on what arrives (and what is unread): `met` resolves with the condition
+   * that ends it, `matchedLine` names the line. For `exec_command`, which waits in two parts.
+   */
+  watchUntil(spec: UntilSpec): { met: Promise<"matched" | "quiet">; wrote(text: string): void; matchedLine(): string | undefined } {
+    let resolve!: (end: "matched" | "quiet") => void;
+    const met = new Promise<"matched" | "quiet">((done) => {
+      resolve = done;
+    });
+    const watch = new ConditionWatch(spec, this.output.lastLine, (outcome) => resolve(outcome.status));
+    this.output.startWatch(watch);
+    return {
+      met,
+      wrote: (text) => watch.wrote(text),
+      matchedLine: () => (watch.outcome?.status === "matched" ? watch.outcome.match.line : undefined),
+    };
   }
 
   /** Sends input within the window (see {@link JobStdin}); never throws. */
@@ -360,4 +407,10 @@ export class Job {
     this.exitListeners.clear();
     for (const listener of listeners) listener();
   }
+}
+
+/** What a call wrote, as text, for the terminal's echo of it. */
+function writtenText(input: JobInput): string {
+  if (input.kind === "bytes") return input.bytes.toString("utf8");
+  return input.kind === "interrupt" ? "\x03" : "\x04";
 }

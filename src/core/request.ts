@@ -4,6 +4,7 @@ import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "./constants.ts";
 import { jobEnvironment } from "./environment.ts";
 import { ExecRequestError, WaitRequestError } from "./errors.ts";
 import { type JobInput, parseInput } from "./input.ts";
+import { checkQuietMs } from "./quiet-watch.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
@@ -15,6 +16,8 @@ import {
 } from "./shell.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { type LoadedPty, loadPtyModule } from "./transport/pty.ts";
+import type { UntilSpec } from "./until-conditions.ts";
+import { compileUntilPattern } from "./until-pattern.ts";
 import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
 import { metadataLine } from "./visible-text.ts";
 import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";
@@ -29,6 +32,8 @@ export interface ExecParams {
   rows?: number;
   yield_time_ms?: number;
   timeout_s?: number;
+  until_pattern?: string;
+  until_quiet_ms?: number;
 }
 
 /** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
@@ -59,6 +64,8 @@ export interface ExecRequest {
   window: Window;
   /** Hard deadline after spawn. */
   timeoutMs: number;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {
@@ -101,6 +108,7 @@ export function prepareExec(
       `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`,
     );
   }
+  const until = untilSpec(params);
   const cwd = existingDirectory(turnCwd, params.workdir);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
   const tty = params.tty === true;
@@ -113,8 +121,9 @@ export function prepareExec(
     invocation: shellInvocation(shell.name, script),
     env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
     ...(pty ? { terminal: terminalSize(params.cols, params.rows), pty } : {}),
-    window: execWindow(params.yield_time_ms),
+    window: execWindow(params.yield_time_ms, until !== undefined),
     timeoutMs: timeoutS * 1000,
+    ...(until ? { until } : {}),
   };
 }
 
@@ -127,6 +136,8 @@ export interface WriteParams {
   rows?: number;
   yield_time_ms?: number;
   yield_until?: string;
+  until_pattern?: string;
+  until_quiet_ms?: number;
 }
 
 /** A `write_stdin` the runtime can run: what to send, what to resize, and for how long to stay. */
@@ -136,7 +147,9 @@ export interface WriteRequest {
   resize?: { cols?: number; rows?: number };
   window: Window;
   /** For an absolute wait: its deadline as UTC, to say in the result. */
-  until?: string;
+  absoluteUntil?: string;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
 }
 
 /**
@@ -148,15 +161,26 @@ export interface WriteRequest {
 export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
   const input = parseInput(params.chars, params.chars_b64);
   const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
-  if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined)) {
+  if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined || params.until_quiet_ms !== undefined)) {
     throw new WaitRequestError(
-      "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols or rows. Nothing was written.",
+      "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols, rows or until_quiet_ms " +
+        "(until_pattern may go with it: an absolute wait for a line). Nothing was written.",
     );
   }
-  const request = { jobId: params.session_id, ...(input ? { input } : {}), ...(resize ? { resize } : {}) };
+  const until = untilSpec(params);
+  const request = { jobId: params.session_id, ...(input ? { input } : {}), ...(resize ? { resize } : {}), ...(until ? { until } : {}) };
   if (params.yield_until !== undefined) {
     const epoch = parseUtcDeadline(params.yield_until);
-    return { ...request, window: { ms: Math.max(0, monotonicDeadline(epoch) - performance.now()) }, until: new Date(epoch).toISOString() };
+    const ms = Math.max(0, monotonicDeadline(epoch) - performance.now());
+    return { ...request, window: { ms }, absoluteUntil: new Date(epoch).toISOString() };
   }
   return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
+}
+
+/** The conditions of a conditional wait, checked before anything runs; undefined when there are none. */
+function untilSpec(params: { until_pattern?: string; until_quiet_ms?: number }): UntilSpec | undefined {
+  const pattern = params.until_pattern !== undefined ? compileUntilPattern(params.until_pattern) : undefined;
+  const quietMs = params.until_quiet_ms !== undefined ? checkQuietMs(params.until_quiet_ms) : undefined;
+  if (!pattern && quietMs === undefined) return undefined;
+  return { ...(pattern ? { pattern } : {}), ...(quietMs !== undefined ? { quietMs } : {}) };
 }

@@ -39,6 +39,8 @@ export class ExecRuntime {
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;
   private readonly changeListeners = new Set<() => void>();
+  /** Calls attached to jobs right now (a steer ends all their waits). */
+  private readonly attachedCalls = new Set<AttachedCall>();
   private closed = false;
   /** Marks this runtime's jobs in their environment (with the job id), so escaped descendants are found. */
   private readonly token = randomBytes(6).toString("hex");
@@ -68,20 +70,30 @@ export class ExecRuntime {
     this.tracked.prune();
     this.registry.makeRoom();
     const job = this.spawn(request);
-    const attached = new AttachedCall(job, "exec", call, this.completions, () => this.snapshot(job));
+    const attached = this.attach(job, "exec", call);
     let report: JobReport | undefined;
     try {
-      const { signal } = call;
-      let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), signal);
+      const watch = request.until ? job.watchUntil(request.until) : undefined;
+      const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
+      let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
-      if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, signal);
+      if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, ends);
       // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
-      if (signal?.aborted) {
+      if (call.signal?.aborted) {
         this.registry.publish(job.id);
         end = "aborted";
       }
+      const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
+      if (end !== "matched") job.endWatch();
       const output = end === "aborted" ? undefined : job.takeOutput();
-      report = this.callReport(job, { window: request.window, end, startMono: attached.startMono, ...(output ? { output } : {}) });
+      report = this.callReport(job, {
+        window: request.window,
+        end,
+        startMono: attached.startMono,
+        conditional: request.until !== undefined,
+        ...(output ? { output } : {}),
+        ...(matchedLine ? { matchedLine } : {}),
+      });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
@@ -90,8 +102,7 @@ export class ExecRuntime {
       }
       return report;
     } finally {
-      attached.end(report);
-      this.changed();
+      this.detach(attached, report);
     }
   }
 
@@ -113,24 +124,38 @@ export class ExecRuntime {
         `cols and rows resize a terminal, but session ${request.jobId} runs on pipes (it was started without tty: true). Nothing was written.`,
       );
     }
-    const attached = new AttachedCall(job, "write", call, this.completions, () => this.snapshot(job));
+    const attached = this.attach(job, "write", call);
     let report: JobReport | undefined;
     try {
       const size = request.resize && current ? terminalSize(request.resize.cols, request.resize.rows, current) : undefined;
       const step = await job.step({
         deadlineMono: attached.startMono + request.window.ms,
+        steer: attached.steer,
         ...(size ? { resize: size } : {}),
         ...(request.input ? { input: request.input } : {}),
+        ...(request.until ? { until: request.until } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
-      report = this.callReport(job, { ...step, window: request.window, startMono: attached.startMono });
+      report = this.callReport(job, {
+        ...step,
+        window: request.window,
+        startMono: attached.startMono,
+        conditional: request.until !== undefined,
+      });
       if (size) report.terminal = size;
       else if (current) report.terminal = current;
       return report;
     } finally {
-      attached.end(report);
-      this.changed();
+      this.detach(attached, report);
     }
+  }
+
+  /**
+   * The user typed a message Pi delivers as a steer: every call waiting on a job of this runtime
+   * returns now with the output so far (`steered`); the jobs run on and armed wakes stay armed.
+   */
+  steer(): void {
+    for (const call of this.attachedCalls) call.steered();
   }
 
   /** Changes a job's wake policy; `found: false` for an id the runtime has never heard of or forgotten. */
@@ -181,9 +206,13 @@ export class ExecRuntime {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const listing: JobListing[] = registered.map((job) => ({
-      ...this.snapshot(job, { now, lingering: job.exit !== undefined && aliveGroups(job.groups()).length > 0 }),
-    }));
+    const listing: JobListing[] = registered.map((job) => {
+      const inputWait = job.exit ? undefined : job.inputWait();
+      return {
+        ...this.snapshot(job, { now, lingering: job.exit !== undefined && aliveGroups(job.groups()).length > 0 }),
+        ...(inputWait?.likely ? { inputWait } : {}),
+      };
+    });
     for (const job of this.tracked.lingering(registered))
       listing.push({ ...this.snapshot(job, { now, lingering: true }), alreadyReported: true });
     for (const job of registered) {
@@ -295,6 +324,18 @@ export class ExecRuntime {
     return job;
   }
 
+  private attach(job: Job, kind: "exec" | "write", call: CallContext): AttachedCall {
+    const attached = new AttachedCall(job, kind, call, this.completions, () => this.snapshot(job));
+    this.attachedCalls.add(attached);
+    return attached;
+  }
+
+  private detach(attached: AttachedCall, report: JobReport | undefined): void {
+    this.attachedCalls.delete(attached);
+    attached.end(report);
+    this.changed();
+  }
+
   private snapshot(job: Job, extra: { now?: number; lingering?: boolean; hideExit?: boolean } = {}): JobSnapshot {
     return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id) });
   }
@@ -306,20 +347,26 @@ export class ExecRuntime {
       window: JobReport["window"];
       end: JobReport["waitEnd"];
       startMono: number;
+      conditional: boolean;
       output?: JobReport["output"];
       input?: JobReport["input"];
+      matchedLine?: string;
     },
   ): JobReport {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.registry.remove(job.id);
     const slots = this.slotUse();
+    const inputWait = job.exit ? undefined : job.inputWait();
     return {
       job: this.snapshot(job, { hideExit: cancelled }),
       window: step.window,
       waitEnd: step.end,
       wallMs: performance.now() - step.startMono,
       output: step.output ?? { text: "", omittedBytes: 0 },
+      ...(step.conditional ? { conditional: true } : {}),
+      ...(step.matchedLine !== undefined ? { matchedLine: step.matchedLine } : {}),
       ...(step.input ? { input: step.input } : {}),
+      ...(inputWait?.likely ? { inputWait } : {}),
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
     };

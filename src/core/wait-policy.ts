@@ -1,6 +1,7 @@
 import {
   DEFAULT_EXEC_YIELD_MS,
   DEFAULT_WRITE_YIELD_MS,
+  MAX_CONDITIONAL_EXEC_YIELD_MS,
   MAX_EMPTY_POLL_ENV,
   MAX_EMPTY_POLL_MS,
   MAX_YIELD_MS,
@@ -21,9 +22,13 @@ function clamp(requested: number, min: number, max: number): Window {
   return ms === requested ? { ms } : { ms, requestedMs: requested };
 }
 
-/** `exec_command`'s attachment window: default 10 s, clamped to [250 ms, 30 s]. */
-export function execWindow(requested: number | undefined): Window {
-  return clamp(requested ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS);
+/**
+ * `exec_command`'s attachment window: default 10 s, clamped to [250 ms, 30 s] — or to 300 s when a
+ * condition (`until_pattern`, `until_quiet_ms`) can end it early: a server that takes 45 s to get
+ * ready is then one call, not several polls.
+ */
+export function execWindow(requested: number | undefined, conditional = false): Window {
+  return clamp(requested ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS);
 }
 
 /** A `write_stdin` window when it carries input: default 250 ms, clamped to [250 ms, 30 s]. */

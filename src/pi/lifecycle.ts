@@ -69,6 +69,13 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleP
 
 /** The events exactly-once completion follows: which call runs inside which, when Pi finalized one. */
 function registerCallEvents(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
+  // A message the user typed while the agent works, delivered as a steer: every wait of ours ends now
+  // with the output so far, so the model reads it at once. Pi awaits this handler: it only signals.
+  pi.on("input", (event, ctx) => {
+    if (event.streamingBehavior === "steer") runtimes.existing(ctx.sessionManager)?.steer();
+    return undefined;
+  });
+
   pi.on("tool_execution_start", (event, ctx) => {
     // Only nesting needs remembering; a runtime costs nothing until its first job.
     if (event.parentToolCallId) runtimes.runtimeFor(ctx.sessionManager).completions.callStarted(event.toolCallId, event.parentToolCallId);

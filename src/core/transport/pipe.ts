@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { spawnStdio } from "../fd-hygiene.ts";
+import { readStdinIdentity } from "../input-wait.ts";
 import { jobGroups, signalGroup } from "../process-group.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
@@ -11,6 +12,7 @@ import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;
   readonly pid: number | undefined;
+  readonly stdinIdentity: string | undefined;
   private readonly child: ChildProcessWithoutNullStreams;
   /** Why stdin can no longer be written, once that is known. */
   private inputClosed: string | undefined;
@@ -27,6 +29,8 @@ export class PipeTransport implements Transport {
     }) as ChildProcessWithoutNullStreams;
     this.child = child;
     this.pid = child.pid;
+    // libuv returns from spawn once the child has exec'd, so its fd 0 is already our pipe's end.
+    this.stdinIdentity = child.pid === undefined ? undefined : readStdinIdentity(child.pid);
 
     let exited = false;
     const reportExit = (exit: LeaderExit) => {

@@ -60,6 +60,7 @@ const READ_BUFFER_BYTES = 64 * 1024;
 export class UnixPtyTransport implements Transport {
   readonly kind = "pty" as const;
   readonly pid: number;
+  readonly stdinIdentity: string;
   private readonly fd: number;
   private readonly reader: ReadStream;
   /** Our descriptor of the terminal's slave side, held until the leader is reaped. */
@@ -89,6 +90,7 @@ export class UnixPtyTransport implements Transport {
     );
     this.fd = term.fd;
     this.pid = term.pid;
+    this.stdinIdentity = term.pty;
     holdMaster(this.fd);
     try {
       // Opened before this turn of the event loop ends, so even a leader that already exited cannot

@@ -11,6 +11,7 @@ import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
 export class WindowsPtyTransport implements Transport {
   readonly kind = "pty" as const;
   readonly pid: number;
+  readonly stdinIdentity = undefined;
   private readonly terminal: NodePty.IPty;
   private closed = false;
 

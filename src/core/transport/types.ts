@@ -37,6 +37,11 @@ export interface Transport {
   readonly kind: "pipe" | "pty";
   /** Leader pid; undefined when the spawn failed. */
   readonly pid: number | undefined;
+  /**
+   * What the child's stdin is, as `/proc/<pid>/fd/0` names it (`socket:[123]`, `/dev/pts/4`), taken at
+   * spawn, so `input_wait` can tell a read of the job's own stdin from a pipe between its processes.
+   */
+  readonly stdinIdentity: string | undefined;
   /** Every process group a signal to the job must reach: its session's groups, the leader's first. */
   groups(): number[];
   /** Signals the job's process groups. False when they are already empty. */

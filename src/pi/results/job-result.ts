@@ -48,7 +48,26 @@ export const jobResultSchema = Type.Object({
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
   wait_mode: Type.Optional(Type.Literal("absolute")),
-  wait_status: Type.Optional(Type.Union([Type.Literal("completed"), Type.Literal("deadline"), Type.Literal("cancelled")])),
+  wait_status: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal("completed"),
+        Type.Literal("deadline"),
+        Type.Literal("cancelled"),
+        Type.Literal("matched"),
+        Type.Literal("quiet"),
+        Type.Literal("exited"),
+        Type.Literal("steered"),
+      ],
+      {
+        description:
+          "What ended the wait. Conditional waits (until_pattern, until_quiet_ms): matched, quiet, exited, deadline, cancelled, steered. " +
+          "Absolute waits (yield_until): completed, deadline, cancelled. Any wait: steered when the user sent a message meanwhile.",
+      },
+    ),
+  ),
+  matched_line: Type.Optional(Type.String({ description: "The output line until_pattern matched (at most 500 characters)." })),
+  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   yield_until: Type.Optional(Type.String()),
   on_exit_wake: Type.Optional(Type.Literal("consumed", { description: "This result reports the exit, so no wake will follow." })),
   tool_time_utc: Type.Optional(Type.String()),
@@ -65,6 +84,8 @@ export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
   log_partial_reason?: string;
   requested_cols?: number;
   requested_rows?: number;
+  /** Which signal says the job waits for input: `syscall`, `wchan` or `prompt`. */
+  input_wait_reason?: string;
   yield_time_ms: number;
   /** The window the model asked for, when it was clamped to `yield_time_ms`. */
   requested_yield_time_ms?: number;
@@ -110,6 +131,8 @@ const TEXT_ORDER = [
   "completion_notification",
   "wait_mode",
   "wait_status",
+  "matched_line",
+  "input_wait",
   "yield_until",
   "tool_time_utc",
   "on_exit_wake",
@@ -138,13 +161,30 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
   };
 }
 
-const WAIT_STATUS = { exited: "completed", deadline: "deadline", aborted: "cancelled" } as const;
+const WAIT_STATUS = {
+  exited: "exited",
+  deadline: "deadline",
+  aborted: "cancelled",
+  steered: "steered",
+  matched: "matched",
+  quiet: "quiet",
+} as const;
+
+/**
+ * `wait_status`: every conditional wait says which end came first; an absolute wait says `completed`
+ * for the exit, as before conditions existed; any wait says `steered` and `cancelled`.
+ */
+function waitStatus(report: JobReport, absolute: boolean) {
+  if (report.conditional || report.waitEnd === "steered" || report.cancelled) return WAIT_STATUS[report.waitEnd];
+  if (absolute) return report.waitEnd === "exited" ? "completed" : WAIT_STATUS[report.waitEnd];
+  return undefined;
+}
 
 /** Every field of a job result, from the report's snapshot and what the call did. */
 function resultFields(report: JobReport, extras: JobResultExtras, text: string) {
   const exit = report.job.exit;
   const absolute = extras.absoluteUntil !== undefined;
-  const waitStatus = absolute || report.cancelled ? WAIT_STATUS[report.waitEnd] : undefined;
+  const status = waitStatus(report, absolute);
   const failures = [report.input?.failure, exit?.failure, stopMessage(exit)].filter((failure): failure is string => failure !== undefined);
   const warning = slotWarning(report.slots);
   return {
@@ -161,7 +201,9 @@ function resultFields(report: JobReport, extras: JobResultExtras, text: string) 
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
-    ...(waitStatus ? { wait_status: waitStatus } : {}),
+    ...(status ? { wait_status: status } : {}),
+    ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
+    ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),
     ...(extras.notice ? { notice: metadata(extras.notice) } : {}),
@@ -189,6 +231,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...jobDetailExtras(report.job),
     ...(report.terminal?.requestedCols !== undefined ? { requested_cols: report.terminal.requestedCols } : {}),
     ...(report.terminal?.requestedRows !== undefined ? { requested_rows: report.terminal.requestedRows } : {}),
+    ...(report.inputWait?.reason ? { input_wait_reason: report.inputWait.reason } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
     ...(capped.truncation.truncated ? { truncation: truncationDetails(capped.truncation) } : {}),

@@ -29,6 +29,8 @@ const sessionSchema = Type.Object({
   deadline_remaining_seconds: Type.Optional(Type.Integer()),
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
+  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  input_wait_reason: Type.Optional(Type.String()),
   cleanup: Type.Optional(
     Type.Literal("unconfirmed", {
       description: "The job's leader exited, but processes of its group still run; kill_session by this id reaches them.",
@@ -69,6 +71,7 @@ function entry(job: JobListing) {
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),
     wake_armed: job.wakeArmed,
+    ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };
 }

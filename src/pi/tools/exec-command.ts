@@ -17,6 +17,12 @@ import {
   SHELL_NAMES,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
+import {
+  EXEC_COMMAND_GUIDELINES,
+  EXEC_CONDITIONAL_YIELD_NOTE,
+  UNTIL_PATTERN_DESCRIPTION,
+  UNTIL_QUIET_MS_DESCRIPTION,
+} from "../guidance/conditional-waits.ts";
 import { execCommandRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
@@ -48,9 +54,13 @@ export const execCommandParameters = Type.Object(
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
-        description: `How long this call waits for the command before returning (default ${DEFAULT_EXEC_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}). It returns earlier only if the command exits. Not a timeout: the command keeps running afterwards.`,
+        description:
+          `How long this call waits for the command before returning (default ${DEFAULT_EXEC_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}). ` +
+          `It returns earlier if the command exits or the user sends a message. Not a timeout: the command keeps running afterwards. ${EXEC_CONDITIONAL_YIELD_NOTE}`,
       }),
     ),
+    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
+    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
         type: "string",
@@ -87,6 +97,7 @@ export function execCommandTool(
       "exec_command: a command still running when yield_time_ms ends returns a session_id; keep it and poll with write_stdin instead of starting the command again.",
       "exec_command: use tty: true for programs that need a terminal (REPLs, ssh, sudo, TUIs) and submit their input lines with \\r.",
       'exec_command: set on_exit: "wake" only when the user wants to hear when a finite job ends; never for servers, REPLs or watchers.',
+      ...EXEC_COMMAND_GUIDELINES,
     ],
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,

@@ -14,6 +14,12 @@ import {
   prepareWrite,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
+import {
+  UNTIL_PATTERN_DESCRIPTION,
+  UNTIL_QUIET_MS_DESCRIPTION,
+  WRITE_STDIN_GUIDELINES,
+  YIELD_UNTIL_PATTERN_NOTE,
+} from "../guidance/conditional-waits.ts";
 import { writeStdinRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
@@ -40,7 +46,8 @@ export const writeStdinParameters = Type.Object(
         minimum: 0,
         description:
           `How long to stay attached. With input or a resize: default ${DEFAULT_WRITE_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
-          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${emptyPollCapMs(process.env)}; more is refused. Returns earlier only if the job exits.`,
+          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${emptyPollCapMs(process.env)}; more is refused. Returns earlier if the job exits, ` +
+          "a condition below is met, or the user sends a message.",
       }),
     ),
     yield_until: Type.Optional(
@@ -48,9 +55,11 @@ export const writeStdinParameters = Type.Object(
         description:
           "Empty poll only, instead of yield_time_ms, and only when the user asks for a long wait on a job that ends by itself: " +
           "stay attached until this UTC time (2026-07-21T18:30:00Z) or the exit, whichever is first. Never for REPLs, servers, " +
-          "watchers or prompts.",
+          `watchers or prompts. ${YIELD_UNTIL_PATTERN_NOTE}`,
       }),
     ),
+    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
+    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
@@ -68,6 +77,7 @@ export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof
       `write_stdin: to wait for a job, poll with yield_time_ms of at most ${emptyPollCapMs(process.env)} and poll again as needed.`,
       "write_stdin: use yield_until only when the user asks for a long wait on a job that ends by itself; never for REPLs, servers, watchers or prompts.",
       'write_stdin: chars "\\x03" interrupts the job and "\\x04" ends its input.',
+      ...WRITE_STDIN_GUIDELINES,
     ],
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
@@ -80,9 +90,9 @@ export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof
         callId: toolCallId,
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
         // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
-        ...(request.until ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
+        ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
       });
-      return jobResult(report, { absoluteUntil: request.until, completion: completionNote(report.wake === "armed", ctx.mode) });
+      return jobResult(report, { absoluteUntil: request.absoluteUntil, completion: completionNote(report.wake === "armed", ctx.mode) });
     },
   };
 }

@@ -115,9 +115,13 @@ describe("waitForExit", () => {
     const job = start("sleep 5");
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    assert.equal(await waitForExit(job, performance.now() + 20_000, controller.signal), "aborted");
+    assert.equal(await waitForExit(job, performance.now() + 20_000, { signal: controller.signal }), "aborted");
     assert.equal(statusOf(job), "running");
-    assert.equal(await waitForExit(job, performance.now() + 100, controller.signal), "aborted", "an aborted signal ends at once");
+    assert.equal(
+      await waitForExit(job, performance.now() + 100, { signal: controller.signal }),
+      "aborted",
+      "an aborted signal ends at once",
+    );
     killGroup(job);
     assert.equal(await untilExit(job), "exited");
   });
@@ -127,7 +131,7 @@ describe("waitForExit", () => {
     await untilExit(job);
     const controller = new AbortController();
     controller.abort();
-    assert.equal(await waitForExit(job, performance.now() - 1, controller.signal), "exited");
+    assert.equal(await waitForExit(job, performance.now() - 1, { signal: controller.signal }), "exited");
   });
 });
 
@@ -220,7 +224,11 @@ describe("long waits", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const thirtyDays = 30 * 24 * 3_600_000;
-    assert.equal(await waitForExit(job, performance.now() + thirtyDays, controller.signal), "aborted", "not an overflowed 1 ms timer");
+    assert.equal(
+      await waitForExit(job, performance.now() + thirtyDays, { signal: controller.signal }),
+      "aborted",
+      "not an overflowed 1 ms timer",
+    );
     killGroup(job);
     await untilExit(job);
   });

@@ -235,15 +235,17 @@ function jobResultComponent(
   const time = took === undefined ? "" : duration(took);
   const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
   const session = inline(details.session_id);
+  // The output is a screen rather than the stream: say so, since its rows read differently.
+  const view = typeof details.view === "string" ? ` · ${inline(details.view)}` : "";
   let footer: string;
   if (options.isPartial) footer = `elapsed ${time}${details.session_id !== undefined ? ` · session_id=${session}` : ""}${log}`;
   else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${session}`;
-  else if (details.status === "running") footer = `yielded ${time} · session_id=${session}${log}`;
+  else if (details.status === "running") footer = `yielded ${time} · session_id=${session}${view}${log}`;
   else {
     const exit = [`exit_code=${inline(details.exit_code ?? "null")}`, ...(details.signal ? [`signal=${inline(details.signal)}`] : [])].join(
       " · ",
     );
-    footer = `took ${time} · ${exit}${log}`;
+    footer = `took ${time} · ${exit}${view}${log}`;
   }
   const flags = [
     ...(details.timed_out ? ["timed out"] : []),

@@ -6,11 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DEFAULT_MAX_BYTES } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_MAX_BYTES, initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import { Value } from "typebox/value";
 import type { ScreenView } from "../../../src/core/job-screen.ts";
 import type { JobReport } from "../../../src/core/job-snapshot.ts";
 import { viewLines } from "../../../src/pi/job-view.ts";
+import { writeStdinRenderer } from "../../../src/pi/render.ts";
 import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
 import { jobReport, type ReportParts, snapshot } from "../../helpers/reports.ts";
 
@@ -81,6 +82,22 @@ describe("a result that shows the screen", () => {
     const [start, end] = result.details!.output_at!;
     assert.equal(textOf(result).slice(start, end), structured.output);
     assert.equal(result.details!.truncation?.totalLines, 300);
+  });
+});
+
+describe("the TUI row of a screen result", () => {
+  initTheme();
+  const plain = { fg: (_color: string, text: string) => text, bg: (_color: string, text: string) => text, bold: (text: string) => text };
+  const context = { args: {}, state: {}, invalidate: () => {}, lastComponent: undefined, executionStarted: true, isError: false };
+
+  it("draws the screen's rows and says in its footer that they are a screen", () => {
+    const result = jobResult(report({ screen: screen() }));
+    const drawn = writeStdinRenderer
+      .renderResult(result, { expanded: true, isPartial: false }, plain as unknown as Theme, { ...context, durationMs: 251 })
+      .render(100)
+      .map((line) => line.trimEnd());
+    assert.deepEqual(drawn.slice(1, 6), screen().lines);
+    assert.match(drawn.at(-1)!, /^yielded 0\.3s · session_id=3 · screen \(alternate screen\) · log: /);
   });
 });
 

@@ -14,12 +14,12 @@ import { jobLabel } from "./jobs-ui.ts";
 /** The view's title and lines, as both presentations show them. */
 export function viewLines(job: JobSnapshot, view: HumanView): { title: string; lines: string[] } {
   if (view.kind === "output") {
-    const title = `${jobLabel(job)} — the last ${view.lines.length} lines of its output`;
+    const title = `${jobLabel(job, false)} — the last ${view.lines.length} lines of its output`;
     return { title, lines: view.lines.length ? view.lines : ["(no output yet)"] };
   }
   const { screen } = view;
   const where = `screen ${screen.cols}×${screen.rows}, cursor ${screen.cursor.row},${screen.cursor.col}`;
-  const title = `${jobLabel(job)} — ${where}${screen.alternate ? " (alternate screen)" : ""}`;
+  const title = `${jobLabel(job, false)} — ${where}${screen.alternate ? " (alternate screen)" : ""}`;
   return { title, lines: screen.lines };
 }
 

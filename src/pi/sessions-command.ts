@@ -50,7 +50,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const labels = live.map(jobLabel);
+      const labels = live.map((job) => jobLabel(job));
       const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
       if (choice === undefined || choice === CANCEL) return;
       if (choice === KILL_ALL) {
@@ -61,7 +61,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       const job = live[labels.indexOf(choice)];
       if (!job) return;
       const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
-      const action = await ctx.ui.select(jobLabel(job), [view, KILL, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
+      const action = await ctx.ui.select(jobLabel(job), [KILL, view, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
       if (action === view) {
         const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
         if (target) await showJobView(ctx, target, job);

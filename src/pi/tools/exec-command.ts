@@ -114,7 +114,7 @@ export function execCommandTool(
         signal,
         callId: toolCallId,
         onExit: params.on_exit ?? "none",
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms)) } : {}),
       });
       const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
       return jobResult(report, { notice: notice || undefined, completion: completionNote(report.wake === "armed", ctx.mode) });

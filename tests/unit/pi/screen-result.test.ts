@@ -97,7 +97,7 @@ describe("the TUI row of a screen result", () => {
       .render(100)
       .map((line) => line.trimEnd());
     assert.deepEqual(drawn.slice(1, 6), screen().lines);
-    assert.match(drawn.at(-1)!, /^yielded 0\.3s · session_id=3 · screen \(alternate screen\) · log: /);
+    assert.match(drawn.at(-1)!, /^yielded 0\.3s · session 3 · screen \(alternate screen\) · log: /);
   });
 });
 

@@ -14,6 +14,7 @@ import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
@@ -186,6 +187,8 @@ async function main() {
     await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
     const watchdog = await watchdogCost();
+    // 7. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
+    const screen = await screenBenchmark();
 
     const figures = {
       latency_true_ms: {
@@ -221,6 +224,7 @@ async function main() {
       idle_rss_MiB: round(idle / MiB, 1),
       hostile_output: hostile,
       watchdog,
+      screen,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -231,6 +235,9 @@ async function main() {
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
       [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
       "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
+      [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
+        Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
+        SCREEN_MEMORY_GOAL_MB,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -284,6 +291,7 @@ async function main() {
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
       ...hostileRows(hostile),
+      ...screenRows(screen).filter(([label]) => !label.startsWith("goal:")),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];
     const width = Math.max(...rows.map(([label]) => label.length));

@@ -165,7 +165,7 @@ for (const host of PI_HOSTS) {
       assert.equal(longEntry.tty, false);
       assert.equal(longEntry.output_bytes_total, 5);
       assert.ok(typeof longEntry.quiet_ms === "number" && typeof longEntry.elapsed_seconds === "number");
-      assert.match(String(longEntry.log_path), /job-\d+-[0-9a-f]{8}\.log$/);
+      assert.match(String(longEntry.log_path), /\/pi-unified-exec-[^/]+\/\d+\.log$/);
       assert.ok(Number(longEntry.deadline_remaining_seconds) > 1_700);
       const shortEntry = sessions.find((s) => s.session_id === short!.details.session_id)!;
       assert.equal(shortEntry.exit_code, 0);

@@ -22,6 +22,7 @@ import {
   visibleText,
 } from "../core/index.ts";
 import { bounded } from "./results/format.ts";
+import { notShownSummary } from "./results/truncation-footer.ts";
 
 const PREVIEW_LINES = 5;
 const ARGUMENT_CHARS = 80;
@@ -251,10 +252,23 @@ function jobResultComponent(
     ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
+    ...cutNote(details.truncation),
   ];
   container.addChild(new Text(`\n${theme.fg("muted", footer)}${flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : ""}`, 0, 0));
   container.invalidate();
   return container;
+}
+
+/** `14.2MB not shown, full output in the log` when the model was shown only part of what the job printed. */
+function cutNote(cut: unknown): string[] {
+  const { printed, shownBytes, shownLines } = (cut ?? {}) as {
+    printed?: { bytes?: unknown; lines?: unknown };
+    shownBytes?: unknown;
+    shownLines?: unknown;
+  };
+  if (typeof printed?.bytes !== "number" || typeof shownBytes !== "number") return [];
+  const lines = typeof printed.lines === "number" ? printed.lines : 0;
+  return [notShownSummary({ bytes: printed.bytes, lines }, { bytes: shownBytes, lines: Number(shownLines) || 0, lastLinePartial: false })];
 }
 
 // ---- write_stdin -------------------------------------------------------------------------------

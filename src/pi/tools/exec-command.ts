@@ -24,8 +24,14 @@ import {
   UNTIL_QUIET_MS_DESCRIPTION,
 } from "../guidance/conditional-waits.ts";
 import { execCommandRenderer } from "../render.ts";
+import type { ResultFormatSetting } from "../result-format.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+
+/** `max_output_tokens`, the same on both tools. */
+export const MAX_OUTPUT_TOKENS_DESCRIPTION =
+  "Codex's output budget for this call, at about 4 bytes a token: the output shown is cut to its last part within it " +
+  "(never more than the usual 50 KiB / 2 000 lines; the log keeps everything).";
 
 export const execCommandParameters = Type.Object(
   {
@@ -70,6 +76,13 @@ export const execCommandParameters = Type.Object(
           '"wake": one follow-up prompt tells you it finished (use only when the user wants to be told; set_on_exit changes it).',
       }),
     ),
+    login: Type.Optional(
+      Type.Boolean({
+        description:
+          "Run bash, zsh or sh as a login shell (-l: profile files first), as Codex does. Default: false. Not for cmd or powershell.",
+      }),
+    ),
+    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     timeout_s: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -84,6 +97,7 @@ export const execCommandParameters = Type.Object(
 export function execCommandTool(
   runtimes: SessionRuntimes,
   hostSettings: () => HostShellSettings,
+  format: ResultFormatSetting,
 ): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
@@ -113,8 +127,15 @@ export function execCommandTool(
         onExit: params.on_exit ?? "none",
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
       });
-      const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
-      return jobResult(report, { notice: notice || undefined, completion: completionNote(report.wake === "armed", ctx.mode) });
+      const notice = [request.shell.notice, runtime.takeNotice(), format.takeResultWarning(ctx.mode)].filter((part) => part !== undefined);
+      return jobResult(report, {
+        notice: notice.join("; ") || undefined,
+        completion: completionNote(report.wake === "armed", ctx.mode),
+        piCwd: ctx.cwd,
+        maxOutputTokens: params.max_output_tokens,
+        login: params.login,
+        format: format.format,
+      });
     },
   };
 }

@@ -205,7 +205,7 @@ for (const host of PI_HOSTS) {
       assert.equal(header.log_partial, "true");
       const size = statSync(header.log_path!).size;
       assert.ok(size <= JOB_QUOTA + LOG_TAIL_BYTES + 1_000, `log is ${size} bytes`);
-      assert.match(outputOf(run.tools[0]!.text), /the-end\n\n\[Showing lines/);
+      assert.match(outputOf(run.tools[0]!.text), /the-end\n\n\[Showing the last \d+ of \d+ lines/);
     });
 
     it("65 live jobs: the 65th is refused before spawning, with a warning before it; the first still answers", async () => {

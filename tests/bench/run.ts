@@ -14,6 +14,7 @@ import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
@@ -186,6 +187,9 @@ async function main() {
     await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
     const watchdog = await watchdogCost();
+    // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
+    const tokenRun = await tokenWorkload(host);
+    const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
 
     const figures = {
       latency_true_ms: {
@@ -221,6 +225,18 @@ async function main() {
       idle_rss_MiB: round(idle / MiB, 1),
       hostile_output: hostile,
       watchdog,
+      tokens_o200k: Object.fromEntries(
+        tokenRun.rows.map((row) => [
+          row.format,
+          {
+            calls: row.calls,
+            header_median: row.header.median,
+            header_mean: row.header.mean,
+            total_median: row.total.median,
+            total_sum: row.total.sum,
+          },
+        ]),
+      ),
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -231,6 +247,7 @@ async function main() {
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
       [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
       "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
+      "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -288,6 +305,7 @@ async function main() {
     ];
     const width = Math.max(...rows.map(([label]) => label.length));
     for (const [label, value] of rows) console.log(`${label.padEnd(width)}  ${value}`);
+    console.log(`\no200k tokens per call over the token workload\n${tokenRun.table}`);
     console.log(`\nwritten: tests/bench/results/latest.json (${machine.bench_seconds} s)`);
   } finally {
     await pi.close(60_000);

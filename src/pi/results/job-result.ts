@@ -39,7 +39,9 @@ export const jobResultSchema = Type.Object({
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
   chunk_id: Type.String(),
-  original_token_count: Type.Integer({ description: "ceil(bytes / 4) of this call's output before the cap." }),
+  original_token_count: Type.Integer({
+    description: "ceil(bytes / 4) of what the job printed for this call, bytes dropped between reads included.",
+  }),
   output_bytes_total: Type.Integer(),
   quiet_ms: Type.Integer(),
   omitted_bytes: Type.Optional(Type.Integer()),
@@ -80,7 +82,7 @@ export const jobResultSchema = Type.Object({
   tool_time_utc: Type.Optional(Type.String()),
   notice: Type.Optional(Type.String()),
   warning: Type.Optional(Type.String()),
-  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
+  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines (or max_output_tokens)." }),
   truncated: Type.Boolean(),
 });
 

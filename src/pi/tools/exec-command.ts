@@ -105,7 +105,9 @@ export function execCommandTool(
     description:
       "Runs a shell command as a job (stdout and stderr merged). Waits up to yield_time_ms: if the command exits by then, " +
       "returns its output and exit_code; otherwise returns the output so far and a session_id, and the command keeps running. " +
-      "Continue with write_stdin(session_id) to get the output that arrives later and the exit.",
+      "Continue with write_stdin(session_id) to get the output that arrives later and the exit. " +
+      "Long output is cut to its end with a footer saying how much was not shown; every byte is in the file at log_path " +
+      "(given with the first result, whenever output was cut, and with the exit).",
     promptSnippet: "exec_command: run a shell command as a job; long ones return a session_id to poll with write_stdin",
     promptGuidelines: [
       "exec_command: a command still running when yield_time_ms ends returns a session_id; keep it and poll with write_stdin instead of starting the command again.",

@@ -181,6 +181,11 @@ export class Job {
     return this.output.quietMs(nowMono);
   }
 
+  /** Bytes of the stream up to where the last read ended. */
+  get outputBytesRead(): number {
+    return this.output.bytesRead;
+  }
+
   /** The latest output for a live preview, after byte `sinceTotal`; it drains nothing. */
   previewText(sinceTotal = 0): string {
     return this.output.previewText(sinceTotal);

@@ -46,7 +46,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const labels = live.map(jobLabel);
+      const labels = live.map((job) => jobLabel(job));
       const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
       if (choice === undefined || choice === CANCEL) return;
       if (choice === KILL_ALL) {

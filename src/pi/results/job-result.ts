@@ -185,7 +185,11 @@ function slotWarning(slots: SlotUse | undefined): string | undefined {
 }
 
 /** A streaming update while a call waits: the live preview and what the footer needs. */
-export function progressResult(progress: WaitProgress): AgentToolResult<JobDetails> {
+/**
+ * A partial result while the call waits: the output so far, and the call's real window (`windowMs`,
+ * after the tool's clamps) or its absolute deadline, so the row shows how long the wait may last.
+ */
+export function progressResult(progress: WaitProgress, windowMs: number, absoluteUntil?: string): AgentToolResult<JobDetails> {
   return {
     content: [{ type: "text", text: progress.preview }],
     details: {
@@ -194,7 +198,8 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
       status: "running",
       wall_time_seconds: seconds(progress.elapsedMs),
       output_bytes_total: progress.outputBytes,
-      yield_time_ms: 0,
+      yield_time_ms: windowMs,
+      ...(absoluteUntil ? { yield_until: absoluteUntil } : {}),
     },
   };
 }

@@ -127,7 +127,7 @@ export function execCommandTool(
         signal,
         callId: toolCallId,
         onExit: params.on_exit ?? "none",
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms)) } : {}),
       });
       const notice = [request.shell.notice, runtime.takeNotice(), format.takeResultWarning(ctx.mode)].filter((part) => part !== undefined);
       return jobResult(report, {

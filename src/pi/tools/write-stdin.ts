@@ -98,7 +98,7 @@ export function writeStdinTool(
         .interact(request, {
           signal,
           callId: toolCallId,
-          ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
+          ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms, request.absoluteUntil)) } : {}),
           // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
           ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
         })

@@ -277,14 +277,19 @@ function jobFooter(details: Record<string, unknown>, options: { expanded: boolea
   if (details.status === "cancelled")
     return { text: `still running in the background · ${session}${armed ? " · wake armed" : ""}`, failed: false };
   const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
+  // The output is a screen rather than the stream: say so, since its rows read differently.
+  const view = typeof details.view === "string" ? ` · ${inline(details.view)}` : "";
   if (details.status === "running") {
-    return { text: `yielded ${time} · ${session}${armed ? " · wake armed" : ""}${options.expanded || cut ? log : ""}`, failed: false };
+    return {
+      text: `yielded ${time} · ${session}${armed ? " · wake armed" : ""}${view}${options.expanded || cut ? log : ""}`,
+      failed: false,
+    };
   }
   const exit = exitWords(details.exit_code, details.signal);
   const failed = details.exit_code !== 0 || details.timed_out === true;
   // The log path is noise on a plain success: shown expanded, when output was cut, or when it failed.
   const showLog = options.expanded || cut || failed || details.failure_message !== undefined;
-  return { text: `took ${time} · ${exit}${showLog ? log : ""}`, failed };
+  return { text: `took ${time} · ${exit}${view}${showLog ? log : ""}`, failed };
 }
 
 /** What a job row flags beside its footer. */

@@ -14,6 +14,7 @@ import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 
@@ -190,6 +191,8 @@ async function main() {
     // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
     const tokenRun = await tokenWorkload(host);
     const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
+    // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
+    const screen = await screenBenchmark();
 
     const figures = {
       latency_true_ms: {
@@ -237,6 +240,7 @@ async function main() {
           },
         ]),
       ),
+      screen,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -248,6 +252,9 @@ async function main() {
       [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
       "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
       "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
+      [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
+        Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
+        SCREEN_MEMORY_GOAL_MB,
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -301,6 +308,7 @@ async function main() {
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
       ...hostileRows(hostile),
+      ...screenRows(screen).filter(([label]) => !label.startsWith("goal:")),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];
     const width = Math.max(...rows.map(([label]) => label.length));

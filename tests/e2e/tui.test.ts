@@ -1,6 +1,7 @@
 /**
  * The terminal UI in a real interactive Pi inside tmux, on every host: the footer counts running
- * jobs and clears after they exit; /unified-exec-sessions kills a chosen job; a child printing OSC 52
+ * jobs and clears after they exit; /unified-exec-sessions kills a chosen job and views a PTY job's
+ * screen in a live panel; a child printing OSC 52
  * (clipboard) and OSC 0 (title) sequences changes neither the pane title nor the clipboard; and the
  * same sequences in every argument of every tool, in a workdir and a command, reach the terminal
  * only as visible escapes (results, errors and the wake row included).
@@ -230,6 +231,32 @@ for (const host of PI_HOSTS) {
       tui.key("Enter");
       await waitFor(() => !processAlive(pid), "the chosen job to be killed", 10_000);
       await waitFor(() => !/unified-exec: \d+ session/.test(tui.screen()), "the footer to clear", 10_000, 100);
+    });
+
+    it("/unified-exec-sessions views a PTY job's screen in a panel that redraws live and closes on Esc", async () => {
+      const ticker = "echo pid=$$; i=0; while :; do i=$((i+1)); printf '\\033[H\\033[2Jtick %d' $i; sleep 0.3; done";
+      tui.model.script = steps(call("exec_command", { cmd: ticker, tty: true, rows: 6, yield_time_ms: 500 }), say("ticker started"));
+      tui.type("start a ticker");
+      const started = await tui.waitForScreen(/ticker started[\s\S]*unified-exec: 1 session running/, "the ticker");
+      const pid = Number([...started.matchAll(/pid=(\d+)/g)].at(-1)?.[1]); // the ticker, not an earlier test's job
+      tui.type("/unified-exec-sessions");
+      await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
+      tui.key("Enter");
+      await tui.waitForScreen(/View its screen/, "the actions");
+      tui.key("Down");
+      tui.key("Enter");
+      const panel = /screen 120×6, cursor 1,\d+\s*\n\s*tick (\d+)\s*\n[\s\S]*Esc, Enter or q to close/;
+      const first = Number(panel.exec(await tui.waitForScreen(panel, "the job's screen"))?.[1]);
+      await waitFor(() => Number(panel.exec(tui.screen())?.[1]) > first, "the panel to redraw the job's newer screen", 10_000, 100);
+      tui.key("Escape");
+      await waitFor(() => !/Esc, Enter or q to close/.test(tui.screen()), "the panel to close", 10_000, 100);
+      assert.ok(processAlive(pid), "viewing never stops the job");
+      tui.type("/unified-exec-sessions");
+      await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
+      tui.key("Enter");
+      await tui.waitForScreen(/Kill \(SIGTERM/, "the actions");
+      tui.key("Enter");
+      await waitFor(() => !processAlive(pid), "the ticker to be killed", 10_000);
     });
   });
 }

@@ -2,7 +2,7 @@ import type { JobReport } from "../../core/index.ts";
 import { codexNotes, codexResultParts, codexTokenBudget } from "./codex-text.ts";
 import { bytesForTokens, codexLineCount } from "./codex-truncate.ts";
 import type { KilledBy } from "./job-fields.ts";
-import { type OutputCut, printedOf } from "./lean-header.ts";
+import type { OutputCut, Printed } from "./lean-header.ts";
 
 /**
  * A job result's model text in Codex's own format (`PI_UNIFIED_EXEC_FORMAT=codex`): Codex's header
@@ -22,15 +22,21 @@ export interface CodexFields {
   completion_notification?: string | undefined;
 }
 
-export function codexJobText(report: JobReport, extras: { maxOutputTokens?: number | undefined }, fields: CodexFields) {
+/** `source`: what the call shows (the stream, or a PTY job's screen) and what it counts as printed. */
+export function codexJobText(
+  report: JobReport,
+  source: { text: string; printed: Printed; omittedBytes: number },
+  extras: { maxOutputTokens?: number | undefined },
+  fields: CodexFields,
+) {
   const exit = report.job.exit;
-  const omittedBytes = report.output.omittedBytes;
+  const omittedBytes = source.omittedBytes;
   const parts = codexResultParts({
     chunkId: fields.chunk_id,
     wallMs: report.wallMs,
     // Our value, as in the default format: 128 + the signal number for a death by signal (docs/decisions.md); -1 only when there is no code.
     ...(exit ? { exitCode: exit.exitCode } : { sessionId: report.job.jobId }),
-    output: report.output.text,
+    output: source.text,
     originalTokenCount: fields.original_token_count,
     maxOutputTokens: extras.maxOutputTokens,
     omittedBytes,
@@ -44,11 +50,11 @@ export function codexJobText(report: JobReport, extras: { maxOutputTokens?: numb
     }),
   });
   const start = parts.header.length + 1 + parts.notes.length;
-  const overBudget = Buffer.byteLength(report.output.text) > bytesForTokens(codexTokenBudget(extras.maxOutputTokens));
+  const overBudget = Buffer.byteLength(source.text) > bytesForTokens(codexTokenBudget(extras.maxOutputTokens));
   const cut: OutputCut | undefined =
     overBudget || omittedBytes > 0
       ? {
-          printed: printedOf(report.output),
+          printed: source.printed,
           shownBytes: Buffer.byteLength(parts.output),
           shownLines: codexLineCount(parts.output),
           truncatedBy: overBudget ? "tokens" : "retention",

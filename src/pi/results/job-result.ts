@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AgentToolResult, TruncationResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobReport, SlotUse, WaitProgress } from "../../core/index.ts";
+import type { JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
@@ -77,6 +77,13 @@ export const jobResultSchema = Type.Object({
   ),
   matched_line: Type.Optional(Type.String({ description: "The output line until_pattern matched (at most 500 characters)." })),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  view: Type.Optional(
+    Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)")], {
+      description:
+        "output is the terminal's screen (its rows, trailing blanks trimmed), not the stream; the stream since the previous call was still read and is in the log.",
+    }),
+  ),
+  cursor: Type.Optional(Type.String({ description: "With view: the cursor's position on the screen, row,col (1-based)." })),
   yield_until: Type.Optional(Type.String()),
   on_exit_wake: Type.Optional(Type.Literal("consumed", { description: "This result reports the exit, so no wake will follow." })),
   tool_time_utc: Type.Optional(Type.String()),
@@ -159,6 +166,8 @@ const TEXT_ORDER = [
   "wait_status",
   "matched_line",
   "input_wait",
+  "view",
+  "cursor",
   "yield_until",
   "tool_time_utc",
   "on_exit_wake",
@@ -223,6 +232,23 @@ function waitStatus(report: JobReport, absolute: boolean) {
   return undefined;
 }
 
+/** `view` and `cursor` of a result that shows the terminal's screen instead of the stream. */
+function screenFields(screen: ScreenView | undefined): { view?: "screen" | "screen (alternate screen)"; cursor?: string } {
+  if (!screen) return {};
+  return { view: screen.alternate ? "screen (alternate screen)" : "screen", cursor: `${screen.cursor.row},${screen.cursor.col}` };
+}
+
+/**
+ * What this call shows the model and what it counts as printed: the stream since the previous call,
+ * or a PTY job's screen, which replaces the stream as the output (the stream was consumed all the
+ * same; the log keeps it), counted as the text it is.
+ */
+function shownSource(report: JobReport): { text: string; printed: Printed; omittedBytes: number } {
+  if (!report.screen) return { text: report.output.text, printed: printedOf(report.output), omittedBytes: report.output.omittedBytes };
+  const text = report.screen.lines.join("\n");
+  return { text, printed: printedOf({ text, omittedBytes: 0 }), omittedBytes: 0 };
+}
+
 /** Every field of a job result, from the report's snapshot and what the call did. */
 function resultFields(report: JobReport, extras: JobResultExtras) {
   const exit = report.job.exit;
@@ -235,7 +261,7 @@ function resultFields(report: JobReport, extras: JobResultExtras) {
     wall_time_seconds: seconds(report.wallMs),
     chunk_id: randomBytes(3).toString("hex"),
     // Codex's estimate of 4 bytes per token, over what the job printed for this call (dropped bytes included).
-    original_token_count: Math.ceil(printedOf(report.output).bytes / 4),
+    original_token_count: Math.ceil(shownSource(report).printed.bytes / 4),
     ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
     ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
@@ -247,6 +273,7 @@ function resultFields(report: JobReport, extras: JobResultExtras) {
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
     ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
+    ...screenFields(report.screen),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),
     ...(extras.notice ? { notice: metadata(extras.notice) } : {}),
@@ -272,9 +299,15 @@ function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
 
 /** The model's text in our format: the lean header, `---`, the output capped with the honest footer. */
 function defaultText(report: JobReport, extras: JobResultExtras, all: ReturnType<typeof resultFields>, status: JobDetails["status"]) {
-  const printed = printedOf(report.output);
-  const capped = capOutputToBudget(report.output.text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
-  const facts = textFacts(report, { status, truncated: capped.truncation.truncated, piCwd: extras.piCwd, resized: extras.resized });
+  const { text, printed, omittedBytes } = shownSource(report);
+  const capped = capOutputToBudget(text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
+  const facts = textFacts(report, {
+    status,
+    truncated: capped.truncation.truncated,
+    omittedBytes,
+    piCwd: extras.piCwd,
+    resized: extras.resized,
+  });
   const fields = inOrder(
     all,
     TEXT_ORDER.filter((key) => carriesNews(key, facts)),
@@ -293,7 +326,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   const all = resultFields(report, extras);
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
   const codex = extras.format === "codex";
-  const model = codex ? codexJobText(report, extras, all) : defaultText(report, extras, all, status);
+  const model = codex ? codexJobText(report, shownSource(report), extras, all) : defaultText(report, extras, all, status);
   const details: JobDetails = {
     status,
     ...all,

@@ -34,7 +34,7 @@ function linesOf(text: string): number {
 }
 
 /** What the job printed for the report's call: the core's raw count, else the text's (plus the dropped bytes). */
-export function printedOf(output: JobReport["output"]): Printed {
+export function printedOf(output: Pick<JobReport["output"], "text" | "omittedBytes" | "printed">): Printed {
   if (output.printed) return output.printed;
   return { bytes: Buffer.byteLength(output.text) + output.omittedBytes, lines: linesOf(output.text) };
 }
@@ -59,12 +59,19 @@ export interface TextFacts {
 
 export function textFacts(
   report: JobReport,
-  call: { status: "running" | "exited" | "cancelled"; truncated: boolean; piCwd: string | undefined; resized: boolean | undefined },
+  call: {
+    status: "running" | "exited" | "cancelled";
+    truncated: boolean;
+    /** Bytes retention dropped from what this call shows (0 for a screen, which replaces the stream). */
+    omittedBytes: number;
+    piCwd: string | undefined;
+    resized: boolean | undefined;
+  },
 ): TextFacts {
   const terminal = report.terminal;
   return {
     first: report.job.outputReads <= 1,
-    cut: call.truncated || report.output.omittedBytes > 0,
+    cut: call.truncated || call.omittedBytes > 0,
     exited: report.job.exit !== undefined,
     running: call.status === "running",
     printedNothing: printedOf(report.output).bytes === 0,

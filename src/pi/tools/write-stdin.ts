@@ -21,6 +21,7 @@ import {
   WRITE_STDIN_GUIDELINES,
   YIELD_UNTIL_PATTERN_NOTE,
 } from "../guidance/conditional-waits.ts";
+import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { writeStdinRenderer } from "../render.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
@@ -65,6 +66,7 @@ export const writeStdinParameters = Type.Object(
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
+    screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
   },
   { additionalProperties: false },
 );

@@ -17,6 +17,7 @@ import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
+import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -193,6 +194,8 @@ async function main() {
     const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
     // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = await screenBenchmark();
+    // 8. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    const workflow = await workflowBenchmark(pi);
 
     const figures = {
       latency_true_ms: {
@@ -241,6 +244,7 @@ async function main() {
         ]),
       ),
       screen,
+      workflow,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -307,6 +311,7 @@ async function main() {
         "model-visible bytes, progress bar",
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
+      ...workflowRows(workflow),
       ...hostileRows(hostile),
       ...screenRows(screen).filter(([label]) => !label.startsWith("goal:")),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),

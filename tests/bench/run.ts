@@ -194,7 +194,7 @@ async function main() {
     const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
     // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = await screenBenchmark();
-    // 8. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
     const workflow = await workflowBenchmark(pi);
 
     const figures = {

@@ -15,6 +15,7 @@ import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
+import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
@@ -188,9 +189,12 @@ async function main() {
     await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
     const watchdog = await watchdogCost();
-    // 7. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
+    // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
+    const tokenRun = await tokenWorkload(host);
+    const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
+    // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = await screenBenchmark();
-    // 8. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
     const workflow = await workflowBenchmark(pi);
 
     const figures = {
@@ -227,6 +231,18 @@ async function main() {
       idle_rss_MiB: round(idle / MiB, 1),
       hostile_output: hostile,
       watchdog,
+      tokens_o200k: Object.fromEntries(
+        tokenRun.rows.map((row) => [
+          row.format,
+          {
+            calls: row.calls,
+            header_median: row.header.median,
+            header_mean: row.header.mean,
+            total_median: row.total.median,
+            total_sum: row.total.sum,
+          },
+        ]),
+      ),
       screen,
       workflow,
     };
@@ -239,6 +255,7 @@ async function main() {
       "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
       [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
       "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
+      "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
       [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
         Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
         SCREEN_MEMORY_GOAL_MB,
@@ -301,6 +318,7 @@ async function main() {
     ];
     const width = Math.max(...rows.map(([label]) => label.length));
     for (const [label, value] of rows) console.log(`${label.padEnd(width)}  ${value}`);
+    console.log(`\no200k tokens per call over the token workload\n${tokenRun.table}`);
     console.log(`\nwritten: tests/bench/results/latest.json (${machine.bench_seconds} s)`);
   } finally {
     await pi.close(60_000);

@@ -83,3 +83,15 @@ export function truncationFooterWriter(printed: Printed, logPath: string): Foote
 export function notShownSummary(printed: Printed, shown: Shown): string {
   return `${formatSize(notShownBytes(printed, shown))} not shown, full output in the log`;
 }
+
+/** The TUI row's flag from a result's `details.truncation` (read defensively: details come from the session file). */
+export function notShownNote(cut: unknown): string[] {
+  const { printed, shownBytes, shownLines } = (cut ?? {}) as {
+    printed?: { bytes?: unknown; lines?: unknown };
+    shownBytes?: unknown;
+    shownLines?: unknown;
+  };
+  if (typeof printed?.bytes !== "number" || typeof shownBytes !== "number") return [];
+  const lines = typeof printed.lines === "number" ? printed.lines : 0;
+  return [notShownSummary({ bytes: printed.bytes, lines }, { bytes: shownBytes, lines: Number(shownLines) || 0, lastLinePartial: false })];
+}

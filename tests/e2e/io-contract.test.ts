@@ -116,7 +116,10 @@ for (const host of PI_HOSTS) {
       const output = outputOf(result.text);
       const footer = output.slice(output.lastIndexOf("\n\n[") + 2);
       // Counted on what the job printed (101 011 lines, 10 101 010 bytes), not on what retention kept.
-      assert.match(footer, /^\[Showing the last \d+ of 101011 lines \(9\.6MB; 9\.6MB not shown; 50\.0KB limit\)\. Full output: .+\]$/);
+      assert.match(
+        footer,
+        /^\[Showing the last \d+ of 101011 lines \(10\.1 MB; 10\.[01] MB not shown; 50\.0KB limit\)\. Full output: .+\]$/,
+      );
       assert.ok(footer.includes(header.log_path!), "the footer names the log");
       assert.ok(Buffer.byteLength(output) - Buffer.byteLength(footer) <= 50 * 1024, `${Buffer.byteLength(output)} bytes of output`);
       const expected = execFileSync("bash", ["-c", cmd], { maxBuffer: 64 * 1024 * 1024 });
@@ -138,7 +141,7 @@ for (const host of PI_HOSTS) {
       const output = outputOf(result.text);
       assert.ok(
         output.endsWith(
-          `1999999\n2000000\n\n[Showing the last 2000 of 2000000 lines (14.2MB; 14.2MB not shown). Full output: ${header.log_path}]`,
+          `1999999\n2000000\n\n[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${header.log_path}]`,
         ),
         output.slice(-200),
       );

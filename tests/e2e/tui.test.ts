@@ -215,7 +215,7 @@ for (const host of PI_HOSTS) {
       tui.type("flood the row");
       const screen = await tui.waitForScreen(/flood drawn/, "the flood's row", 30_000);
       assert.match(screen, /^\s*2000000$/m, "the end of the output is drawn");
-      assert.match(screen, /took \d+\.\ds · exit 0 · log: \S+ · 14\.2MB not shown, full output in the log/);
+      assert.match(screen, /took \d+\.\ds · exit 0 · log: \S+ · 14\.9 MB not shown, full output in the log/);
     });
 
     it("/unified-exec-sessions kills the chosen job", async () => {

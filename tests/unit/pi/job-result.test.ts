@@ -102,7 +102,7 @@ describe("job result formatting", () => {
     assert.match(
       output,
       new RegExp(
-        `\\n\\n\\[Showing the last 512 of 1000 lines \\(97\\.7KB; 47\\.7KB not shown; 50\\.0KB limit\\)\\. Full output: ${LOG}\\]$`,
+        `\\n\\n\\[Showing the last 512 of 1000 lines \\(100\\.0 KB; 48\\.8 KB not shown; 50\\.0KB limit\\)\\. Full output: ${LOG}\\]$`,
       ),
     );
     assert.match(body, /original_token_count: 25000\n/);
@@ -115,7 +115,7 @@ describe("job result formatting", () => {
 
   it("caps by lines too", () => {
     const body = text(report({ output: { text: "a\n".repeat(3_000) } }));
-    assert.match(body, /\[Showing the last 2000 of 3000 lines \(5\.9KB; 2\.0KB not shown\)\. Full output: /);
+    assert.match(body, /\[Showing the last 2000 of 3000 lines \(6\.0 KB; 2\.0 KB not shown\)\. Full output: /);
   });
 
   it("keeps the structured fields and the text in agreement, and details bounded", () => {

@@ -117,7 +117,7 @@ describe("max_output_tokens in our format", () => {
     const output = textOf(capped).split("\n---\n")[1]!;
     assert.equal(
       output,
-      `line 96\nline 97\nline 98\nline 99\nline 100\n\n[Showing the last 5 of 100 lines (791B; 751B not shown; 40B limit). Full output: ${LOG}]`,
+      `line 96\nline 97\nline 98\nline 99\nline 100\n\n[Showing the last 5 of 100 lines (791 B; 751 B not shown; 40B limit). Full output: ${LOG}]`,
     );
     assert.equal(capped.details.max_output_tokens, 10);
     assert.match(textOf(capped), /\nlog_path: .*\nwall_time_seconds: 5.002\noriginal_token_count: 198\n/);

@@ -88,7 +88,7 @@ describe("renderers", () => {
     for (const format of ["default", "codex"] as const) {
       const result = jobResult(report, { format });
       const shown = lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({})), 200);
-      assert.match(shown.at(-1)!, /^took 4\.2s · exit 0 · log: \/tmp\/l\/1\.log · 14\.\dMB not shown, full output in the log$/, format);
+      assert.match(shown.at(-1)!, /^took 4\.2s · exit 0 · log: \/tmp\/l\/1\.log · 14\.\d MB not shown, full output in the log$/, format);
       assert.ok(shown.includes("12000"), `${format}: the end of the output is drawn`);
     }
     const whole = jobResult(jobReport({ job: { exit: { exitCode: 0, signal: null } }, output: { text: "ok\n" } }));

@@ -89,7 +89,7 @@ describe("a result that shows the screen", () => {
     // The footer counts the screen that was cut (the stream it replaced is the log's).
     assert.match(
       textOf(result),
-      /\n\n\[Showing the last \d+ of 300 lines \(146\.8KB; \d+\.\dKB not shown; 50\.0KB limit\)\. Full output: \/tmp\/x\/job-3\.log\]$/,
+      /\n\n\[Showing the last \d+ of 300 lines \(150\.3 KB; \d+\.\d KB not shown; 50\.0KB limit\)\. Full output: \/tmp\/x\/job-3\.log\]$/,
     );
     const [start, end] = result.details!.output_at!;
     assert.equal(textOf(result).slice(start, end), structured.output);

@@ -1,5 +1,6 @@
 /** Incremental `until_pattern` matching over rendered output: line rules, the first match, the unread rest, the PTY echo. */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/constants.ts";
 import { LineWatch } from "../../../src/core/line-watch.ts";
@@ -258,6 +259,8 @@ describe("PTY echo with real terminals", { skip: SKIP_WITHOUT_PTY }, () => {
     await waitFor(() => state.text.endsWith("$ "), "the prompt");
     await transport.write(Buffer.from("sleep 30\r"));
     await waitFor(() => state.text.endsWith("sleep 30\n"), "the command's echo");
+    // A Ctrl-C before bash has started sleep in the foreground may be lost to bash's own handling.
+    await waitFor(() => spawnSync("pgrep", ["-P", String(transport.pid), "-x", "sleep"]).status === 0, "sleep in the foreground");
     const { pattern, tested } = recording("\\^C|\\$ $");
     const watch = new LineWatch(pattern, { partialLine: "" });
     watch.ignoreEcho("\x03");

@@ -85,6 +85,9 @@ export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
  */
 export const WARM_SHELL_HANDOFF_TIMEOUT_MS = 1_000;
 
+/** The name a warm shell shows in `ps` and in the watchdog's registry while idle (a later sweep leaves it out of its notice). */
+export const WARM_SHELL_NAME = "pi-unified-exec-warm-shell";
+
 /** Environment variable that turns warm shells off (`0`). */
 export const WARM_SHELL_ENV = "PI_UNIFIED_EXEC_WARM_SHELL";
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import type { Socket } from "node:net";
-import { JOB_MARKER_ENV } from "../constants.ts";
+import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../constants.ts";
 import { heldMastersKey, spawnStdio, systemBash } from "../fd-hygiene.ts";
 import { signalGroup } from "../process-group.ts";
 import type { SpawnSpec } from "./types.ts";
@@ -51,8 +51,7 @@ printf 'x' >&"$h" || exit 1
 IFS= read -r -d '' g <&"$h" && [ "$g" = g ] || exit 1
 eval "exec $h>&- \\"\\$2\\" -i -- \\"\\\${e[@]}\\" \\"\\$f\\" \\"\\\${a[@]}\\""`;
 
-/** The name a warm shell shows in `ps` and in the watchdog's registry while idle. */
-export const WARM_SHELL_NAME = "pi-unified-exec-warm-shell";
+export { WARM_SHELL_NAME };
 
 /** Variables whose values differ per job; the rest of the environment must match the shell's. */
 const PER_JOB_KEYS = [JOB_MARKER_ENV];

@@ -7,6 +7,7 @@
  * a recording guard where a test needs to see registrations (the real one is the runtime's).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -19,6 +20,7 @@ import type { SpawnSpec } from "../../../src/core/transport/types.ts";
 import { warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
+import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 
 function recordingGuard() {
@@ -209,4 +211,33 @@ describe("warm shells", () => {
     await runtime.shutdown();
     await waitFor(() => !processAlive(pid), "the idle shell stopped at shutdown");
   });
+
+  for (const how of ["alone", "with its watchdog"] as const) {
+    it(`do not outlive a Pi process killed with SIGKILL (${how})`, async () => {
+      const program = `
+        import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+        import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
+        const runtime = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
+        await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5000 }, process.cwd(), process.env));
+        const started = performance.now();
+        while (!runtime.warmShells.idle?.ready && performance.now() - started < 15000) await new Promise((r) => setTimeout(r, 20));
+        console.log("warm " + runtime.warmShells.idle?.pid + " watchdog " + runtime.orphans.watchdog.pid);
+        setInterval(() => {}, 1000);
+      `;
+      const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+        cwd: REPO_ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      host.stdout!.on("data", (chunk) => {
+        out += chunk;
+      });
+      await waitFor(() => /^warm \d+ watchdog \d+$/m.test(out), "the host's idle warm shell", 30_000);
+      const [, warm, watchdog] = /^warm (\d+) watchdog (\d+)$/m.exec(out)!.map(Number);
+      assert.ok(processAlive(warm!));
+      if (how === "with its watchdog") process.kill(watchdog!, "SIGKILL");
+      process.kill(host.pid!, "SIGKILL");
+      await waitFor(() => !processAlive(warm!), "the warm shell's end", 3_000);
+    });
+  }
 });

@@ -38,8 +38,8 @@ export class AttachedCall {
       );
     }
     this.lease = ledger.lease(call.callId, job.id);
-    // An exec previews everything; a later call previews only what arrives while it waits.
-    this.stopProgress = watchProgress(job, kind === "exec" ? 0 : job.outputBytesTotal, call, snapshot);
+    // A call previews what it will return: everything not read yet, shown at once, then what arrives.
+    this.stopProgress = watchProgress(job, job.outputBytesRead, call, snapshot);
   }
 
   /** Fires when the user steers while this call waits. */

@@ -285,6 +285,16 @@ export const SCREEN_CHUNK_BYTES = 64 * 1024;
  * more than ~1.25 MiB of parsing (~60 ms), and the screen shows the newest output.
  */
 export const SCREEN_BACKLOG_BYTES = 1024 * 1024;
+/**
+ * Answers to terminal queries on their way into a PTY and not yet taken by the OS. An answer is a
+ * few bytes; a program that floods queries without reading the answers loses the excess rather than
+ * make Pi hold them (a real terminal would block it instead).
+ */
+export const SCREEN_REPLY_PENDING_BYTES = 64 * 1024;
+/** Lines of a pipe job's output the sessions picker's "view" shows (a PTY job shows its screen). */
+export const VIEW_LOG_LINES = 40;
+/** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
+export const VIEW_REFRESH_MS = 500;
 
 // Conditional waits (issue 15, SPEC §3a).
 

@@ -9,8 +9,10 @@ export { ExecRequestError, UnknownJobError, WaitRequestError } from "./errors.ts
 export { decodeEscapes } from "./escapes.ts";
 export { omissionMarker } from "./head-tail-buffer.ts";
 export type { Job, JobExit, StopReason } from "./job.ts";
+export type { ScreenView } from "./job-screen.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job-snapshot.ts";
 export type { Termination } from "./job-stop.ts";
+export { type HumanView, humanView } from "./job-view.ts";
 export { aliveGroups } from "./process-group.ts";
 export { type ExecParams, type HostShellSettings, prepareExec, prepareWrite, type WriteParams } from "./request.ts";
 export { ExecRuntime, type ShutdownReport } from "./runtime.ts";

@@ -20,6 +20,8 @@ export class JobOutput {
   private readonly decoder = new OutputDecoder();
   private readonly preview = new HeadTailBuffer(PREVIEW_BYTES, 0);
   private total = 0;
+  /** The stream position (in bytes since spawn) the last read ended at. */
+  private readTotal = 0;
   private lastChunkMono: number | undefined;
   /** A conditional wait watching what arrives, while a call has one. */
   private watch: ConditionWatch | undefined;
@@ -33,6 +35,11 @@ export class JobOutput {
   /** Every byte since spawn, including bytes retention dropped. */
   get bytesTotal(): number {
     return this.total;
+  }
+
+  /** Bytes of the stream up to where the last read ended: a call previews what came after it. */
+  get bytesRead(): number {
+    return this.readTotal;
   }
 
   push(chunk: Buffer, nowMono: number = performance.now()): void {
@@ -84,6 +91,7 @@ export class JobOutput {
     const deferred = this.deferred;
     this.deferred = undefined;
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+    this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
     return { text, omittedBytes: retained.omittedBytes };
   }
 

@@ -1,6 +1,7 @@
 import type { InputWait } from "./input-wait.ts";
 import type { Job, JobExit } from "./job.ts";
 import type { OutputDelta } from "./job-output.ts";
+import type { ScreenView } from "./job-screen.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
 import type { TerminalSize } from "./terminal-size.ts";
@@ -105,6 +106,11 @@ export interface JobReport {
   matchedLine?: string;
   /** Present when the running job seems blocked reading its own stdin. */
   inputWait?: InputWait;
+  /**
+   * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
+   * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.
+   */
+  screen?: ScreenView;
 }
 
 /** What `kill_session` did. */

@@ -6,21 +6,16 @@ import type { JobInput } from "./input.ts";
 import { type InputWait, probeInputWait } from "./input-wait.ts";
 import type { JobLog, LogDirectory } from "./job-log.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
+import { JobScreen, type ScreenView } from "./job-screen.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
-import type { TerminalSize } from "./terminal-size.ts";
+import { type JobExit, type StepPlan, type StepResult, type StopReason, writtenText } from "./job-types.ts";
 import type { TransportFactory } from "./transport/spawn.ts";
 import type { LeaderExit, Transport } from "./transport/types.ts";
 import type { UntilSpec } from "./until-conditions.ts";
 import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
-/**
- * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model
- * (`kill_session`), `user` the human (the sessions picker), `timeout` its `timeout_s` deadline,
- * `log_quota` its log quota (with PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop), `boundary` a session boundary
- * or a runtime given up after `/reload`.
- */
-export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary";
+export type { JobExit, StepPlan, StepResult, StopReason } from "./job-types.ts";
 
 export interface JobSpec {
   id: number;
@@ -36,36 +31,6 @@ export interface JobSpec {
   terminal?: { cols: number; rows: number };
   /** Hard deadline: the job is stopped this long after spawn, whether or not anyone waits on it. */
   timeoutMs: number;
-}
-
-/** Final state of a job, fixed once the exit is known and the output drained. */
-export interface JobExit {
-  /** The leader's exit code; for a death by signal, 128 + the signal number, as a shell reports it. */
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  /** Why the job never ran, or failed in a way the exit code cannot say. */
-  failure?: string;
-  /** Set when the runtime stopped the job, and why. */
-  stoppedBy?: StopReason;
-}
-
-/** One call's turn with a job: what to change first, how long to stay, and what else may end it. */
-export interface StepPlan extends WaitEnds {
-  resize?: TerminalSize;
-  input?: JobInput;
-  deadlineMono: number;
-  /** A conditional wait: return once a line matches or the job goes quiet. */
-  until?: UntilSpec;
-}
-
-/** What a turn did: how its wait ended, what its input came to, and the output since the previous read. */
-export interface StepResult {
-  end: WaitEnd;
-  input?: InputOutcome;
-  /** Absent for a cancelled call: it reads nothing. */
-  output?: OutputDelta;
-  /** The line `until_pattern` matched (bounded), when that ended the wait. */
-  matchedLine?: string;
 }
 
 /**
@@ -92,6 +57,8 @@ export class Job {
   private readonly log: JobLog;
   private readonly output: JobOutput;
   private readonly stdin: JobStdin;
+  /** PTY jobs: the terminal's screen, fed from spawn. */
+  private readonly screen: JobScreen | undefined;
   private readonly drain = new ExitDrain(() => void this.finish());
   private readonly deadlineTimer: NodeJS.Timeout;
   private size: { cols: number; rows: number } | undefined;
@@ -131,6 +98,9 @@ export class Job {
     });
     this.tty = this.transport.kind === "pty";
     this.stdin = new JobStdin(this.transport, () => this.state === "final");
+    // Built now, not on the first request: it answers the program's queries and follows the alternate screen.
+    const live = () => this.state !== "final";
+    this.screen = this.tty && this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
     // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
     this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
     this.deadlineTimer.unref();
@@ -174,6 +144,11 @@ export class Job {
   /** Milliseconds since the last output byte (since spawn when there was none). */
   quietMs(nowMono: number = performance.now()): number {
     return this.output.quietMs(nowMono);
+  }
+
+  /** Bytes of the stream up to where the last read ended. */
+  get outputBytesRead(): number {
+    return this.output.bytesRead;
   }
 
   /** The latest output for a live preview, after byte `sinceTotal`; it drains nothing. */
@@ -250,7 +225,22 @@ export class Job {
     // Only a match keeps what follows it for the next read; the exit's report carries everything.
     if (end !== "matched") this.endWatch();
     const output = end === "aborted" ? undefined : this.takeOutput();
-    return { end, ...(input ? { input } : {}), ...(output ? { output } : {}), ...(matchedLine ? { matchedLine } : {}) };
+    const screen = output ? await this.screenView(plan.screen) : undefined;
+    return {
+      end,
+      ...(input ? { input } : {}),
+      ...(output ? { output } : {}),
+      ...(matchedLine ? { matchedLine } : {}),
+      ...(screen ? { screen } : {}),
+    };
+  }
+
+  /**
+   * The screen a result shows instead of the stream, if any (see {@link JobScreen.view}; `true` also
+   * gives the human's view: it consumes nothing). Pipes have none.
+   */
+  async screenView(asked: boolean | undefined): Promise<ScreenView | undefined> {
+    return this.screen?.view(asked);
   }
 
   /**
@@ -280,6 +270,7 @@ export class Job {
   resize(size: { cols: number; rows: number }): void {
     if (!this.transport.resize) throw new Error(`job ${this.id} has no terminal to resize`);
     this.transport.resize(size.cols, size.rows);
+    this.screen?.resize(size.cols, size.rows);
     this.size = { cols: size.cols, rows: size.rows };
   }
 
@@ -343,6 +334,7 @@ export class Job {
 
   private onData(chunk: Buffer): void {
     this.output.push(chunk);
+    this.screen?.write(chunk);
     this.drain.data();
     if (!this.log.write(chunk) && !this.pausedForLog) {
       // Backpressure: the child blocks on a full pipe until the disk catches up.
@@ -403,14 +395,9 @@ export class Job {
     };
     this.state = "final";
     this.exitedMono = performance.now();
+    this.screen?.close();
     const listeners = [...this.exitListeners];
     this.exitListeners.clear();
     for (const listener of listeners) listener();
   }
-}
-
-/** What a call wrote, as text, for the terminal's echo of it. */
-function writtenText(input: JobInput): string {
-  if (input.kind === "bytes") return input.bytes.toString("utf8");
-  return input.kind === "interrupt" ? "\x03" : "\x04";
 }

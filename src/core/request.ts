@@ -34,6 +34,7 @@ export interface ExecParams {
   timeout_s?: number;
   until_pattern?: string;
   until_quiet_ms?: number;
+  screen?: boolean;
 }
 
 /** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
@@ -66,6 +67,8 @@ export interface ExecRequest {
   timeoutMs: number;
   /** A conditional wait: return once a line matches or the job goes quiet. */
   until?: UntilSpec;
+  /** `screen` as given (PTY only): true the screen, false the stream, absent the screen on the alternate screen. */
+  screen?: boolean;
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {
@@ -109,6 +112,12 @@ export function prepareExec(
     );
   }
   const until = untilSpec(params);
+  if (params.screen === true && params.tty !== true) {
+    throw new ExecRequestError(
+      "screen: true returns a terminal's screen, but this command would run on pipes: add tty: true to run it on a terminal " +
+        "(full-screen programs such as vim, less or top need one), or leave screen out to get its output. Nothing was started.",
+    );
+  }
   const cwd = existingDirectory(turnCwd, params.workdir);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
   const tty = params.tty === true;
@@ -124,6 +133,7 @@ export function prepareExec(
     window: execWindow(params.yield_time_ms, until !== undefined),
     timeoutMs: timeoutS * 1000,
     ...(until ? { until } : {}),
+    ...(params.screen !== undefined ? { screen: params.screen } : {}),
   };
 }
 
@@ -138,6 +148,7 @@ export interface WriteParams {
   yield_until?: string;
   until_pattern?: string;
   until_quiet_ms?: number;
+  screen?: boolean;
 }
 
 /** A `write_stdin` the runtime can run: what to send, what to resize, and for how long to stay. */
@@ -150,6 +161,8 @@ export interface WriteRequest {
   absoluteUntil?: string;
   /** A conditional wait: return once a line matches or the job goes quiet. */
   until?: UntilSpec;
+  /** `screen` as given: true the screen (PTY jobs only), false the stream, absent the screen on the alternate screen. */
+  screen?: boolean;
 }
 
 /**
@@ -168,13 +181,28 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
     );
   }
   const until = untilSpec(params);
-  const request = { jobId: params.session_id, ...(input ? { input } : {}), ...(resize ? { resize } : {}), ...(until ? { until } : {}) };
+  const request = {
+    jobId: params.session_id,
+    ...(input ? { input } : {}),
+    ...(resize ? { resize } : {}),
+    ...(until ? { until } : {}),
+    ...(params.screen !== undefined ? { screen: params.screen } : {}),
+  };
   if (params.yield_until !== undefined) {
     const epoch = parseUtcDeadline(params.yield_until);
     const ms = Math.max(0, monotonicDeadline(epoch) - performance.now());
     return { ...request, window: { ms }, absoluteUntil: new Date(epoch).toISOString() };
   }
   return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
+}
+
+/** `screen: true` on a job that runs on pipes is refused before anything is written: there is no screen to show. */
+export function refuseScreenOnPipes(request: WriteRequest, tty: boolean): void {
+  if (request.screen !== true || tty) return;
+  throw new ExecRequestError(
+    `screen: true returns a terminal's screen, but session ${request.jobId} runs on pipes (it was started without tty: true), ` +
+      "so its output is the stream: leave screen out. Nothing was written.",
+  );
 }
 
 /** The conditions of a conditional wait, checked before anything runs; undefined when there are none. */

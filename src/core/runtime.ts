@@ -4,14 +4,14 @@ import { CompletionLedger } from "./completion-ledger.ts";
 import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, JOB_MARKER_ENV, WARN_JOBS } from "./constants.ts";
 import { ExecRequestError, UnknownJobError } from "./errors.ts";
 import { guardAtExit } from "./exit-guard.ts";
-import { Job } from "./job.ts";
+import { Job, type StepResult } from "./job.ts";
 import { LogDirectory } from "./job-log.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, type SlotUse, snapshotOf, wakeOf } from "./job-snapshot.ts";
 import type { Termination } from "./job-stop.ts";
 import { OrphanGuard } from "./orphan-guard.ts";
 import { aliveGroups } from "./process-group.ts";
 import { JobRegistry } from "./registry.ts";
-import type { ExecRequest, WriteRequest } from "./request.ts";
+import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request.ts";
 import { terminalSize } from "./terminal-size.ts";
 import { type ShutdownReport, TrackedJobs } from "./tracked-jobs.ts";
 import { JobStarter } from "./transport/spawn.ts";
@@ -105,6 +105,7 @@ export class ExecRuntime {
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
       if (end !== "matched") job.endWatch();
       const output = end === "aborted" ? undefined : job.takeOutput();
+      const screen = output ? await job.screenView(request.screen) : undefined;
       report = this.callReport(job, {
         window: request.window,
         end,
@@ -112,6 +113,7 @@ export class ExecRuntime {
         conditional: request.until !== undefined,
         ...(output ? { output } : {}),
         ...(matchedLine ? { matchedLine } : {}),
+        ...(screen ? { screen } : {}),
       });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
@@ -144,6 +146,7 @@ export class ExecRuntime {
         `cols and rows resize a terminal, but session ${request.jobId} runs on pipes (it was started without tty: true). Nothing was written.`,
       );
     }
+    refuseScreenOnPipes(request, job.tty);
     const attached = this.attach(job, "write", call);
     let report: JobReport | undefined;
     try {
@@ -154,6 +157,7 @@ export class ExecRuntime {
         ...(size ? { resize: size } : {}),
         ...(request.input ? { input: request.input } : {}),
         ...(request.until ? { until: request.until } : {}),
+        ...(request.screen !== undefined ? { screen: request.screen } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
       report = this.callReport(job, {
@@ -370,18 +374,7 @@ export class ExecRuntime {
   }
 
   /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
-  private callReport(
-    job: Job,
-    step: {
-      window: JobReport["window"];
-      end: JobReport["waitEnd"];
-      startMono: number;
-      conditional: boolean;
-      output?: JobReport["output"];
-      input?: JobReport["input"];
-      matchedLine?: string;
-    },
-  ): JobReport {
+  private callReport(job: Job, step: StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean }): JobReport {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.registry.remove(job.id);
     const slots = this.slotUse();
@@ -394,6 +387,7 @@ export class ExecRuntime {
       output: step.output ?? { text: "", omittedBytes: 0 },
       ...(step.conditional ? { conditional: true } : {}),
       ...(step.matchedLine !== undefined ? { matchedLine: step.matchedLine } : {}),
+      ...(step.screen ? { screen: step.screen } : {}),
       ...(step.input ? { input: step.input } : {}),
       ...(inputWait?.likely ? { inputWait } : {}),
       ...(slots ? { slots } : {}),

@@ -1,13 +1,20 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import type { ExecRuntime, JobSnapshot } from "../core/index.ts";
-import { oneLine } from "./results/format.ts";
+import { oneLine, shortDuration } from "./results/format.ts";
 
 export const STATUS_KEY = "unified-exec";
 export const WIDGET_KEY = "unified-exec-jobs";
 
-/** `3 · npm run dev [wake]`: how a live job is named to the human. */
-export function jobLabel(job: JobSnapshot): string {
-  return `${job.jobId} · ${oneLine(job.command, 80)}${job.wakeArmed ? " [wake]" : ""}`;
+/**
+ * `3 · running 2m10s · npm run dev [wake]`: how a job is named to the human, with its state and age.
+ * A label drawn once and left on screen (the widget) leaves the age out rather than show it frozen.
+ */
+export function jobLabel(job: JobSnapshot, withAge = true): string {
+  const exit =
+    job.exit && (job.exit.exitCode === null && job.exit.signal ? `killed by ${job.exit.signal}` : `exit ${job.exit.exitCode ?? "null"}`);
+  const age = shortDuration(job.elapsedMs);
+  const state = withAge ? (exit ? `${exit} after ${age} · ` : `running ${age} · `) : exit ? `${exit} · ` : "";
+  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${job.wakeArmed ? " [wake]" : ""}`;
 }
 
 /**
@@ -59,7 +66,8 @@ export class JobsUi {
     if (!ui) return;
     const live = this.runtime?.liveJobs() ?? [];
     const status = live.length ? `unified-exec: ${live.length} session${live.length === 1 ? "" : "s"} running` : undefined;
-    const lines = this.widget && live.length ? ["unified-exec sessions still running:", ...live.map((job) => `  ${jobLabel(job)}`)] : [];
+    const lines =
+      this.widget && live.length ? ["unified-exec sessions still running:", ...live.map((job) => `  ${jobLabel(job, false)}`)] : [];
     const widget = this.widget ? JSON.stringify(lines) : "";
     if (this.shown?.status !== status || this.shown === undefined) ui.setStatus(STATUS_KEY, status);
     if (this.widget && this.shown?.widget !== widget) {

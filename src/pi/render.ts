@@ -13,15 +13,8 @@
 
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
-import {
-  DEFAULT_EXEC_YIELD_MS,
-  DEFAULT_WRITE_YIELD_MS,
-  decodeEscapes,
-  LONG_WAIT_UPDATE_MS,
-  metadataLine,
-  visibleText,
-} from "../core/index.ts";
-import { bounded } from "./results/format.ts";
+import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, metadataLine, visibleText } from "../core/index.ts";
+import { bounded, shortDuration } from "./results/format.ts";
 
 const PREVIEW_LINES = 5;
 const ARGUMENT_CHARS = 80;
@@ -79,25 +72,43 @@ function textOf(result: ResultLike): string {
   return result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
-function duration(ms: number): string {
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${minutes}m${Math.floor((ms % 60_000) / 1000)}s`;
-  return `${Math.floor(minutes / 60)}h${minutes % 60}m`;
-}
+const duration = shortDuration;
 
 function tildify(path: string): string {
   const home = process.env.HOME;
   return home && path.startsWith(home) ? `~${path.slice(home.length)}` : path;
 }
 
+/** The conditions that may end a wait early, as the banner names them. */
+function untilConditions(args: Args): string[] {
+  return [
+    ...(args.until_pattern !== undefined ? [`until /${inline(args.until_pattern, 40)}/`] : []),
+    ...(args.until_quiet_ms !== undefined ? [`until quiet ${waitArgument(args.until_quiet_ms, 0)}`] : []),
+  ];
+}
+
+/** An absolute wait's deadline, with the time left when it parses. */
+function untilNote(value: unknown): string {
+  const until = inline(value);
+  const remaining = typeof value === "string" ? Date.parse(value) - Date.now() : Number.NaN;
+  if (Number.isNaN(remaining)) return `until ${until}`;
+  return remaining > 0 ? `until ${until}, ${duration(remaining)} left` : "deadline passed";
+}
+
+/** Starts the row's clock when the call starts executing (Pi re-renders the call row then). */
+function startClock(context: Context): void {
+  if (context.executionStarted && context.state.startedAt === undefined) context.state.startedAt = Date.now();
+}
+
 /**
- * The row's clock: started when the call starts executing, redrawn every `everyMs` while the result
- * is partial (an absolute wait redraws seldom: no heartbeat for hours), stopped at the final result.
+ * The row's clock: from the call's start, redrawn every `everyMs` while the result is partial (an
+ * absolute wait redraws seldom: no heartbeat for hours), stopped at the final result. A progress
+ * update says how long the call has waited, so a row drawn late still counts from the right moment.
  */
-function elapsed(context: Context, isPartial: boolean, everyMs = 1000): number | undefined {
+function elapsed(context: Context, isPartial: boolean, waitedMs: number | undefined, everyMs = 1000): number | undefined {
   const state = context.state;
-  if (context.executionStarted && state.startedAt === undefined) state.startedAt = Date.now();
+  startClock(context);
+  if (isPartial && waitedMs !== undefined) state.startedAt = Math.min(state.startedAt ?? Date.now(), Date.now() - waitedMs);
   if (state.startedAt !== undefined && isPartial && !state.interval) {
     state.interval = setInterval(() => context.invalidate(), everyMs);
     state.interval.unref?.();
@@ -194,8 +205,13 @@ export const execCommandRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
     const command = typeof args.cmd === "string" ? safe(args.cmd) : args.cmd === undefined ? "…" : inline(args.cmd);
+    startClock(context);
     const notes = [
-      `yield ${waitArgument(args.yield_time_ms, DEFAULT_EXEC_YIELD_MS)}`,
+      // The default window is not repeated: the result row shows the real one while it waits.
+      ...(args.yield_time_ms !== undefined && args.yield_time_ms !== DEFAULT_EXEC_YIELD_MS
+        ? [`yield ${waitArgument(args.yield_time_ms, 0)}`]
+        : []),
+      ...untilConditions(args),
       ...(args.workdir !== undefined ? [`cwd: ${inline(typeof args.workdir === "string" ? tildify(args.workdir) : args.workdir)}`] : []),
       ...(args.shell !== undefined ? [`shell: ${inline(args.shell)}`] : []),
       ...(args.tty === true ? ["tty"] : args.tty !== undefined && args.tty !== false ? [`tty: ${inline(args.tty)}`] : []),
@@ -207,7 +223,8 @@ export const execCommandRenderer = {
           ? [`on_exit: ${inline(args.on_exit)}`]
           : []),
     ];
-    return banner(context, theme.fg("toolTitle", theme.bold(`$ ${command}`)) + theme.fg("muted", ` (${notes.join(" · ")})`));
+    const noted = notes.length ? theme.fg("muted", ` (${notes.join(" · ")})`) : "";
+    return banner(context, theme.fg("toolTitle", theme.bold(`$ ${command}`)) + noted);
   },
 
   renderResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
@@ -226,35 +243,65 @@ function jobResultComponent(
   const container = reuse(context, () => new Container(), isContainer);
   container.clear();
   const details = (result.details ?? {}) as Record<string, unknown>;
-  const took = elapsed(context, options.isPartial, quietRedrawMs);
+  const waited = options.isPartial && typeof details.wall_time_seconds === "number" ? details.wall_time_seconds * 1000 : undefined;
+  const took = elapsed(context, options.isPartial, waited, quietRedrawMs);
   if (context.isError) {
     container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
     return container;
   }
   outputBlock(container, outputOf(result), options.expanded, theme);
-  const time = took === undefined ? "" : duration(took);
-  const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
-  const session = inline(details.session_id);
-  let footer: string;
-  if (options.isPartial) footer = `elapsed ${time}${details.session_id !== undefined ? ` · session_id=${session}` : ""}${log}`;
-  else if (details.status === "cancelled") footer = `cancelled after ${time} · session_id=${session}`;
-  else if (details.status === "running") footer = `yielded ${time} · session_id=${session}${log}`;
-  else {
-    const exit = [`exit_code=${inline(details.exit_code ?? "null")}`, ...(details.signal ? [`signal=${inline(details.signal)}`] : [])].join(
-      " · ",
-    );
-    footer = `took ${time} · ${exit}${log}`;
+  const { text, failed } = jobFooter(details, options, took === undefined ? "" : duration(took));
+  const flags = jobFlags(details);
+  const footer = theme.fg(failed ? "error" : "muted", text) + (flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : "");
+  container.addChild(new Text(`\n${footer}`, 0, 0));
+  container.invalidate();
+  return container;
+}
+
+/** A job row's footer line, and whether it reports a failure (a non-zero exit, a timeout). */
+function jobFooter(details: Record<string, unknown>, options: { expanded: boolean; isPartial: boolean }, time: string) {
+  const session = `session ${inline(details.session_id)}`;
+  const armed = typeof details.completion_notification === "string" && details.completion_notification.startsWith("armed");
+  const cut = details.truncation !== undefined;
+  if (options.isPartial) {
+    const left = typeof details.yield_until === "string" ? Date.parse(details.yield_until) - Date.now() : Number.NaN;
+    const window = !Number.isNaN(left)
+      ? ` · ${duration(Math.max(0, left))} left`
+      : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0
+        ? ` · wait ≤ ${duration(details.yield_time_ms)}`
+        : "";
+    return { text: `elapsed ${time}${window}${details.session_id !== undefined ? ` · ${session}` : ""}`, failed: false };
   }
-  const flags = [
+  // Esc ends the wait only: say so, rather than look like a stop.
+  if (details.status === "cancelled")
+    return { text: `still running in the background · ${session}${armed ? " · wake armed" : ""}`, failed: false };
+  const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
+  // The output is a screen rather than the stream: say so, since its rows read differently.
+  const view = typeof details.view === "string" ? ` · ${inline(details.view)}` : "";
+  if (details.status === "running") {
+    return {
+      text: `yielded ${time} · ${session}${armed ? " · wake armed" : ""}${view}${options.expanded || cut ? log : ""}`,
+      failed: false,
+    };
+  }
+  const exit = exitWords(details.exit_code, details.signal);
+  const failed = details.exit_code !== 0 || details.timed_out === true;
+  // The log path is noise on a plain success: shown expanded, when output was cut, or when it failed.
+  const showLog = options.expanded || cut || failed || details.failure_message !== undefined;
+  return { text: `took ${time} · ${exit}${view}${showLog ? log : ""}`, failed };
+}
+
+/** What a job row flags beside its footer. */
+function jobFlags(details: Record<string, unknown>): string[] {
+  return [
     ...(details.timed_out ? ["timed out"] : []),
     ...(details.killed_by === "user" || details.killed_by === "boundary" ? [`killed by ${details.killed_by}`] : []),
     ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
+    ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
+    ...(details.input_wait === "likely" ? ["waiting for input"] : []),
   ];
-  container.addChild(new Text(`\n${theme.fg("muted", footer)}${flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : ""}`, 0, 0));
-  container.invalidate();
-  return container;
 }
 
 // ---- write_stdin -------------------------------------------------------------------------------
@@ -262,14 +309,13 @@ function jobResultComponent(
 export const writeStdinRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    const target = ` → session_id=${inline(args.session_id)}`;
-    let wait: string;
-    if (typeof args.yield_until === "string") {
-      const remaining = Date.parse(args.yield_until) - Date.now();
-      const until = inline(args.yield_until);
-      wait = Number.isNaN(remaining) ? `until ${until}` : remaining > 0 ? `until ${until}, ${duration(remaining)} left` : "deadline passed";
-    } else if (args.yield_until !== undefined && args.yield_until !== null) wait = `until ${inline(args.yield_until)}`;
-    else wait = `yield ${waitArgument(args.yield_time_ms, DEFAULT_WRITE_YIELD_MS)}`;
+    const target = ` → session ${inline(args.session_id)}`;
+    // Only a window the model chose is shown; the result row shows the real one while it waits.
+    const notes = [
+      ...(args.yield_until !== undefined && args.yield_until !== null ? [untilNote(args.yield_until)] : []),
+      ...(args.yield_time_ms !== undefined && args.yield_time_ms !== null ? [`yield ${waitArgument(args.yield_time_ms, 0)}`] : []),
+      ...untilConditions(args),
+    ];
     const resize =
       args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
@@ -279,7 +325,8 @@ export const writeStdinRenderer = {
     else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;
     else if (args.chars !== undefined && args.chars !== null && args.chars !== "") head = `» ${inline(args.chars)}`;
     else head = resize ? "»" : "⟳ poll";
-    return banner(context, theme.fg("toolTitle", theme.bold(`${head}${resize}`)) + theme.fg("muted", `${target} (${wait})`));
+    const noted = notes.length ? ` (${notes.join(" · ")})` : "";
+    return banner(context, theme.fg("toolTitle", theme.bold(`${head}${resize}`)) + theme.fg("muted", `${target}${noted}`));
   },
 
   renderResult(result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component {
@@ -291,52 +338,108 @@ export const writeStdinRenderer = {
 
 // ---- kill_session, list_sessions, set_on_exit --------------------------------------------------
 
-/** A short result drawn from its `details` (`lines`), with any output collapsed; errors as they are. */
-function summaryResult(lines: (details: Record<string, unknown>) => string[]) {
+/** One styled line of a summary row, and whether it reports a failure. */
+interface SummaryLine {
+  text: string;
+  failed?: boolean;
+}
+
+/**
+ * A compact result drawn from its `details`: `lines(details, expanded)`; any output the result
+ * carries shows only expanded. Errors as they are.
+ */
+function summaryResult(lines: (details: Record<string, unknown>, expanded: boolean) => SummaryLine[]) {
   return (result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component => {
     const container = reuse(context, () => new Container(), isContainer);
     container.clear();
-    if (context.isError) {
+    const details = (result.details ?? {}) as Record<string, unknown>;
+    // A refusal (thrown, so its details are empty) shows its sentence; a failed kill its own row.
+    if (context.isError && details.session_id === undefined) {
       container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
       return container;
     }
-    const details = (result.details ?? {}) as Record<string, unknown>;
-    container.addChild(new Text(`\n${theme.fg("muted", lines(details).join("\n"))}`, 0, 0));
-    if (details.output_at !== undefined) outputBlock(container, outputOf(result), options.expanded, theme);
+    const drawn = lines(details, options.expanded).map((line) => theme.fg(line.failed || context.isError ? "error" : "muted", line.text));
+    container.addChild(new Text(`\n${drawn.join("\n")}`, 0, 0));
+    if (options.expanded && details.output_at !== undefined) outputBlock(container, outputOf(result), true, theme);
     return container;
   };
 }
 
-/** `kill_session`: what was sent, the exit, the cleanup evidence. */
-function killLines(details: Record<string, unknown>): string[] {
-  const exit = details.exit_code !== undefined ? ` · exit_code=${inline(details.exit_code ?? "null")}` : "";
-  const signal = details.signal ? ` · signal=${inline(details.signal)}` : "";
-  const extra = [
+/**
+ * An exit in a few words: `exit 0`, `exit 2`, `killed by SIGTERM` (a signal death has no exit code;
+ * the row does not invent the shell's 128+n).
+ */
+function exitWords(code: unknown, signal: unknown): string {
+  if (signal && (code === null || code === undefined)) return `killed by ${inline(signal)}`;
+  return `exit ${inline(code ?? "null")}${signal ? ` (${inline(signal)})` : ""}`;
+}
+
+const KILL_HEADS: Record<string, string> = {
+  killed: "■ stopped",
+  already_exited: "■ already exited:",
+  kill_failed: "✗ could not stop",
+  still_running: "✗ still running after SIGKILL:",
+};
+
+/** `kill_session`, one line: `■ stopped session 1 · exit 143 (SIGTERM) · cleanup confirmed`. */
+function killLines(details: Record<string, unknown>, expanded: boolean): SummaryLine[] {
+  const status = typeof details.status === "string" ? details.status : "";
+  const head = `${KILL_HEADS[status] ?? inline(status)} session ${inline(details.session_id)}`;
+  const parts = [
+    head,
+    ...(details.exit_code !== undefined ? [exitWords(details.exit_code, details.signal)] : []),
     ...(details.escalated === true ? ["escalated to SIGKILL"] : []),
+    `cleanup ${inline(details.cleanup)}`,
     ...(Array.isArray(details.survivors) && details.survivors.length ? [`survivors ${inline(details.survivors.join(", "))}`] : []),
     ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
   ];
-  const head = `${inline(details.status)} · session_id=${inline(details.session_id)}${exit}${signal} · cleanup ${inline(details.cleanup)}`;
-  return [head + (extra.length ? ` · ${extra.join(" · ")}` : "")];
+  const more = expanded
+    ? [{ text: `  $ ${inline(details.command, 200)} · cwd ${inline(details.cwd, 200)} · log ${inline(details.log_path, Infinity)}` }]
+    : [];
+  const failed = status === "kill_failed" || status === "still_running" || details.cleanup === "unconfirmed";
+  return [{ text: parts.join(" · "), failed }, ...more];
 }
 
-/** `list_sessions`: one line per job. */
-function listLines(details: Record<string, unknown>): string[] {
+/** A job's age or run time, for the listing: `2m10s`. */
+function age(seconds: unknown): string {
+  return typeof seconds === "number" && Number.isFinite(seconds) ? duration(seconds * 1000) : "?";
+}
+
+/** `list_sessions`: one line per job (`1 running 2m10s python3 -m http.server 8765 [wake]`); expanded adds the rest. */
+function listLines(details: Record<string, unknown>, expanded: boolean): SummaryLine[] {
   const sessions = Array.isArray(details.sessions) ? (details.sessions as Record<string, unknown>[]) : [];
-  const head = `${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${inline(details.running ?? 0)} running`;
-  return [
-    head,
-    ...sessions.map((job) => {
-      const exit = job.status === "exited" ? ` exit_code=${inline(job.exit_code ?? "null")}` : "";
-      return `  ${inline(job.session_id)} ${inline(job.status)}${exit} ${inline(job.command)}`;
-    }),
-  ];
+  if (!sessions.length) return [{ text: "no sessions" }];
+  return sessions.flatMap((job) => {
+    const exited = job.status === "exited";
+    const state = exited ? exitWords(job.exit_code, job.signal) : "running";
+    const flags = [
+      ...(job.wake_armed === true ? ["wake"] : []),
+      ...(job.input_wait === "likely" ? ["waiting for input"] : []),
+      ...(job.attached === true ? ["attached"] : []),
+      ...(job.killed_by !== undefined ? [`killed by ${inline(job.killed_by)}`] : []),
+      ...(job.cleanup === "unconfirmed" ? ["cleanup unconfirmed"] : []),
+    ];
+    const tags = flags.length ? ` [${flags.join(", ")}]` : "";
+    const failed = exited && (job.exit_code !== 0 || job.timed_out === true);
+    const row = { text: `${inline(job.session_id)} ${state} ${age(job.elapsed_seconds)} ${inline(job.command, 60)}${tags}`, failed };
+    if (!expanded) return [row];
+    const rest = [
+      `cwd ${inline(job.cwd, 200)}`,
+      ...(job.tty === true ? ["tty"] : []),
+      `quiet ${age(typeof job.quiet_ms === "number" ? job.quiet_ms / 1000 : undefined)}`,
+      `${inline(job.output_bytes_total ?? 0)} bytes`,
+      ...(job.deadline_remaining_seconds !== undefined ? [`deadline in ${age(job.deadline_remaining_seconds)}`] : []),
+      `log ${inline(job.log_path, Infinity)}`,
+      ...(job.failure_message !== undefined ? [inline(job.failure_message, Infinity)] : []),
+    ];
+    return [row, { text: `    ${rest.join(" · ")}` }];
+  });
 }
 
 /** `set_on_exit`: what became of the wake. */
-function setOnExitLines(details: Record<string, unknown>): string[] {
-  if (details.found === false) return [`session_id=${inline(details.session_id)} not found`];
-  return [`session_id=${inline(details.session_id)} · on_exit ${inline(details.on_exit)} · ${inline(details.status)}`];
+function setOnExitLines(details: Record<string, unknown>): SummaryLine[] {
+  if (details.found === false) return [{ text: `session ${inline(details.session_id)} not found`, failed: true }];
+  return [{ text: `session ${inline(details.session_id)} · on_exit ${inline(details.on_exit)} · ${inline(details.status)}` }];
 }
 
 export const killSessionRenderer = {
@@ -345,7 +448,7 @@ export const killSessionRenderer = {
     const signal = args.signal === undefined || args.signal === null ? "SIGTERM" : inline(args.signal);
     return banner(
       context,
-      theme.fg("toolTitle", theme.bold(`✕ kill session_id=${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`),
+      theme.fg("toolTitle", theme.bold(`✕ kill session ${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`),
     );
   },
   renderResult: summaryResult(killLines),
@@ -361,10 +464,7 @@ export const listSessionsRenderer = {
 export const setOnExitRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    return banner(
-      context,
-      theme.fg("toolTitle", theme.bold(`set_on_exit session_id=${inline(args.session_id)} → ${inline(args.on_exit)}`)),
-    );
+    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session ${inline(args.session_id)} → ${inline(args.on_exit)}`)));
   },
   renderResult: summaryResult(setOnExitLines),
 };

@@ -1,5 +1,6 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../core/index.ts";
+import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
 import { metadata } from "./results/format.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
@@ -11,6 +12,8 @@ const KILL_ALL = "Kill all";
 const CANCEL = "Cancel";
 const KILL = `Kill (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`;
 const DISARM = "Disarm its wake (the job keeps running)";
+const VIEW_SCREEN = "View its screen";
+const VIEW_OUTPUT = "View the last lines of its output";
 
 /** A kill by the human: the model's next call on the id hears of it (`killed_by: user`) with the unread output. */
 async function killJob(runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
@@ -25,13 +28,14 @@ async function killJob(runtime: ExecRuntime, job: JobSnapshot): Promise<string> 
 }
 
 /**
- * `/unified-exec-sessions`: the human's way to stop jobs or disarm wakes without the model. It uses
- * the same kill (escalation, wake suppression) as `kill_session`. Without a UI (print, JSON) it posts
- * the listing as a message that does not start a turn.
+ * `/unified-exec-sessions`: the human's way to look at jobs, stop them or disarm wakes without the
+ * model. "View" shows a job's screen or the last lines of its output and consumes nothing; the kill is
+ * the same (escalation, wake suppression) as `kill_session`. Without a UI (print, JSON) it posts the
+ * listing as a message that does not start a turn: there is no picker to view from.
  */
 export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
   pi.registerCommand(SESSIONS_COMMAND, {
-    description: "List running unified-exec jobs; kill one or all, or disarm a wake",
+    description: "List running unified-exec jobs; view one's screen or output, kill one or all, or disarm a wake",
     handler: async (_args: string, ctx: ExtensionCommandContext) => {
       const runtime = runtimes.existing(ctx.sessionManager);
       const live = runtime?.liveJobs() ?? [];
@@ -46,7 +50,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const labels = live.map(jobLabel);
+      const labels = live.map((job) => jobLabel(job));
       const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
       if (choice === undefined || choice === CANCEL) return;
       if (choice === KILL_ALL) {
@@ -56,7 +60,13 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       }
       const job = live[labels.indexOf(choice)];
       if (!job) return;
-      const action = await ctx.ui.select(jobLabel(job), [KILL, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
+      const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
+      const action = await ctx.ui.select(jobLabel(job), [KILL, view, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
+      if (action === view) {
+        const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
+        if (target) await showJobView(ctx, target, job);
+        else ctx.ui.notify(`session ${job.jobId} is no longer there: its exit was reported meanwhile`, "info");
+      }
       if (action === KILL) ctx.ui.notify(await killJob(runtime, job), "info");
       if (action === DISARM) {
         const outcome = runtime.setOnExit(job.jobId, "none");

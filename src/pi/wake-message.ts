@@ -74,29 +74,30 @@ function line(value: unknown, limit = 120): string {
   return bounded(metadata(typeof value === "string" ? value : String(value ?? "")), limit);
 }
 
+/** How a job ended, in a few words: `exited 0`, `exited 1`, `killed by SIGTERM`. */
+function ending(job: Partial<WakeJob>): string {
+  if (job.signal) return `killed by ${line(job.signal)}`;
+  return typeof job.exitCode === "number" ? `exited ${job.exitCode}` : "exited";
+}
+
+/** One job of a wake: `⏰ session 2 exited 0 after 20.1s · command`; expanded adds cwd and log. */
 function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string {
   const failed = (job.exitCode !== 0 && job.exitCode !== undefined) || Boolean(job.signal) || Boolean(job.reason);
-  const elapsed = typeof job.elapsedMs === "number" ? `${(job.elapsedMs / 1000).toFixed(1)}s` : "?";
-  const status = `${failed ? "✗" : "✓"} session ${line(job.jobId)} · exit_code ${line(job.exitCode ?? "null")}${job.signal ? ` (${line(job.signal)})` : ""}`;
-  const rest = [
-    elapsed,
-    `$ ${line(job.command, expanded ? 200 : 60)}`,
-    ...(job.reason ? [line(job.reason, 80)] : []),
-    ...(expanded ? [`cwd ${line(job.cwd, 200)}`, `log ${line(job.logPath, 200)}`] : []),
-  ];
-  return `  ${theme.fg(failed ? "error" : "success", status)}${theme.fg("muted", ` · ${rest.join(" · ")}`)}`;
+  const after = typeof job.elapsedMs === "number" ? ` after ${(job.elapsedMs / 1000).toFixed(1)}s` : "";
+  const status = `⏰ session ${line(job.jobId)} ${ending(job)}${after}`;
+  const rest = [...(job.reason ? [line(job.reason, 80)] : []), line(job.command, expanded ? 200 : 60)];
+  const row = `${theme.fg(failed ? "error" : "success", status)}${theme.fg("muted", ` · ${rest.join(" · ")}`)}`;
+  return expanded ? `${row}\n${theme.fg("muted", `  cwd ${line(job.cwd, 200)} · log ${line(job.logPath, 200)}`)}` : row;
 }
 
 /**
- * The TUI row of a wake: a label, then one compact line per job (the expand key adds cwd and log).
- * Drawn from `details`; an older message without them falls back to its text, made inert.
+ * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
+ * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
  */
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const details = message.details as { jobs?: Partial<WakeJob>[]; more?: number } | undefined;
-  const box = new Box(options.outputPad, 1, (text) => theme.bg("customMessageBg", text));
+  const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
   const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
-  const count = (jobs?.length ?? 0) + (typeof details?.more === "number" ? details.more : 0);
-  const title = `${theme.fg("customMessageLabel", theme.bold("[unified-exec]"))} ${count === 1 ? "a background job exited" : `${count} background jobs exited`}`;
   if (!jobs) {
     const content =
       typeof message.content === "string"
@@ -106,8 +107,8 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
     return box;
   }
   const rows = jobs.map((job) => jobRow(job, theme, options.expanded));
-  if (details?.more) rows.push(theme.fg("muted", `  … and ${line(details.more)} more`));
-  box.addChild(new Text([title, ...rows].join("\n"), 0, 0));
+  if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
+  box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;
 };
 

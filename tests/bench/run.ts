@@ -25,7 +25,9 @@ import {
   sixteenFloods,
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
+import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -164,6 +166,10 @@ async function main() {
     if (!FAST) await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
     const watchdog = FAST ? undefined : await watchdogCost();
+    // 7. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
+    const screen = FAST ? undefined : await screenBenchmark();
+    // 8. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    const workflow = FAST ? undefined : await workflowBenchmark(pi);
 
     const over = (peaks: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") =>
       round(median(peaks.map((p) => p[key] - idle[key])), 1);
@@ -217,6 +223,8 @@ async function main() {
       idle_after_gc_MiB: { rss: round(idle.rss, 1), heap: round(idle.heap, 1), outside_heap: round(idle.outside, 1) },
       hostile_output: hostile,
       watchdog,
+      screen,
+      workflow,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -232,6 +240,13 @@ async function main() {
             [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
             "watchdog registration < 1 ms per job (p99)": (figures.watchdog?.registration_us.p99 ?? Infinity) < 1_000,
           }),
+      ...(screen
+        ? {
+            [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
+              Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
+              SCREEN_MEMORY_GOAL_MB,
+          }
+        : {}),
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -284,6 +299,7 @@ async function main() {
         "model-visible bytes, progress bar",
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
+      ...(workflow ? workflowRows(workflow) : []),
       ...hostileRows(hostile),
       ...(watchdog
         ? ([
@@ -297,6 +313,7 @@ async function main() {
             ],
           ] as [string, string][])
         : []),
+      ...(screen ? screenRows(screen).filter(([label]) => !label.startsWith("goal:")) : []),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];
     const width = Math.max(...rows.map(([label]) => label.length));

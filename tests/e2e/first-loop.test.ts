@@ -119,7 +119,10 @@ for (const host of PI_HOSTS) {
       for (const result of [unknownField, unknownSession, emptyCmd, missingWorkdir, badShell])
         assert.equal(result?.isError, true, result?.text);
       assert.match(unknownField!.text, /unknown field "bogus"/);
-      assert.match(unknownField!.text, /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, on_exit, timeout_s/);
+      assert.match(
+        unknownField!.text,
+        /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, timeout_s/,
+      );
       assert.match(unknownSession!.text, /Unknown session_id 9999/);
       assert.match(emptyCmd!.text, /cmd is empty/);
       assert.match(missingWorkdir!.text, new RegExp(`workdir does not exist: ${join(pi.dirs.cwd, "does/not/exist")}`));

@@ -191,7 +191,10 @@ for (const host of PI_HOSTS) {
       const from = pi.records.length;
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => !processAlive(first!.pid), "the chosen job to be killed");
-      assert.match((requests[0]!.options as string[]).join("\n"), new RegExp(`^${first!.id} · echo \\$\\$; sleep 300 \\[wake\\]$`, "m"));
+      assert.match(
+        (requests[0]!.options as string[]).join("\n"),
+        new RegExp(`^${first!.id} · running \\S+ · echo \\$\\$; sleep 300 \\[wake\\]$`, "m"),
+      );
       assert.ok((requests[0]!.options as string[]).includes("Kill all"));
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => requests.length === 4, "the disarm dialog");

@@ -53,16 +53,20 @@ for (const host of PI_HOSTS) {
         "start a daemon",
         steps(
           call("exec_command", {
-            cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '60'])" & sleep 0.3`,
+            // The shell exits once the daemon's pid is in the pipe (a slow Python start under load included).
+            cmd:
+              `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); open('daemon-ready', 'w').close(); ` +
+              `os.execvp('sleep', ['sleep', '60'])" & until [ -e daemon-ready ]; do sleep 0.05; done`,
             yield_time_ms: 2_000,
           }),
         ),
-        { timeoutMs: 30_000 },
+        { timeoutMs: 50_000 },
       );
       assert.equal(run.exitCode, 0, run.stderr);
       const [daemon] = pidsIn(outputOf(run.tools[0]!.text));
       assert.ok(daemon, run.tools[0]!.text);
-      assert.ok(performance.now() - started < 10_000, `Pi took ${Math.round(performance.now() - started)} ms`);
+      // Well below the daemon's 60 s: Pi did not wait for it (a loaded machine starts Pi slowly).
+      assert.ok(performance.now() - started < 40_000, `Pi took ${Math.round(performance.now() - started)} ms`);
       assert.equal(processAlive(daemon), false, "the daemon that held the job's output outlived Pi");
     });
   });

@@ -1,6 +1,7 @@
 /**
  * The terminal UI in a real interactive Pi inside tmux, on every host: the footer counts running
- * jobs and clears after they exit; /unified-exec-sessions kills a chosen job; a child printing OSC 52
+ * jobs and clears after they exit; /unified-exec-sessions kills a chosen job and views a PTY job's
+ * screen in a live panel; a child printing OSC 52
  * (clipboard) and OSC 0 (title) sequences changes neither the pane title nor the clipboard; and the
  * same sequences in every argument of every tool, in a workdir and a command, reach the terminal
  * only as visible escapes (results, errors and the wake row included).
@@ -25,6 +26,24 @@ const HOSTILE =
 const HOSTILE_DIR = HOSTILE.replace(/\//g, "");
 /** An escape sequence the terminal may hold: only SGR styling is expected in `capture-pane -e`. */
 const NOT_SGR = /\u001b(?!\[[0-9;:]*m)/;
+
+/** The styling (the SGR sequences in effect) where `pattern` first matches the drawn text of a line. */
+function styleAt(painted: string, pattern: RegExp): string | undefined {
+  for (const line of painted.split("\n")) {
+    let plain = "";
+    const styles: [number, string][] = [];
+    for (const part of line.split(/(\u001b\[[0-9;:]*m)/)) {
+      if (part.startsWith("\u001b[")) styles.push([plain.length, part]);
+      else plain += part;
+    }
+    const match = pattern.exec(plain);
+    if (!match) continue;
+    const active = styles.filter(([at]) => at <= match.index).map(([, sgr]) => sgr);
+    const reset = active.findLastIndex((sgr) => sgr === "\u001b[0m" || sgr === "\u001b[m");
+    return active.slice(reset + 1).join("");
+  }
+  return undefined;
+}
 
 /** Every argument of `tool` set to `value`. */
 const everyArgument = (keys: string[], value: unknown) => Object.fromEntries(keys.map((key) => [key, value]));
@@ -53,7 +72,7 @@ for (const host of PI_HOSTS) {
       const screen = await tui.waitForScreen(/unified-exec: 1 session running/, "the footer status");
       assert.match(screen, /printed-safely/);
       // The row shows the call's real duration: the 1 s window plus whatever a loaded machine adds.
-      assert.match(screen, /yielded 1\.\ds · session_id=\d+/);
+      assert.match(screen, /yielded \d+\.\ds · session \d+/);
       assert.doesNotMatch(tui.paneTitle(), /pwned/, "no OSC 0 title change reached the terminal");
       assert.doesNotMatch(tui.buffers(), /pwned/, "no OSC 52 clipboard write reached the terminal");
       await tui.waitForScreen(/started the job/, "the final answer");
@@ -115,7 +134,7 @@ for (const host of PI_HOSTS) {
       assert.match(all, /hostile-job-ran/, "the job ran in the hostile workdir");
       assert.match(unwrapped, /\\e\]52;c;cHduZWQ=\\x07/, "the sequences were drawn as visible escapes");
       assert.match(unwrapped, /<U\+202E>evil/);
-      assert.match(all, /\[unified-exec\].* a background job exited/, "the wake row");
+      assert.match(unwrapped, /⏰ session \d+ exited 0 after \d+\.\ds · printf/, "the wake row");
       assert.doesNotMatch(all, /\u202E|[\u0080-\u009f]/, "no bidi override or C1 control was drawn");
       const stray = NOT_SGR.exec(all);
       assert.equal(
@@ -132,6 +151,65 @@ for (const host of PI_HOSTS) {
       );
     });
 
+    it("a quiet wait shows a ticking counter and its real window from the start", async () => {
+      tui.model.script = steps(call("exec_command", { cmd: "sleep 3; echo quiet-job-done", yield_time_ms: 3_000 }), say("quiet wait over"));
+      const seen = new Set<string>();
+      const rows: string[] = [];
+      const sampler = setInterval(() => {
+        const screen = tui.screenWithAttributes();
+        rows.push(screen);
+        for (const match of screen.replace(/\u001b\[[0-9;:]*m/g, "").matchAll(/elapsed (\d+\.\d)s · wait ≤ 3\.0s · session \d+/g))
+          seen.add(match[1]!);
+      }, 100);
+      try {
+        tui.type("wait quietly");
+        await tui.waitForScreen(/quiet wait over/, "the quiet wait to end", 30_000);
+      } finally {
+        clearInterval(sampler);
+      }
+      const counts = [...seen].map(Number).sort((a, b) => a - b);
+      assert.ok(counts.length >= 2, `the counter ticked while nothing was printed: ${JSON.stringify(counts)}`);
+      assert.ok(counts[0]! <= 1.5, `the counter showed from the call's start: ${JSON.stringify(counts)}`);
+      const stray = NOT_SGR.exec(rows.join("\n"));
+      assert.equal(stray, null, "no raw escape sequence in any row");
+    });
+
+    it("Esc leaves the job running and says so; its wake arrives as a one-line row", async () => {
+      tui.model.script = steps(call("exec_command", { cmd: "sleep 4; echo esc-job-done", yield_time_ms: 30_000, on_exit: "wake" }));
+      tui.model.wakeScript = () => say("woken after esc");
+      tui.type("start and wait");
+      await tui.waitForScreen(/elapsed \d+\.\ds · wait ≤ 30\.0s · session \d+/, "the waiting row");
+      tui.key("Escape");
+      const screen = await tui.waitForScreen(/still running in the background · session \d+ · wake armed/, "the Esc row");
+      assert.doesNotMatch(screen, /cancelled after/);
+      const woken = await tui.waitForScreen(/woken after esc/, "the wake turn", 30_000);
+      assert.match(woken, /⏰ session \d+ exited 0 after [4-9]\.\ds · sleep 4; echo esc-job-done/);
+      assert.doesNotMatch(woken, /write_stdin\(session_id\) returns any output/, "the model's wake text is not shown to the user");
+    });
+
+    it("list_sessions and kill_session are one line each; a failed exit is drawn in the error color", async () => {
+      tui.model.script = steps(
+        callAll(["exec_command", { cmd: "sleep 300", yield_time_ms: 250 }], ["exec_command", { cmd: "echo failing-step; exit 3" }]),
+        () => call("list_sessions", {}),
+        (view) =>
+          call("kill_session", { session_id: view.results.find((result) => result.details?.session_id !== undefined)!.details.session_id }),
+        () => call("kill_session", { session_id: 987_654 }),
+        say("rows drawn"),
+      );
+      tui.type("draw the rows");
+      const screen = await tui.waitForScreen(/rows drawn/, "the rows", 30_000);
+      assert.match(screen, /^\s*\d+ running \d+\.\ds sleep 300$/m, "one list line per job");
+      assert.match(screen, /■ stopped session \d+ · (exit 143 \(SIGTERM\)|killed by SIGTERM) · cleanup confirmed/, "the one-line kill row");
+      assert.doesNotMatch(screen, /signal_sent:|escalated: false/, "the kill's model text is not dumped");
+      const painted = tui.screenWithAttributes();
+      assert.equal(NOT_SGR.exec(painted), null, "no raw escape sequence in any row");
+      const failedColor = styleAt(painted, /took \d+\.\ds · exit 3/);
+      const refusalColor = styleAt(painted, /Unknown session_id 987654/);
+      assert.ok(failedColor, "the failed exit's footer is styled");
+      assert.equal(failedColor, refusalColor, "a failed exit is drawn in the same color as an error");
+      assert.notEqual(styleAt(painted, /yielded \d+\.\ds · session/), failedColor, "a running job's footer is not");
+    });
+
     it("/unified-exec-sessions kills the chosen job", async () => {
       tui.model.script = steps(call("exec_command", { cmd: "echo pid=$$; sleep 300", yield_time_ms: 500 }), say("long job started"));
       tui.type("start a long job");
@@ -139,12 +217,38 @@ for (const host of PI_HOSTS) {
       const pid = Number(/pid=(\d+)/.exec(screen)?.[1]);
       assert.ok(pid > 0 && processAlive(pid));
       tui.type("/unified-exec-sessions");
-      await tui.waitForScreen(/\d+ · echo pid=\$\$; sleep 300/, "the sessions picker");
+      await tui.waitForScreen(/\d+ · running \d+\.\ds · echo pid=\$\$; sleep 300/, "the sessions picker with each job's state and age");
       tui.key("Enter");
       await tui.waitForScreen(/Kill \(SIGTERM, then SIGKILL after 2 s\)/, "the actions");
       tui.key("Enter");
       await waitFor(() => !processAlive(pid), "the chosen job to be killed", 10_000);
       await waitFor(() => !/unified-exec: \d+ session/.test(tui.screen()), "the footer to clear", 10_000, 100);
+    });
+
+    it("/unified-exec-sessions views a PTY job's screen in a panel that redraws live and closes on Esc", async () => {
+      const ticker = "echo pid=$$; i=0; while :; do i=$((i+1)); printf '\\033[H\\033[2Jtick %d' $i; sleep 0.3; done";
+      tui.model.script = steps(call("exec_command", { cmd: ticker, tty: true, rows: 6, yield_time_ms: 500 }), say("ticker started"));
+      tui.type("start a ticker");
+      const started = await tui.waitForScreen(/ticker started[\s\S]*unified-exec: 1 session running/, "the ticker");
+      const pid = Number([...started.matchAll(/pid=(\d+)/g)].at(-1)?.[1]); // the ticker, not an earlier test's job
+      tui.type("/unified-exec-sessions");
+      await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
+      tui.key("Enter");
+      await tui.waitForScreen(/View its screen/, "the actions");
+      tui.key("Down");
+      tui.key("Enter");
+      const panel = /screen 120×6, cursor 1,\d+\s*\n\s*tick (\d+)\s*\n[\s\S]*Esc, Enter or q to close/;
+      const first = Number(panel.exec(await tui.waitForScreen(panel, "the job's screen"))?.[1]);
+      await waitFor(() => Number(panel.exec(tui.screen())?.[1]) > first, "the panel to redraw the job's newer screen", 10_000, 100);
+      tui.key("Escape");
+      await waitFor(() => !/Esc, Enter or q to close/.test(tui.screen()), "the panel to close", 10_000, 100);
+      assert.ok(processAlive(pid), "viewing never stops the job");
+      tui.type("/unified-exec-sessions");
+      await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
+      tui.key("Enter");
+      await tui.waitForScreen(/Kill \(SIGTERM/, "the actions");
+      tui.key("Enter");
+      await waitFor(() => !processAlive(pid), "the ticker to be killed", 10_000);
     });
   });
 }

@@ -21,6 +21,18 @@ const bash = resolveShell("bash", currentShellHost());
  */
 export const ESCAPE_GROUP = `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])"`;
 
+/**
+ * A shell that starts an {@link ESCAPE_GROUP}-style daemon (sleeping `seconds`) and exits only once the
+ * daemon has left the group and its pid is in the output: a fixed pause loses that race when Python
+ * starts slowly on a loaded machine.
+ */
+export function escapedDaemonThenExit(seconds = 300): string {
+  const daemon =
+    "import os, sys; os.setsid(); print(os.getpid(), flush=True); open(sys.argv[1], 'w').close(); " +
+    `os.execvp('sleep', ['sleep', '${seconds}'])`;
+  return `f=$(mktemp -u); python3 -c "${daemon}" "$f" & until [ -e "$f" ]; do sleep 0.05; done; rm -f "$f"`;
+}
+
 export interface StartOptions {
   logs?: LogDirectory;
   timeoutMs?: number;

@@ -70,3 +70,11 @@ export function truncationDetails(truncation: TruncationResult) {
 export function seconds(ms: number): number {
   return Math.round(ms) / 1000;
 }
+
+/** A span for people: `4.2s`, `2m10s`, `3h05m`. */
+export function shortDuration(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes}m${String(Math.floor((ms % 60_000) / 1000)).padStart(2, "0")}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobReport, SlotUse, WaitProgress } from "../../core/index.ts";
+import type { JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
 import { capOutput, headerLines, metadata, seconds, truncationDetails } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
 
@@ -68,6 +68,13 @@ export const jobResultSchema = Type.Object({
   ),
   matched_line: Type.Optional(Type.String({ description: "The output line until_pattern matched (at most 500 characters)." })),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  view: Type.Optional(
+    Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)")], {
+      description:
+        "output is the terminal's screen (its rows, trailing blanks trimmed), not the stream; the stream since the previous call was still read and is in the log.",
+    }),
+  ),
+  cursor: Type.Optional(Type.String({ description: "With view: the cursor's position on the screen, row,col (1-based)." })),
   yield_until: Type.Optional(Type.String()),
   on_exit_wake: Type.Optional(Type.Literal("consumed", { description: "This result reports the exit, so no wake will follow." })),
   tool_time_utc: Type.Optional(Type.String()),
@@ -133,6 +140,8 @@ const TEXT_ORDER = [
   "wait_status",
   "matched_line",
   "input_wait",
+  "view",
+  "cursor",
   "yield_until",
   "tool_time_utc",
   "on_exit_wake",
@@ -147,7 +156,11 @@ function slotWarning(slots: SlotUse | undefined): string | undefined {
 }
 
 /** A streaming update while a call waits: the live preview and what the footer needs. */
-export function progressResult(progress: WaitProgress): AgentToolResult<JobDetails> {
+/**
+ * A partial result while the call waits: the output so far, and the call's real window (`windowMs`,
+ * after the tool's clamps) or its absolute deadline, so the row shows how long the wait may last.
+ */
+export function progressResult(progress: WaitProgress, windowMs: number, absoluteUntil?: string): AgentToolResult<JobDetails> {
   return {
     content: [{ type: "text", text: progress.preview }],
     details: {
@@ -156,7 +169,8 @@ export function progressResult(progress: WaitProgress): AgentToolResult<JobDetai
       status: "running",
       wall_time_seconds: seconds(progress.elapsedMs),
       output_bytes_total: progress.outputBytes,
-      yield_time_ms: 0,
+      yield_time_ms: windowMs,
+      ...(absoluteUntil ? { yield_until: absoluteUntil } : {}),
     },
   };
 }
@@ -178,6 +192,12 @@ function waitStatus(report: JobReport, absolute: boolean) {
   if (report.conditional || report.waitEnd === "steered" || report.cancelled) return WAIT_STATUS[report.waitEnd];
   if (absolute) return report.waitEnd === "exited" ? "completed" : WAIT_STATUS[report.waitEnd];
   return undefined;
+}
+
+/** `view` and `cursor` of a result that shows the terminal's screen instead of the stream. */
+function screenFields(screen: ScreenView | undefined): { view?: "screen" | "screen (alternate screen)"; cursor?: string } {
+  if (!screen) return {};
+  return { view: screen.alternate ? "screen (alternate screen)" : "screen", cursor: `${screen.cursor.row},${screen.cursor.col}` };
 }
 
 /** Every field of a job result, from the report's snapshot and what the call did. */
@@ -204,6 +224,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, text: string) 
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
     ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
+    ...screenFields(report.screen),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),
     ...(extras.notice ? { notice: metadata(extras.notice) } : {}),
@@ -213,8 +234,10 @@ function resultFields(report: JobReport, extras: JobResultExtras, text: string) 
 
 export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
   const exit = report.job.exit;
-  const all = resultFields(report, extras, report.output.text);
-  const capped = capOutput(report.output.text, all.log_path);
+  // A screen replaces the stream as the output; the stream was consumed all the same (the log keeps it).
+  const text = report.screen ? report.screen.lines.join("\n") : report.output.text;
+  const all = resultFields(report, extras, text);
+  const capped = capOutput(text, all.log_path);
   const fields = inOrder(all, TEXT_ORDER);
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
   // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.

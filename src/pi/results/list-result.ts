@@ -47,8 +47,8 @@ export interface ListDetails {
   tool_time_utc: string;
   running: number;
   exited: number;
-  /** Bounded: one line per job, no output. */
-  sessions: { session_id: number; command: string; status: "running" | "exited"; exit_code?: number | null }[];
+  /** Each job's listing fields (bounded metadata, no output): the TUI's rows are drawn from them. */
+  sessions: ReturnType<typeof entry>[];
 }
 
 const COMMAND_CHARS = 200;
@@ -93,12 +93,7 @@ export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToo
       tool_time_utc: toolTimeUtc,
       running,
       exited: sessions.length - running,
-      sessions: sessions.map((session) => ({
-        session_id: session.session_id,
-        command: session.command,
-        status: session.status,
-        ...(session.exit_code !== undefined ? { exit_code: session.exit_code } : {}),
-      })),
+      sessions,
     },
     structuredContent: { tool_time_utc: toolTimeUtc, sessions },
   };

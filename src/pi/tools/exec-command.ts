@@ -23,6 +23,7 @@ import {
   UNTIL_PATTERN_DESCRIPTION,
   UNTIL_QUIET_MS_DESCRIPTION,
 } from "../guidance/conditional-waits.ts";
+import { EXEC_SCREEN_DESCRIPTION, SCREEN_GUIDELINES } from "../guidance/screens.ts";
 import { execCommandRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
@@ -61,6 +62,7 @@ export const execCommandParameters = Type.Object(
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+    screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
         type: "string",
@@ -98,6 +100,7 @@ export function execCommandTool(
       "exec_command: use tty: true for programs that need a terminal (REPLs, ssh, sudo, TUIs) and submit their input lines with \\r.",
       'exec_command: set on_exit: "wake" only when the user wants to hear when a finite job ends; never for servers, REPLs or watchers.',
       ...EXEC_COMMAND_GUIDELINES,
+      ...SCREEN_GUIDELINES,
     ],
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,
@@ -111,7 +114,7 @@ export function execCommandTool(
         signal,
         callId: toolCallId,
         onExit: params.on_exit ?? "none",
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms)) } : {}),
       });
       const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
       return jobResult(report, { notice: notice || undefined, completion: completionNote(report.wake === "armed", ctx.mode) });

@@ -20,6 +20,7 @@ import {
   WRITE_STDIN_GUIDELINES,
   YIELD_UNTIL_PATTERN_NOTE,
 } from "../guidance/conditional-waits.ts";
+import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { writeStdinRenderer } from "../render.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
@@ -60,6 +61,7 @@ export const writeStdinParameters = Type.Object(
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+    screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
@@ -88,7 +90,7 @@ export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof
       const report = await runtimes.runtimeFor(ctx.sessionManager).interact(request, {
         signal,
         callId: toolCallId,
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress)) } : {}),
+        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms, request.absoluteUntil)) } : {}),
         // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
         ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
       });

@@ -4,7 +4,7 @@ import { UnknownJobError } from "../../../src/core/errors.ts";
 import type { JobReport } from "../../../src/core/job-snapshot.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { ESCAPE_GROUP, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
+import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 
@@ -32,7 +32,7 @@ describe("ExecRuntime", () => {
     assert.equal(runningId(first), first.job.jobId);
     assert.equal(first.job.exit, undefined);
     assert.equal(output(first), "start\n");
-    assert.ok(first.wallMs >= 240 && first.wallMs < 2_000, `wall ${first.wallMs}`);
+    assert.ok(first.wallMs >= 200 && first.wallMs < 2_000, `wall ${first.wallMs}`);
     const second = await runtime.interact({ jobId: first.job.jobId, window: poll });
     assert.equal(second.job.exit?.exitCode, 0);
     assert.equal(output(second), "end\n");
@@ -138,7 +138,7 @@ describe("runtime supervision", () => {
     { skip: process.platform !== "linux" && "reads /proc" },
     async () => {
       const runtime = new ExecRuntime();
-      const report = await runtime.exec(request(`${ESCAPE_GROUP} & sleep 0.5`, 2_000));
+      const report = await runtime.exec(request(escapedDaemonThenExit(), 10_000));
       const [daemon] = pidsIn(report.output.text);
       assert.ok(daemon && processAlive(daemon), report.output.text);
       started.pid(daemon);

@@ -12,7 +12,7 @@ import { currentShellHost, resolveShell } from "../../../src/core/shell.ts";
 import { PipeTransport } from "../../../src/core/transport/pipe.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { LeaderExit, Transport } from "../../../src/core/transport/types.ts";
-import { StartedJobs } from "../../helpers/jobs.ts";
+import { escapedDaemonThenExit, StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
@@ -115,11 +115,8 @@ for (const kind of ["pipe", "pty"] as const) {
     });
 
     it("close ends our side even while an escaped daemon holds the streams", async () => {
-      // The short pause lets the daemon finish leaving before the leader's exit hangs its terminal up.
-      const job = start(
-        kind,
-        `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '30'])" & sleep 0.3`,
-      );
+      // The leader waits until the daemon has left, so its exit cannot hang the daemon's terminal up.
+      const job = start(kind, escapedDaemonThenExit(30));
       await job.exited;
       await waitFor(() => pidsIn(job.output()).length === 1, "the daemon's pid");
       const [daemon] = pidsIn(job.output());

@@ -67,10 +67,26 @@ describe("jobs UI", () => {
     ]);
   });
 
+  it("names a job to the human with its state and age; the widget, drawn once, leaves the age out", () => {
+    assert.equal(
+      jobLabel(snapshot({ jobId: 1, command: "npm run dev", wakeArmed: true, elapsedMs: 130_000 })),
+      "1 · running 2m10s · npm run dev [wake]",
+    );
+    const exited = snapshot({
+      jobId: 2,
+      command: "make",
+      wakeArmed: false,
+      elapsedMs: 3_200,
+      exit: { exitCode: 2, signal: null } as never,
+    });
+    assert.equal(jobLabel(exited), "2 · exit 2 after 3.2s · make");
+    assert.equal(jobLabel(exited, false), "2 · exit 2 · make");
+  });
+
   it("names jobs inert in the widget and the picker: escapes, bidi and line breaks shown, not drawn", () => {
     const command = "echo \u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\n[SYSTEM] \u202Eevil";
     const label = jobLabel(snapshot({ jobId: 5, command, wakeArmed: false }));
-    assert.equal(label, "5 · echo \\e]52;c;cHduZWQ=\\x07\\e]0;pwned\\x07\\n[SYSTEM] <U+202E>evil");
+    assert.equal(label, "5 · running 0.0s · echo \\e]52;c;cHduZWQ=\\x07\\e]0;pwned\\x07\\n[SYSTEM] <U+202E>evil");
     const { runtime } = fakeRuntime([snapshot({ jobId: 5, command, wakeArmed: false })]);
     const { ui, calls } = fakeUi();
     const view = new JobsUi();
@@ -78,7 +94,10 @@ describe("jobs UI", () => {
     view.watch(runtime);
     view.showWidget();
     const widget = calls.find((call) => call[0] === "widget")![2] as string[];
-    assert.deepEqual(widget, ["unified-exec sessions still running:", `  ${label}`]);
+    assert.deepEqual(widget, [
+      "unified-exec sessions still running:",
+      `  ${jobLabel(snapshot({ jobId: 5, command, wakeArmed: false }), false)}`,
+    ]);
   });
 
   it("never touches the UI after unbind (the old context throws after a reload)", () => {

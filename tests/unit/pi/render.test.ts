@@ -70,44 +70,167 @@ describe("renderers", () => {
     const shown = lines(result);
     assert.match(shown.join("\n"), /\.\.\. \(7 earlier lines,.*to expand.*\)/);
     assert.ok(shown.includes("line 12") && !shown.includes("line 7"));
-    assert.equal(shown.at(-1), "took 4.2s · exit_code=0 · log: /tmp/l/job-1.log");
+    assert.equal(shown.at(-1), "took 4.2s · exit 0", "a plain success leaves the log path out");
     const expanded = lines(
       execCommandRenderer.renderResult(jobResultText(`${output}\n`), { expanded: true, isPartial: false }, theme, context({})),
     );
     assert.ok(expanded.includes("line 1"));
   });
 
-  it("a yielded job says so with its session_id", () => {
+  it("a yielded job says so with its session, and whether its wake is armed", () => {
     const result = {
       content: [{ type: "text", text: "[still running]\nsession_id: 2\n---\nstarted\n" }],
-      details: { status: "running", session_id: 2, log_path: "/tmp/l/job-2.log" },
+      details: { status: "running", session_id: 2, log_path: "/tmp/l/job-2.log", completion_notification: "armed" },
+    };
+    const footer = (expanded: boolean) =>
+      lines(execCommandRenderer.renderResult(result, { expanded, isPartial: false }, theme, context({}))).at(-1);
+    assert.equal(footer(false), "yielded 4.2s · session 2 · wake armed");
+    assert.equal(footer(true), "yielded 4.2s · session 2 · wake armed · log: /tmp/l/job-2.log");
+  });
+
+  it("while a call waits, the row shows its clock, the real window and the session from the first update", () => {
+    const update = (details: Record<string, unknown>) =>
+      lines(
+        writeStdinRenderer.renderResult(
+          { content: [{ type: "text", text: "" }], details: { status: "running", session_id: 4, ...details } },
+          { expanded: false, isPartial: true },
+          theme,
+          context({ session_id: 4 }, { durationMs: undefined }),
+        ),
+      ).at(-1);
+    assert.equal(update({ wall_time_seconds: 0, yield_time_ms: 5_000 }), "elapsed 0.0s · wait ≤ 5.0s · session 4");
+    assert.match(update({ wall_time_seconds: 2.5, yield_time_ms: 5_000 })!, /^elapsed 2\.5s · wait ≤ 5\.0s · session 4$/);
+    const until = new Date(Date.now() + 90 * 60_000).toISOString();
+    assert.match(
+      update({ wall_time_seconds: 0, yield_time_ms: 5_400_000, yield_until: until })!,
+      /^elapsed 0\.0s · (1h29m|1h30m) left · session 4$/,
+    );
+  });
+
+  it("Esc says the job runs on, and whether its wake will come", () => {
+    const result = {
+      content: [{ type: "text", text: "[cancelled]" }],
+      details: { status: "cancelled", session_id: 1, completion_notification: "armed" },
     };
     assert.equal(
       lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({}))).at(-1),
-      "yielded 4.2s · session_id=2 · log: /tmp/l/job-2.log",
+      "still running in the background · session 1 · wake armed",
     );
+  });
+
+  it("a non-zero exit and a timeout are drawn as errors, with the log path", () => {
+    const marking = { ...theme, fg: (color: string, text: string) => (color === "error" ? `<error>${text}</error>` : text) } as Theme;
+    const failed = jobResultText("boom\n");
+    failed.details = { ...failed.details, exit_code: 2 };
+    const footer = lines(execCommandRenderer.renderResult(failed, { expanded: false, isPartial: false }, marking, context({}))).at(-1);
+    assert.equal(footer, "<error>took 4.2s · exit 2 · log: /tmp/l/job-1.log</error>");
+    const timedOut = jobResultText("");
+    timedOut.details = { ...timedOut.details, exit_code: null, signal: "SIGTERM", timed_out: true } as unknown as typeof timedOut.details;
+    const drawn = lines(execCommandRenderer.renderResult(timedOut, { expanded: false, isPartial: false }, marking, context({}))).at(-1);
+    assert.match(drawn!, /^<error>took 4\.2s · killed by SIGTERM · log: \/tmp\/l\/job-1\.log<\/error> · timed out$/);
   });
 
   it("write_stdin: poll, input with control bytes as ^C, base64 as a byte count, absolute waits with time left", () => {
     const banner = (args: Record<string, unknown>) => lines(writeStdinRenderer.renderCall(args, theme, context(args)))[0];
-    assert.equal(banner({ session_id: 2 }), "⟳ poll → session_id=2 (yield 0.3s)");
-    assert.equal(banner({ session_id: 1, chars: "print(7*6)\\r", yield_time_ms: 1_000 }), "» print(7*6)\\r → session_id=1 (yield 1.0s)");
-    assert.equal(banner({ session_id: 1, chars: "\\x03" }), "» ^C → session_id=1 (yield 0.3s)");
-    assert.equal(banner({ session_id: 1, chars: "\u0004" }), "» ^D → session_id=1 (yield 0.3s)");
-    assert.equal(banner({ session_id: 1, chars_b64: "AP8KGw==" }), "» (base64, 4 bytes) → session_id=1 (yield 0.3s)");
-    assert.equal(banner({ session_id: 1, cols: 90, rows: 20 }), "» resize 90×20 → session_id=1 (yield 0.3s)");
+    assert.equal(banner({ session_id: 2 }), "⟳ poll → session 2", "the default window is not repeated");
+    assert.equal(banner({ session_id: 1, chars: "print(7*6)\\r", yield_time_ms: 1_000 }), "» print(7*6)\\r → session 1 (yield 1.0s)");
+    assert.equal(banner({ session_id: 1, chars: "\\x03" }), "» ^C → session 1");
+    assert.equal(banner({ session_id: 1, chars: "\u0004" }), "» ^D → session 1");
+    assert.equal(banner({ session_id: 1, chars_b64: "AP8KGw==" }), "» (base64, 4 bytes) → session 1");
+    assert.equal(banner({ session_id: 1, cols: 90, rows: 20 }), "» resize 90×20 → session 1");
+    assert.equal(
+      banner({ session_id: 1, until_pattern: "ready", until_quiet_ms: 2_000 }),
+      "⟳ poll → session 1 (until /ready/ · until quiet 2.0s)",
+    );
     const until = new Date(Date.now() + 2 * 3_600_000 + 40 * 60_000 + 30_000).toISOString();
-    assert.match(banner({ session_id: 3, yield_until: until })!, /^⟳ poll → session_id=3 \(until .*Z, 2h40m left\)$/);
+    assert.match(banner({ session_id: 3, yield_until: until })!, /^⟳ poll → session 3 \(until .*Z, 2h40m left\)$/);
   });
 
   it("kill_session, list_sessions and set_on_exit have their own banners", () => {
     assert.deepEqual(lines(killSessionRenderer.renderCall({ session_id: 3, signal: "SIGKILL" }, theme, context({}))), [
-      "✕ kill session_id=3 (SIGKILL)",
+      "✕ kill session 3 (SIGKILL)",
     ]);
     assert.deepEqual(lines(listSessionsRenderer.renderCall({}, theme, context({}))), ["≡ list_sessions"]);
     assert.deepEqual(lines(setOnExitRenderer.renderCall({ session_id: 2, on_exit: "none" }, theme, context({}))), [
-      "set_on_exit session_id=2 → none",
+      "set_on_exit session 2 → none",
     ]);
+  });
+
+  it("kill_session is one line: what stopped, the exit, the cleanup, and escalation or survivors when they happen", () => {
+    const kill = (details: Record<string, unknown>, expanded = false, isError = false) =>
+      lines(
+        killSessionRenderer.renderResult(
+          { content: [{ type: "text", text: "[killed]\nsession_id: 1\n---\nbye\n" }], details },
+          { expanded, isPartial: false },
+          theme,
+          context({}, { isError }),
+        ),
+        200,
+      ).filter(Boolean);
+    const base = { status: "killed", session_id: 1, exit_code: null, signal: "SIGTERM", escalated: false, cleanup: "confirmed" };
+    assert.deepEqual(kill(base), ["■ stopped session 1 · killed by SIGTERM · cleanup confirmed"]);
+    assert.deepEqual(kill({ ...base, signal: "SIGKILL", escalated: true, survivors: [41, 42], cleanup: "unconfirmed" }), [
+      "■ stopped session 1 · killed by SIGKILL · escalated to SIGKILL · cleanup unconfirmed · survivors 41, 42",
+    ]);
+    assert.deepEqual(kill({ ...base, status: "already_exited", exit_code: 0, signal: undefined }), [
+      "■ already exited: session 1 · exit 0 · cleanup confirmed",
+    ]);
+    const expanded = kill({ ...base, command: "sleep 100", cwd: "/w", log_path: "/l/1.log", output_at: [27, 30] }, true);
+    assert.equal(expanded.length, 3, "expanded adds the command line and the unread output");
+    assert.ok(expanded.includes("bye"));
+    assert.deepEqual(kill({}, false, true).join(""), "[killed]session_id: 1---bye", "a refusal shows its own text");
+  });
+
+  it("list_sessions is one line per job; expanded shows the rest", () => {
+    const details = {
+      tool_time_utc: "2026-01-01T00:00:00.000Z",
+      running: 1,
+      exited: 1,
+      sessions: [
+        {
+          session_id: 1,
+          status: "running",
+          elapsed_seconds: 130,
+          command: "python3 -m http.server 8765",
+          wake_armed: true,
+          cwd: "/w",
+          quiet_ms: 2_000,
+          output_bytes_total: 10,
+          log_path: "/l/1.log",
+        },
+        {
+          session_id: 2,
+          status: "exited",
+          exit_code: 1,
+          elapsed_seconds: 3.2,
+          command: "make",
+          wake_armed: false,
+          cwd: "/w",
+          quiet_ms: 0,
+          output_bytes_total: 0,
+          log_path: "/l/2.log",
+        },
+      ],
+    };
+    const list = (expanded: boolean) =>
+      lines(
+        listSessionsRenderer.renderResult(
+          { content: [{ type: "text", text: "…" }], details },
+          { expanded, isPartial: false },
+          theme,
+          context({}),
+        ),
+      ).filter(Boolean);
+    assert.deepEqual(list(false), ["1 running 2m10s python3 -m http.server 8765 [wake]", "2 exit 1 3.2s make"]);
+    assert.equal(list(true).length, 4);
+    assert.match(list(true)[1]!, /cwd \/w · quiet 2\.0s · 10 bytes · log \/l\/1\.log/);
+    const empty = { ...details, sessions: [] };
+    assert.deepEqual(
+      lines(
+        listSessionsRenderer.renderResult({ content: [], details: empty }, { expanded: false, isPartial: false }, theme, context({})),
+      ).filter(Boolean),
+      ["no sessions"],
+    );
   });
 
   it("is terminal-safe: nothing a child printed or the model wrote reaches the terminal as an escape sequence", () => {
@@ -217,13 +340,13 @@ describe("renderers", () => {
       },
     };
     for (const expanded of [false, true]) {
-      const drawn = lines(renderWakeMessage(message, { expanded, outputPad: 1 }, theme)!);
+      const drawn = lines(renderWakeMessage(message, { expanded, outputPad: 1 }, theme)!, 300);
       for (const line of drawn) assert.doesNotMatch(line, LIVE, line);
       const text = drawn.join("\n");
-      assert.match(text, /\[unified-exec\] 4 background jobs exited/);
-      assert.match(text, /✓ session 3 · exit_code 0 · 1\.2s · \$ npm test/);
-      assert.match(text, /✗ session \\e\]52/);
+      assert.equal(drawn[0]?.trim(), "⏰ session 3 exited 0 after 1.2s · npm test");
+      assert.match(text, /⏰ session \\e\]52.* killed by \\e\]52/);
       assert.match(text, /… and 2 more/);
+      assert.equal(drawn.length, expanded ? 5 : 3, "one line per job, one more each when expanded");
       assert.equal(/cwd \/w/.test(text), expanded, "cwd and log only when expanded");
     }
     const old = lines(renderWakeMessage({ ...message, details: undefined }, { expanded: false, outputPad: 1 }, theme)!);

@@ -1,0 +1,60 @@
+import type { JobInput } from "./input.ts";
+import type { OutputDelta } from "./job-output.ts";
+import type { ScreenView } from "./job-screen.ts";
+import type { InputOutcome } from "./job-stdin.ts";
+import type { TerminalSize } from "./terminal-size.ts";
+import type { UntilSpec } from "./until-conditions.ts";
+import type { WaitEnd, WaitEnds } from "./wait.ts";
+
+/**
+ * The words a job and its callers share: who stopped a job, its exit, and one call's turn with it
+ * (what to do, what it did). The job itself is `job.ts`.
+ */
+
+/**
+ * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model
+ * (`kill_session`), `user` the human (the sessions picker), `timeout` its `timeout_s` deadline,
+ * `log_quota` its log quota (with PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop), `boundary` a session boundary
+ * or a runtime given up after `/reload`.
+ */
+export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary";
+
+/** Final state of a job, fixed once the exit is known and the output drained. */
+export interface JobExit {
+  /** The leader's exit code; for a death by signal, 128 + the signal number, as a shell reports it. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why the job never ran, or failed in a way the exit code cannot say. */
+  failure?: string;
+  /** Set when the runtime stopped the job, and why. */
+  stoppedBy?: StopReason;
+}
+
+/** One call's turn with a job: what to change first, how long to stay, and what else may end it. */
+export interface StepPlan extends WaitEnds {
+  resize?: TerminalSize;
+  input?: JobInput;
+  deadlineMono: number;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
+  /** `screen` as the call gave it: true the screen, false the stream, absent the screen on the alternate screen. */
+  screen?: boolean;
+}
+
+/** What a turn did: how its wait ended, what its input came to, and the output since the previous read. */
+export interface StepResult {
+  end: WaitEnd;
+  input?: InputOutcome;
+  /** Absent for a cancelled call: it reads nothing. */
+  output?: OutputDelta;
+  /** The line `until_pattern` matched (bounded), when that ended the wait. */
+  matchedLine?: string;
+  /** The screen the result shows instead of the stream (PTY jobs; see {@link JobScreen.view}). */
+  screen?: ScreenView;
+}
+
+/** What a call wrote, as text, for the terminal's echo of it. */
+export function writtenText(input: JobInput): string {
+  if (input.kind === "bytes") return input.bytes.toString("utf8");
+  return input.kind === "interrupt" ? "\x03" : "\x04";
+}

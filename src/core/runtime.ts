@@ -76,6 +76,8 @@ export class ExecRuntime {
 
   /** Spawns the command and stays attached for its window (step 1 above). */
   async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
+    // The call's wall time counts the spawn too: its window starts before it, and a loaded machine spawns slowly.
+    const callStart = performance.now();
     const refuseWhenClosed = () => {
       if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
     };
@@ -109,7 +111,7 @@ export class ExecRuntime {
       report = this.callReport(job, {
         window: request.window,
         end,
-        startMono: attached.startMono,
+        startMono: callStart,
         conditional: request.until !== undefined,
         ...(output ? { output } : {}),
         ...(matchedLine ? { matchedLine } : {}),

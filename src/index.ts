@@ -6,6 +6,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { hostShellSettings } from "./pi/host-settings.ts";
 import { JobsUi } from "./pi/jobs-ui.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
+import { ResultFormatSetting, registerFormatNotice } from "./pi/result-format.ts";
 import { SessionRuntimes } from "./pi/session-runtimes.ts";
 import { registerSessionsCommand } from "./pi/sessions-command.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
@@ -18,12 +19,15 @@ import { registerWakeRenderer } from "./pi/wake-message.ts";
 export default function piUnifiedExec(pi: ExtensionAPI): void {
   const runtimes = new SessionRuntimes();
   const ui = new JobsUi();
-  pi.registerTool(execCommandTool(runtimes, () => hostShellSettings(pi)));
-  pi.registerTool(writeStdinTool(runtimes));
+  // Read once, at activation: every result of this instance reads the same way.
+  const format = new ResultFormatSetting(process.env);
+  pi.registerTool(execCommandTool(runtimes, () => hostShellSettings(pi), format));
+  pi.registerTool(writeStdinTool(runtimes, format));
   pi.registerTool(killSessionTool(runtimes));
   pi.registerTool(listSessionsTool(runtimes));
   pi.registerTool(setOnExitTool(runtimes));
   registerSessionsCommand(pi, runtimes);
   registerWakeRenderer(pi);
+  registerFormatNotice(pi, format);
   registerLifecycle(pi, { runtimes, ui });
 }

@@ -27,6 +27,9 @@ export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOpti
     // Without a terminal no editor can work; `git commit` or `git rebase -i` would block. (On a PTY
     // the model can drive an editor, so the user's stays.)
     env.GIT_EDITOR = ":";
+    // Python holds a pipe's output in a block buffer until exit: a server or script would show nothing
+    // while it runs. A value the user set (even empty) stays; a command's own assignment wins anyway.
+    if (base[envKey(base, "PYTHONUNBUFFERED")] === undefined) env.PYTHONUNBUFFERED = "1";
   }
   if (options.binDir) {
     const pathKey = envKey(env, "PATH");

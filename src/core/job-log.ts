@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
@@ -62,8 +61,11 @@ export class LogDirectory {
   }
 
   /**
-   * Opens a new log for job `jobId`; the name carries random bytes so it can never collide or be
-   * guessed. When the directory cannot be created the job still runs, with a log that records why.
+   * Opens a new log for job `jobId`, named `<id>.log`: the directory is private and its name random,
+   * so the file name needs no random part of its own (the model reads this path, so every character
+   * costs), and ids are never reused within a Pi process, so names never collide; the exclusive open
+   * refuses an existing file anyway. When the directory cannot be created the job still runs, with
+   * a log that records why.
    */
   open(jobId: number, events: LogEvents): JobLog {
     let dir: string;
@@ -79,7 +81,7 @@ export class LogDirectory {
         `log directory could not be created: ${(error as Error).message}`,
       );
     }
-    const path = join(dir, `job-${jobId}-${randomBytes(4).toString("hex")}.log`);
+    const path = join(dir, `${jobId}.log`);
     return new JobLog(path, this.openFile(path), events, this.config.jobQuotaBytes, this.budget);
   }
 }

@@ -1,12 +1,15 @@
 import type { ConditionWatch } from "./condition-watch.ts";
 import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "./constants.ts";
-import { HeadTailBuffer } from "./head-tail-buffer.ts";
+import { HeadTailBuffer, type RetainedOutput } from "./head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "./output-decoder.ts";
+import { newlinesIn, type PrintedCount, PrintedTally } from "./printed-tally.ts";
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
 export interface OutputDelta {
   text: string;
   omittedBytes: number;
+  /** What the job printed for this read, dropped bytes included (absent where nothing was read). */
+  printed?: PrintedCount;
 }
 
 /**
@@ -29,12 +32,21 @@ export class JobOutput {
   private deferred: Buffer[] | undefined;
   /** The unfinished last line of the text returned so far (what a prompt looks like). */
   private returnedLastLine = "";
+  /** Raw bytes and lines for the next read, and for the deferred bytes after it. */
+  private pending = new PrintedTally();
+  private deferredTally: PrintedTally | undefined;
+  private readCount = 0;
 
   constructor(private readonly startedMono: number) {}
 
   /** Every byte since spawn, including bytes retention dropped. */
   get bytesTotal(): number {
     return this.total;
+  }
+
+  /** Reads taken so far: a job's first result is the one after its first read. */
+  get reads(): number {
+    return this.readCount;
   }
 
   /** Bytes of the stream up to where the last read ended: a call previews what came after it. */
@@ -48,15 +60,20 @@ export class JobOutput {
     this.preview.push(chunk);
     if (this.deferred) {
       this.deferred.push(Buffer.from(chunk)); // a pipe reuses its read buffer: keep a copy
+      this.deferredTally?.add(chunk);
       return;
     }
     const cut = this.watch?.feed(chunk, nowMono);
     if (cut === undefined || cut >= chunk.length) {
       this.retained.push(chunk);
+      this.pending.add(chunk);
       return;
     }
     this.retained.push(chunk.subarray(0, cut));
+    this.pending.add(chunk.subarray(0, cut));
     this.deferred = [Buffer.from(chunk.subarray(cut))];
+    this.deferredTally = new PrintedTally();
+    this.deferredTally.add(chunk.subarray(cut));
   }
 
   /**
@@ -65,9 +82,26 @@ export class JobOutput {
    */
   startWatch(watch: ConditionWatch, nowMono: number = performance.now()): void {
     this.watch = watch;
-    const cut = watch.begin(this.retained.snapshot(), this.lastChunkMono, nowMono);
+    const retained = this.retained.snapshot();
+    const cut = watch.begin(retained, this.lastChunkMono, nowMono);
     // What was retained past the match goes after this call's read.
-    if (cut !== undefined) this.deferred = this.retained.cutAfter(cut);
+    if (cut !== undefined) {
+      this.deferred = this.retained.cutAfter(cut);
+      this.deferredTally = this.tallyAfter(retained, cut);
+    }
+  }
+
+  /** Moves the count of what follows offset `cut` of the retained bytes (the dropped middle too, when it follows) to its own tally. */
+  private tallyAfter({ head, tail, omittedBytes }: RetainedOutput, cut: number): PrintedTally {
+    const tailNewlines = newlinesIn(tail);
+    if (cut > head.length) {
+      const inTail = cut - head.length;
+      return this.pending.splitOff(tail.length - inTail, newlinesIn(tail, inTail), tail[inTail - 1] === 0x0a);
+    }
+    // The dropped middle's newlines are what the tally counted beyond the retained bytes'.
+    const omittedNewlines = Math.max(0, this.pending.newlines - newlinesIn(head) - tailNewlines);
+    const bytes = head.length - cut + omittedBytes + tail.length;
+    return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */
@@ -85,6 +119,10 @@ export class JobOutput {
     const retained = this.retained.drain();
     const text = this.decoder.take(retained, final);
     this.remember(text);
+    this.readCount++;
+    const printed = this.pending.count();
+    this.pending = this.deferredTally ?? new PrintedTally();
+    this.deferredTally = undefined;
     // A matched line ended this read: the output after it is the next read's, in order.
     this.watch?.stop();
     this.watch = undefined;
@@ -92,7 +130,7 @@ export class JobOutput {
     this.deferred = undefined;
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
     this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
-    return { text, omittedBytes: retained.omittedBytes };
+    return { text, omittedBytes: retained.omittedBytes, printed };
   }
 
   /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */
@@ -102,6 +140,8 @@ export class JobOutput {
     const deferred = this.deferred;
     this.deferred = undefined;
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+    if (this.deferredTally) this.pending.merge(this.deferredTally);
+    this.deferredTally = undefined;
   }
 
   private remember(text: string): void {

@@ -30,6 +30,8 @@ export interface JobSnapshot {
   quietMs: number;
   /** Every output byte since spawn, including bytes retention dropped. */
   outputBytesTotal: number;
+  /** Reads of the output so far: at most 1 in the job's first result (0 when that call was cancelled). */
+  outputReads: number;
   logPath: string;
   /** Why the log is incomplete, if it is. */
   logPartialReason?: string;
@@ -66,6 +68,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     elapsedMs: Math.round((job.exitedMono ?? now) - job.startedMono),
     quietMs: job.quietMs(now),
     outputBytesTotal: job.outputBytesTotal,
+    outputReads: job.outputReads,
     logPath: job.logPath,
     ...(job.logPartialReason ? { logPartialReason: job.logPartialReason } : {}),
     ...(job.exit ? {} : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),

@@ -141,6 +141,11 @@ export class Job {
     return this.output.bytesTotal;
   }
 
+  /** Reads of the output so far (each call that read it, the handover's included). */
+  get outputReads(): number {
+    return this.output.reads;
+  }
+
   /** Milliseconds since the last output byte (since spawn when there was none). */
   quietMs(nowMono: number = performance.now()): number {
     return this.output.quietMs(nowMono);

@@ -8,6 +8,7 @@ import { checkQuietMs } from "./quiet-watch.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
+  LOGIN_SHELLS,
   type ResolvedShell,
   resolveShell,
   type ShellHost,
@@ -34,6 +35,8 @@ export interface ExecParams {
   timeout_s?: number;
   until_pattern?: string;
   until_quiet_ms?: number;
+  /** Codex's parameter: run bash, zsh or sh as a login shell. */
+  login?: boolean;
   screen?: boolean;
 }
 
@@ -119,7 +122,10 @@ export function prepareExec(
     );
   }
   const cwd = existingDirectory(turnCwd, params.workdir);
+  if (params.login === true) checkLoginShell(params.shell ?? DEFAULT_SHELL);
   const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
+  // Windows may stand PowerShell in for a missing bash.
+  if (params.login === true) checkLoginShell(shell.name);
   const tty = params.tty === true;
   const pty = tty ? loadPtyModule(env) : undefined;
   const script = shell.name === "bash" && settings.commandPrefix ? `${settings.commandPrefix}\n${params.cmd}` : params.cmd;
@@ -127,7 +133,7 @@ export function prepareExec(
     command: params.cmd,
     cwd,
     shell,
-    invocation: shellInvocation(shell.name, script),
+    invocation: shellInvocation(shell.name, script, params.login === true),
     env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
     ...(pty ? { terminal: terminalSize(params.cols, params.rows), pty } : {}),
     window: execWindow(params.yield_time_ms, until !== undefined),
@@ -135,6 +141,15 @@ export function prepareExec(
     ...(until ? { until } : {}),
     ...(params.screen !== undefined ? { screen: params.screen } : {}),
   };
+}
+
+/** `login: true` is for shells that have a login mode; refused before anything runs. */
+function checkLoginShell(name: string): void {
+  if ((LOGIN_SHELLS as readonly string[]).includes(name)) return;
+  throw new ExecRequestError(
+    `login: true starts a login shell, which only ${LOGIN_SHELLS.join(", ")} have; this command would run in ${metadataLine(name)}. ` +
+      "Omit login (or set it to false), or pick one of those shells. Nothing was started.",
+  );
 }
 
 /** `write_stdin`'s parameters as the model gave them (types already checked by the tool layer). */

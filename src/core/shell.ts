@@ -229,7 +229,11 @@ export interface ShellInvocation {
   verbatim: boolean;
 }
 
-export function shellInvocation(shell: ShellName, command: string): ShellInvocation {
+/** Shells that can start as a login shell (`-l`: the profile files run first, as in a terminal). */
+export const LOGIN_SHELLS: readonly ShellName[] = ["bash", "zsh", "sh"];
+
+/** `login`: start bash, zsh or sh as a login shell (the caller refuses it for the others). */
+export function shellInvocation(shell: ShellName, command: string, login = false): ShellInvocation {
   switch (shell) {
     case "cmd":
       // As Node's own `shell: true` does: cmd strips the outer quotes (/s) and runs the rest as typed.
@@ -238,6 +242,6 @@ export function shellInvocation(shell: ShellName, command: string): ShellInvocat
     case "pwsh":
       return { args: ["-NoProfile", "-NonInteractive", "-NoLogo", "-Command", command], verbatim: false };
     default:
-      return { args: ["-c", command], verbatim: false };
+      return { args: [login ? "-lc" : "-c", command], verbatim: false };
   }
 }

@@ -15,6 +15,7 @@ import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-c
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
 import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, metadataLine, visibleText } from "../core/index.ts";
 import { bounded, shortDuration } from "./results/format.ts";
+import { notShownNote } from "./results/truncation-footer.ts";
 
 const PREVIEW_LINES = 5;
 const ARGUMENT_CHARS = 80;
@@ -301,6 +302,7 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
     ...(details.input_wait === "likely" ? ["waiting for input"] : []),
+    ...notShownNote(details.truncation),
   ];
 }
 

@@ -26,6 +26,7 @@ import {
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
+import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
@@ -175,9 +176,12 @@ async function main() {
     if (!FAST) await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
     const watchdog = FAST ? undefined : await watchdogCost();
-    // 7. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
+    // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
+    const tokenRun = FAST ? undefined : await tokenWorkload(host);
+    const tokenRow = (format: string) => tokenRun?.rows.find((row) => row.format === format);
+    // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = FAST ? undefined : await screenBenchmark();
-    // 8. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
     const workflow = FAST ? undefined : await workflowBenchmark(pi);
 
     const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
@@ -231,6 +235,18 @@ async function main() {
       idle_after_gc_MiB: { rss: round(idle.rss, 1), heap: round(idle.heap, 1), outside_heap: round(idle.outside, 1) },
       hostile_output: hostile,
       watchdog,
+      tokens_o200k: Object.fromEntries(
+        (tokenRun?.rows ?? []).map((row) => [
+          row.format,
+          {
+            calls: row.calls,
+            header_median: row.header.median,
+            header_mean: row.header.mean,
+            total_median: row.total.median,
+            total_sum: row.total.sum,
+          },
+        ]),
+      ),
       screen,
       workflow,
     };
@@ -247,6 +263,7 @@ async function main() {
         : {
             [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
             "watchdog registration < 1 ms per job (p99)": (figures.watchdog?.registration_us.p99 ?? Infinity) < 1_000,
+            "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
           }),
       ...(screen
         ? {
@@ -326,6 +343,7 @@ async function main() {
     ];
     const width = Math.max(...rows.map(([label]) => label.length));
     for (const [label, value] of rows) console.log(`${label.padEnd(width)}  ${value}`);
+    if (tokenRun) console.log(`\no200k tokens per call over the token workload\n${tokenRun.table}`);
     console.log(`\nwritten: tests/bench/results/latest.json (${machine.bench_seconds} s)`);
   } finally {
     await pi.close(60_000);

@@ -31,16 +31,39 @@ for (const host of PI_HOSTS) {
       assert.equal(result.text.split("\n")[0], "[exited]");
       assert.equal(header.exit_code, "3");
       assert.equal(header.session_id, undefined);
-      assert.equal(header.cwd, pi.dirs.cwd);
-      assert.match(header.chunk_id ?? "", /^[0-9a-f]{6}$/);
-      assert.equal(header.tty, "false");
-      assert.equal(header.output_bytes_total, "4");
+      // The lean header: only what the model acts on; the rest stays structured.
+      assert.deepEqual(Object.keys(header), ["exit_code", "log_path", "wall_time_seconds"]);
+      assert.match(header.log_path ?? "", /\/pi-unified-exec-[^/]+\/\d+\.log$/);
+      assert.equal(result.structuredContent.cwd, pi.dirs.cwd);
+      assert.match(result.structuredContent.chunk_id, /^[0-9a-f]{6}$/);
+      assert.equal(result.structuredContent.tty, false);
+      assert.equal(result.structuredContent.output_bytes_total, 4);
       assert.equal(outputOf(result.text), "out\n");
       assert.equal(result.structuredContent.status, "exited");
       assert.equal(result.structuredContent.exit_code, 3);
       assert.equal(result.structuredContent.output, "out\n");
       assert.equal(result.details.exit_code, 3);
       assert.equal(result.details.output, undefined, "details never carry the output");
+    });
+
+    it("login runs bash and sh as login shells (Codex's parameter); for cmd or powershell it is refused before anything runs", async () => {
+      const run = await pi.run(
+        "login",
+        steps(
+          callAll(
+            ["exec_command", { cmd: "shopt -q login_shell && echo login || echo plain", login: true }],
+            ["exec_command", { cmd: "shopt -q login_shell && echo login || echo plain" }],
+            ["exec_command", { cmd: "touch login-refused", shell: "powershell", login: true }],
+          ),
+        ),
+      );
+      const [login, plain, refused] = inCallOrder(run);
+      assert.equal(outputOf(login!.text), "login\n");
+      assert.equal(login!.details.login, true);
+      assert.equal(outputOf(plain!.text), "plain\n");
+      assert.equal(refused!.isError, true);
+      assert.match(refused!.text, /login: true starts a login shell/);
+      assert.equal(existsSync(join(pi.dirs.cwd, "login-refused")), false);
     });
 
     it("stderr is merged into the output", async () => {
@@ -70,7 +93,8 @@ for (const host of PI_HOSTS) {
       assert.equal(headerOf(polled.text).exit_code, "0");
       assert.equal(headerOf(polled.text).session_id, undefined);
       assert.equal(outputOf(polled.text), "second\n");
-      assert.equal(headerOf(polled.text).output_bytes_total, "13");
+      assert.equal(polled.structuredContent.output_bytes_total, 13);
+      assert.ok(headerOf(polled.text).log_path, "the exit names the log again");
       assert.ok(polled.durationMs! < 4_000, `the poll returned at the exit (${polled.durationMs} ms), not after its 5 s minimum`);
 
       assert.equal(again.isError, true);
@@ -121,7 +145,7 @@ for (const host of PI_HOSTS) {
       assert.match(unknownField!.text, /unknown field "bogus"/);
       assert.match(
         unknownField!.text,
-        /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, timeout_s/,
+        /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, login, max_output_tokens, timeout_s\./,
       );
       assert.match(unknownSession!.text, /Unknown session_id 9999/);
       assert.match(emptyCmd!.text, /cmd is empty/);

@@ -35,8 +35,9 @@ for (const host of PI_HOSTS) {
         ),
       );
       const [started, answered, exited] = run.tools;
-      assert.equal(headerOf(started!.text).tty, "true");
-      assert.equal(headerOf(started!.text).cols, "120");
+      assert.equal(started!.structuredContent.tty, true);
+      assert.equal(started!.structuredContent.cols, 120);
+      assert.equal(headerOf(started!.text).cols, undefined, "the size the model asked for (the default) is not news");
       assert.match(outputOf(started!.text), />>> $/);
       assert.match(outputOf(answered!.text), /^print\(6\*7\)\n42\n>>> $/);
       assert.equal(headerOf(exited!.text).exit_code, "0");

@@ -35,6 +35,12 @@ for (const host of PI_HOSTS) {
       );
       const [, hello, escaped, eof] = run.tools;
       assert.equal(outputOf(hello!.text), "hello\n");
+      // A later poll's lean header: no log path, cwd, chunk id, byte total, tty or quiet time (they are structured).
+      const lean = Object.keys(headerOf(hello!.text));
+      assert.deepEqual(lean.slice(0, 3), ["session_id", "wall_time_seconds", "input"], lean.join());
+      for (const key of ["log_path", "cwd", "chunk_id", "output_bytes_total", "tty", "quiet_ms", "original_token_count"])
+        assert.ok(!lean.includes(key), key);
+      assert.equal(hello!.structuredContent.tty, false);
       assert.equal(headerOf(hello!.text).input, "bytes");
       assert.equal(outputOf(escaped!.text), "tab\there € A\n");
       assert.equal(headerOf(eof!.text).input, "eof");
@@ -105,11 +111,15 @@ for (const host of PI_HOSTS) {
       const result = run.tools[0]!;
       const header = headerOf(result.text);
       assert.equal(header.exit_code, "0");
-      assert.equal(header.output_bytes_total, "10101010");
+      assert.equal(result.structuredContent.output_bytes_total, 10101010);
       assert.ok(Number(header.omitted_bytes) > 0, "retention dropped the middle");
       const output = outputOf(result.text);
       const footer = output.slice(output.lastIndexOf("\n\n[") + 2);
-      assert.match(footer, /^\[Showing lines \d+-\d+ of \d+ \(50\.0KB limit\)\. Full output: .+\]$/);
+      // Counted on what the job printed (101 011 lines, 10 101 010 bytes), not on what retention kept.
+      assert.match(
+        footer,
+        /^\[Showing the last \d+ of 101011 lines \(10\.1 MB; 10\.[01] MB not shown; 50\.0KB limit\)\. Full output: .+\]$/,
+      );
       assert.ok(footer.includes(header.log_path!), "the footer names the log");
       assert.ok(Buffer.byteLength(output) - Buffer.byteLength(footer) <= 50 * 1024, `${Buffer.byteLength(output)} bytes of output`);
       const expected = execFileSync("bash", ["-c", cmd], { maxBuffer: 64 * 1024 * 1024 });
@@ -120,6 +130,50 @@ for (const host of PI_HOSTS) {
       assert.equal(statSync(dirname(header.log_path!)).mode & 0o777, 0o700);
       assert.equal(result.structuredContent.truncated, true);
       assert.equal(result.details.output, undefined);
+    });
+
+    it("seq 1 2000000: the footer counts the 2 000 000 lines the job printed, and details carry the cut for the TUI", async () => {
+      const run = await pi.run("seq flood", steps(call("exec_command", { cmd: "seq 1 2000000", yield_time_ms: 30_000 })));
+      const result = run.tools[0]!;
+      const header = headerOf(result.text);
+      assert.equal(header.exit_code, "0");
+      assert.equal(header.original_token_count, "3722224", "ceil(14 888 896 / 4): every byte printed");
+      const output = outputOf(result.text);
+      assert.ok(
+        output.endsWith(
+          `1999999\n2000000\n\n[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${header.log_path}]`,
+        ),
+        output.slice(-200),
+      );
+      assert.ok(output.startsWith("1998001\n"), output.slice(0, 40));
+      assert.deepEqual(result.details.truncation.printed, { bytes: 14_888_896, lines: 2_000_000 });
+      assert.equal(result.details.truncation.shownLines, 2_000);
+      assert.equal(statSync(header.log_path!).size, 14_888_896);
+    });
+
+    it("max_output_tokens cuts a call's output to about 4 bytes a token, on both tools, with the honest footer", async () => {
+      const run = await pi.run(
+        "max tokens",
+        steps(call("exec_command", { cmd: "seq 1 1000; sleep 0.5; seq 1 1000", yield_time_ms: 250, max_output_tokens: 100 }), (view) =>
+          call("write_stdin", { session_id: firstSession(view), yield_time_ms: 5_000, max_output_tokens: 10 }),
+        ),
+      );
+      const [first, second] = run.tools;
+      for (const [result, budget] of [
+        [first!, 400],
+        [second!, 40],
+      ] as const) {
+        const output = outputOf(result.text);
+        const at = output.lastIndexOf("\n\n[");
+        assert.ok(at > 0 && at <= budget, `${at} bytes of output under a ${budget}-byte budget`);
+        assert.ok(output.slice(0, at).endsWith("999\n1000"), output.slice(0, at));
+        assert.match(
+          output.slice(at + 2),
+          new RegExp(`^\\[Showing the last \\d+ of 1000 lines \\(3\\.8KB; 3\\.\\dKB not shown; ${budget}B limit\\)\\. Full output: `),
+        );
+        assert.equal(result.details.max_output_tokens, budget / 4);
+        assert.equal(result.structuredContent.truncated, true);
+      }
     });
 
     it("terminal control sequences (OSC 52, title, colours) reach the model as plain text", async () => {
@@ -198,6 +252,64 @@ for (const host of PI_HOSTS) {
       assert.equal(last.details.yield_time_ms, 30_000);
       assert.equal(last.details.requested_yield_time_ms, 99_999);
       assert.ok(last.durationMs! < 10_000, "it returned at the exit, not after 30 s");
+    });
+  });
+
+  describe(`Codex's result text (PI_UNIFIED_EXEC_FORMAT=codex) on ${host.name}`, () => {
+    let pi: PiRpcHost;
+    before(async () => {
+      pi = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_FORMAT: "codex" } });
+    });
+    after(async () => {
+      await pi?.close();
+    });
+
+    const CHUNK = "Chunk ID: [0-9a-f]{6}\\nWall time: \\d+\\.\\d{4} seconds\\n";
+
+    it("exits, running jobs and polls read exactly as Codex's; our fields stay structured", async () => {
+      const run = await pi.run(
+        "codex text",
+        steps(
+          call("exec_command", { cmd: "echo hi; exit 3" }),
+          call("exec_command", { cmd: "echo first; sleep 1; echo second", yield_time_ms: 300 }),
+          (view) => call("write_stdin", { session_id: view.last[0]!.details.session_id, yield_time_ms: 5_000 }),
+        ),
+      );
+      const [exited, running, polled] = run.tools;
+      assert.match(exited!.text, new RegExp(`^${CHUNK}Process exited with code 3\\nOriginal token count: 1\\nOutput:\\nhi\\n$`));
+      assert.equal(exited!.details.format, "codex");
+      assert.equal(exited!.structuredContent.exit_code, 3);
+      assert.match(exited!.structuredContent.log_path, /\.log$/);
+      const id = running!.structuredContent.session_id;
+      assert.match(
+        running!.text,
+        new RegExp(`^${CHUNK}Process running with session ID ${id}\\nOriginal token count: 2\\nOutput:\\nfirst\\n$`),
+      );
+      assert.match(polled!.text, new RegExp(`^${CHUNK}Process exited with code 0\\nOriginal token count: 2\\nOutput:\\nsecond\\n$`));
+    });
+
+    it("Codex's truncation under max_output_tokens, and Codex's words for an unknown id", async () => {
+      const run = await pi.run(
+        "codex cut",
+        steps(
+          call("exec_command", { cmd: "seq 1 20000", yield_time_ms: 30_000, max_output_tokens: 50 }),
+          call("write_stdin", { session_id: 9999 }),
+        ),
+      );
+      const [cut, unknown] = run.tools;
+      // 108 894 bytes: 27 224 tokens at 4 bytes a token; 200 bytes kept, half from each end.
+      assert.match(
+        cut!.text,
+        new RegExp(
+          `^${CHUNK}Process exited with code 0\\nOriginal token count: 27224\\nOutput:\\n` +
+            "Warning: truncated output \\(original token count: 27224\\)\\nTotal output lines: 20000\\n\\n" +
+            "1\\n2\\n3\\n[\\d\\n]*…27174 tokens truncated…[\\d\\n]*19999\\n20000\\n$",
+        ),
+      );
+      assert.equal(cut!.details.max_output_tokens, 50);
+      assert.equal(cut!.details.truncation.truncatedBy, "tokens");
+      assert.equal(unknown!.isError, true);
+      assert.match(unknown!.text, /write_stdin failed: Unknown process id 9999/);
     });
   });
 }

@@ -165,7 +165,7 @@ for (const host of PI_HOSTS) {
       assert.equal(longEntry.tty, false);
       assert.equal(longEntry.output_bytes_total, 5);
       assert.ok(typeof longEntry.quiet_ms === "number" && typeof longEntry.elapsed_seconds === "number");
-      assert.match(String(longEntry.log_path), /job-\d+-[0-9a-f]{8}\.log$/);
+      assert.match(String(longEntry.log_path), /\/pi-unified-exec-[^/]+\/\d+\.log$/);
       assert.ok(Number(longEntry.deadline_remaining_seconds) > 1_700);
       const shortEntry = sessions.find((s) => s.session_id === short!.details.session_id)!;
       assert.equal(shortEntry.exit_code, 0);
@@ -205,7 +205,7 @@ for (const host of PI_HOSTS) {
       assert.equal(header.log_partial, "true");
       const size = statSync(header.log_path!).size;
       assert.ok(size <= JOB_QUOTA + LOG_TAIL_BYTES + 1_000, `log is ${size} bytes`);
-      assert.match(outputOf(run.tools[0]!.text), /the-end\n\n\[Showing lines/);
+      assert.match(outputOf(run.tools[0]!.text), /the-end\n\n\[Showing the last \d+ of \d+ lines/);
     });
 
     it("65 live jobs: the 65th is refused before spawning, with a warning before it; the first still answers", async () => {

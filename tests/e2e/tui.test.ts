@@ -210,6 +210,14 @@ for (const host of PI_HOSTS) {
       assert.notEqual(styleAt(painted, /yielded \d+\.\ds · session/), failedColor, "a running job's footer is not");
     });
 
+    it("a flood's row says how much the model was not shown and that the log has it all", async () => {
+      tui.model.script = steps(call("exec_command", { cmd: "seq 1 2000000", yield_time_ms: 30_000 }), say("flood drawn"));
+      tui.type("flood the row");
+      const screen = await tui.waitForScreen(/flood drawn/, "the flood's row", 30_000);
+      assert.match(screen, /^\s*2000000$/m, "the end of the output is drawn");
+      assert.match(screen, /took \d+\.\ds · exit 0 · log: \S+ · 14\.9 MB not shown, full output in the log/);
+    });
+
     it("/unified-exec-sessions kills the chosen job", async () => {
       tui.model.script = steps(call("exec_command", { cmd: "echo pid=$$; sleep 300", yield_time_ms: 500 }), say("long job started"));
       tui.type("start a long job");

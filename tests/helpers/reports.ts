@@ -22,6 +22,7 @@ export function snapshot(...parts: Partial<JobSnapshot>[]): JobSnapshot {
     elapsedMs: 0,
     quietMs: 0,
     outputBytesTotal: 0,
+    outputReads: 1,
     logPath: "/l",
     wakeArmed: false,
     attached: false,

@@ -103,7 +103,7 @@ describe("npm run demo in JSON mode", () => {
       said.join("\n"),
     );
 
-    const demoRoot = dirname(headerOf(armed!.text).cwd!);
+    const demoRoot = dirname(String(armed!.structuredContent.cwd));
     assert.match(demoRoot, /pi-unified-exec-demo-/);
     assert.equal(existsSync(demoRoot), false, "the demo's temporary agent and project dirs are removed");
     assert.deepEqual(

@@ -51,7 +51,7 @@ for (const host of PI_HOSTS) {
         },
       });
       assertDriven(run);
-      assert.equal(headerOf(run.tools[0]!.text).cwd, cwd, "the job ran in the user's directory, not the checkout");
+      assert.equal(run.tools[0]!.structuredContent.cwd, cwd, "the job ran in the user's directory, not the checkout");
     });
 
     it("pi remove /abs/checkout takes it out again", () => {

@@ -85,12 +85,18 @@ function withCodexOmission(output: string, omittedBytes: number): string {
  * which ours never is, so that step is left out.
  */
 export function codexResultText(input: CodexResultInput): string {
+  const { header, notes, output } = codexResultParts(input);
+  return `${header}\n${notes}${output}`;
+}
+
+/** The pieces of {@link codexResultText}: the header (through `Output:`), the `Warning:` note lines, and the output as cut. */
+export function codexResultParts(input: CodexResultInput): { header: string; notes: string; output: string } {
   const omitted = input.omittedBytes ?? 0;
   const output = withCodexOmission(input.output, omitted);
   const tokens = codexTokenBudget(input.maxOutputTokens);
   const text = omitted > 0 ? truncateWithOmission(output, omitted, tokens, input.originalTokenCount) : formattedTruncate(output, tokens);
   const notes = (input.notes ?? []).map((note) => `Warning: ${metadataLine(note)}\n`).join("");
-  return `${codexHeader(input)}\n${notes}${text}`;
+  return { header: codexHeader(input), notes, output: text };
 }
 
 /** Facts of a result that Codex's text has no line for. */

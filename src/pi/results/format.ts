@@ -55,17 +55,6 @@ export function capOutput(text: string, logPath: string): CappedOutput {
   return { shown, content: truncation.content, truncation };
 }
 
-/** The bounded summary of a cut that `details` keep. */
-export function truncationDetails(truncation: TruncationResult) {
-  return {
-    truncatedBy: truncation.truncatedBy,
-    totalLines: truncation.totalLines,
-    totalBytes: truncation.totalBytes,
-    outputLines: truncation.outputLines,
-    outputBytes: truncation.outputBytes,
-  };
-}
-
 /** Seconds with millisecond precision. */
 export function seconds(ms: number): number {
   return Math.round(ms) / 1000;

@@ -1,16 +1,23 @@
 import { randomBytes } from "node:crypto";
-import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import type { AgentToolResult, TruncationResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
-import { capOutput, headerLines, metadata, seconds, truncationDetails } from "./format.ts";
+import type { ResultFormat } from "../result-format.ts";
+import { codexJobText } from "./codex-result.ts";
+import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
+import { carriesNews, type OutputCut, type Printed, printedOf, textFacts } from "./lean-header.ts";
+import { capOutputToBudget } from "./token-budget.ts";
+import { truncationFooterWriter } from "./truncation-footer.ts";
 
 export { completionNote, type KilledBy, killedBy, stopMessage } from "./job-fields.ts";
 
 /**
- * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text (a
- * `key: value` header, `---`, then the output), the `structuredContent` that programmatic callers
- * read, and the bounded `details` the UI and the session file keep.
+ * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text, the
+ * `structuredContent` that programmatic callers read (every field), and the bounded `details` the
+ * UI and the session file keep (every field but the output). The text is a lean `key: value` header
+ * (only the fields that carry news this call: see `lean-header.ts`), `---`, then the output capped
+ * with an honest footer — or, with `PI_UNIFIED_EXEC_FORMAT=codex`, Codex's own text.
  */
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
@@ -32,7 +39,9 @@ export const jobResultSchema = Type.Object({
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
   chunk_id: Type.String(),
-  original_token_count: Type.Integer({ description: "ceil(bytes / 4) of this call's output before the cap." }),
+  original_token_count: Type.Integer({
+    description: "ceil(bytes / 4) of what the job printed for this call, bytes dropped between reads included.",
+  }),
   output_bytes_total: Type.Integer(),
   quiet_ms: Type.Integer(),
   omitted_bytes: Type.Optional(Type.Integer()),
@@ -80,7 +89,7 @@ export const jobResultSchema = Type.Object({
   tool_time_utc: Type.Optional(Type.String()),
   notice: Type.Optional(Type.String()),
   warning: Type.Optional(Type.String()),
-  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines." }),
+  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines (or max_output_tokens)." }),
   truncated: Type.Boolean(),
 });
 
@@ -96,8 +105,13 @@ export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
   yield_time_ms: number;
   /** The window the model asked for, when it was clamped to `yield_time_ms`. */
   requested_yield_time_ms?: number;
-  /** How the output was capped, when it was. */
-  truncation?: ReturnType<typeof truncationDetails>;
+  /** Codex's parameters, as the model sent them. */
+  max_output_tokens?: number;
+  login?: boolean;
+  /** `codex` when the model's text was Codex's own. */
+  format?: ResultFormat;
+  /** How the output was cut, when it was: what the job printed for this call and what the model was shown. */
+  truncation?: OutputCut;
   /** Where the output sits in the model's text (start and end), so the renderer never parses the text. */
   output_at?: [number, number];
 };
@@ -110,9 +124,24 @@ export interface JobResultExtras {
   completion?: string | undefined;
   /** For an absolute (`yield_until`) wait: the deadline, as UTC. */
   absoluteUntil?: string | undefined;
+  /** Pi's working directory (`ctx.cwd`): the text names the job's `cwd` only where it differs. */
+  piCwd?: string | undefined;
+  /** The call resized the terminal (`cols`/`rows` on write_stdin): the text says the new size. */
+  resized?: boolean | undefined;
+  /** The model's `max_output_tokens`: this call's output budget at 4 bytes a token. */
+  maxOutputTokens?: number | undefined;
+  /** `exec_command`'s `login`, for `details`. */
+  login?: boolean | undefined;
+  /** The model's text: our lean header (default) or Codex's own. */
+  format?: ResultFormat | undefined;
 }
 
-/** The order the model reads a job result's header in. */
+/**
+ * The order the model reads a job result's header in, and the fields it may carry: `chunk_id`,
+ * `output_bytes_total` and `tty` never (they are in `structuredContent`); `log_path`, `cwd`,
+ * `original_token_count`, `quiet_ms`, `cols` and `rows` only when they carry news (`carriesNews`);
+ * the rest whenever they are set.
+ */
 const TEXT_ORDER = [
   "session_id",
   "exit_code",
@@ -122,12 +151,9 @@ const TEXT_ORDER = [
   "log_path",
   "cwd",
   "wall_time_seconds",
-  "chunk_id",
   "original_token_count",
-  "output_bytes_total",
   "quiet_ms",
   "omitted_bytes",
-  "tty",
   "cols",
   "rows",
   "input",
@@ -147,6 +173,18 @@ const TEXT_ORDER = [
   "on_exit_wake",
   "notice",
   "warning",
+] as const;
+
+/** Every field, in the same reading order, for `structuredContent`. */
+const FIELD_ORDER = [
+  ...TEXT_ORDER.slice(0, TEXT_ORDER.indexOf("original_token_count")),
+  "chunk_id",
+  "original_token_count",
+  "output_bytes_total",
+  "quiet_ms",
+  "omitted_bytes",
+  "tty",
+  ...TEXT_ORDER.slice(TEXT_ORDER.indexOf("cols")),
 ] as const;
 
 /** The warning results carry while the registry is nearly full. */
@@ -200,8 +238,19 @@ function screenFields(screen: ScreenView | undefined): { view?: "screen" | "scre
   return { view: screen.alternate ? "screen (alternate screen)" : "screen", cursor: `${screen.cursor.row},${screen.cursor.col}` };
 }
 
+/**
+ * What this call shows the model and what it counts as printed: the stream since the previous call,
+ * or a PTY job's screen, which replaces the stream as the output (the stream was consumed all the
+ * same; the log keeps it), counted as the text it is.
+ */
+function shownSource(report: JobReport): { text: string; printed: Printed; omittedBytes: number } {
+  if (!report.screen) return { text: report.output.text, printed: printedOf(report.output), omittedBytes: report.output.omittedBytes };
+  const text = report.screen.lines.join("\n");
+  return { text, printed: printedOf({ text, omittedBytes: 0 }), omittedBytes: 0 };
+}
+
 /** Every field of a job result, from the report's snapshot and what the call did. */
-function resultFields(report: JobReport, extras: JobResultExtras, text: string) {
+function resultFields(report: JobReport, extras: JobResultExtras) {
   const exit = report.job.exit;
   const absolute = extras.absoluteUntil !== undefined;
   const status = waitStatus(report, absolute);
@@ -211,8 +260,8 @@ function resultFields(report: JobReport, extras: JobResultExtras, text: string) 
     ...jobFields(report.job),
     wall_time_seconds: seconds(report.wallMs),
     chunk_id: randomBytes(3).toString("hex"),
-    // Codex's estimate of 4 bytes per token, over this call's output before the cap.
-    original_token_count: Math.ceil(Buffer.byteLength(text) / 4),
+    // Codex's estimate of 4 bytes per token, over what the job printed for this call (dropped bytes included).
+    original_token_count: Math.ceil(shownSource(report).printed.bytes / 4),
     ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
     ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
@@ -232,22 +281,52 @@ function resultFields(report: JobReport, extras: JobResultExtras, text: string) 
   };
 }
 
+/** `[still running]`, `[exited]`, `[cancelled]`; a stop the model did not ask for reads `[killed]` (`status` stays `exited`). */
+function titleOf(status: "running" | "exited" | "cancelled", killed: boolean): string {
+  if (status === "exited" && killed) return "[killed]";
+  return { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
+}
+
+/** How the cap (or only retention) cut this call's output. */
+function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
+  return {
+    printed,
+    shownBytes: truncation.outputBytes,
+    shownLines: truncation.outputLines,
+    truncatedBy: truncation.truncatedBy ?? "retention",
+  };
+}
+
+/** The model's text in our format: the lean header, `---`, the output capped with the honest footer. */
+function defaultText(report: JobReport, extras: JobResultExtras, all: ReturnType<typeof resultFields>, status: JobDetails["status"]) {
+  const { text, printed, omittedBytes } = shownSource(report);
+  const capped = capOutputToBudget(text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
+  const facts = textFacts(report, {
+    status,
+    truncated: capped.truncation.truncated,
+    omittedBytes,
+    piCwd: extras.piCwd,
+    resized: extras.resized,
+  });
+  const fields = inOrder(
+    all,
+    TEXT_ORDER.filter((key) => carriesNews(key, facts)),
+  );
+  const header = `${headerLines(titleOf(status, all.killed_by !== undefined), fields)}\n---\n`;
+  return {
+    text: `${header}${capped.shown}`,
+    output: capped.content,
+    outputAt: [header.length, header.length + capped.content.length] as [number, number],
+    cut: facts.cut ? outputCut(printed, capped.truncation) : undefined,
+  };
+}
+
 export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
   const exit = report.job.exit;
-  // A screen replaces the stream as the output; the stream was consumed all the same (the log keeps it).
-  const text = report.screen ? report.screen.lines.join("\n") : report.output.text;
-  const all = resultFields(report, extras, text);
-  const capped = capOutput(text, all.log_path);
-  const fields = inOrder(all, TEXT_ORDER);
+  const all = resultFields(report, extras);
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
-  // A stop the model did not ask for reads `[killed]`; `status` stays `exited` for programmatic callers.
-  const title =
-    status === "exited" && all.killed_by
-      ? "[killed]"
-      : { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
-  const header = `${headerLines(title, fields)}
----
-`;
+  const codex = extras.format === "codex";
+  const model = codex ? codexJobText(report, shownSource(report), extras, all) : defaultText(report, extras, all, status);
   const details: JobDetails = {
     status,
     ...all,
@@ -257,12 +336,15 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(report.inputWait?.reason ? { input_wait_reason: report.inputWait.reason } : {}),
     yield_time_ms: report.window.ms,
     ...(report.window.requestedMs !== undefined ? { requested_yield_time_ms: report.window.requestedMs } : {}),
-    ...(capped.truncation.truncated ? { truncation: truncationDetails(capped.truncation) } : {}),
-    output_at: [header.length, header.length + capped.content.length],
+    ...(extras.maxOutputTokens !== undefined ? { max_output_tokens: extras.maxOutputTokens } : {}),
+    ...(extras.login !== undefined ? { login: extras.login } : {}),
+    ...(codex ? { format: "codex" as const } : {}),
+    ...(model.cut ? { truncation: model.cut } : {}),
+    output_at: model.outputAt,
   };
   return {
-    content: [{ type: "text", text: `${header}${capped.shown}` }],
+    content: [{ type: "text", text: model.text }],
     details,
-    structuredContent: { status, ...fields, output: capped.content, truncated: capped.truncation.truncated },
+    structuredContent: { status, ...inOrder(all, FIELD_ORDER), output: model.output, truncated: model.cut !== undefined },
   };
 }

@@ -4,11 +4,26 @@ import type { FooterWriter } from "./token-budget.ts";
 /**
  * The footer that replaces what the model cap cut, counted against what the job printed since the
  * previous call, not against what the retention buffer kept: a flood of 2 000 000 lines reads
- * `[Showing the last 2000 of 2000000 lines (14.2MB; 14.2MB not shown). Full output: <log>]`, where a
- * count of the kept megabyte would claim the job printed 150 000. Worded after Pi's bash footers,
- * sizes by Pi's `formatSize`. Also the TUI's one-line summary of the same cut. Formatting only: the
- * caller decides that something was cut and supplies the counts.
+ * `[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: <log>]`, where a
+ * count of the kept megabyte would claim the job printed 150 000. Worded after Pi's bash footers; what
+ * was printed and not shown is in decimal megabytes as the product contract writes them, Pi's own
+ * phrases (`50.0KB limit`, `Showing last 50.0KB of line`) keep Pi's `formatSize`. Also the TUI's
+ * one-line summary of the same cut. Formatting only: the caller decides that something was cut and
+ * supplies the counts.
  */
+
+/** A printed amount in decimal units with a space: `14.9 MB`, `512 B`. */
+export function printedSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 999.95 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
 
 /** What the job printed since the previous call. */
 export interface Printed {
@@ -47,12 +62,12 @@ export function notShownBytes(printed: Printed, shown: Shown): number {
   return Math.max(0, printed.bytes - shown.bytes);
 }
 
-/** The last line's part of a partial-line footer: `(line is 3.0MB)`, plus the totals when more than that line was printed. */
+/** The last line's part of a partial-line footer: `(line is 3.1 MB)`, plus the totals when more than that line was printed. */
 function partialLineDetail(printed: Printed, notShown: string, totalBytes: number): string {
   const parts: string[] = [];
-  if (printed.lastLineBytes !== undefined) parts.push(`line is ${formatSize(printed.lastLineBytes)}`);
+  if (printed.lastLineBytes !== undefined) parts.push(`line is ${printedSize(printed.lastLineBytes)}`);
   if (printed.lastLineBytes === undefined || totalBytes > printed.lastLineBytes)
-    parts.push(`${formatSize(totalBytes)} printed, ${notShown} not shown`);
+    parts.push(`${printedSize(totalBytes)} printed, ${notShown} not shown`);
   return parts.join("; ");
 }
 
@@ -66,12 +81,12 @@ export function truncationFooter(printed: Printed, shown: Shown, logPath: string
   // Counts that disagree (a caller that missed a line) must not produce "the last 5 of 3".
   const totalLines = Math.max(printed.lines, shown.lines);
   const totalBytes = Math.max(printed.bytes, shown.bytes);
-  const notShown = formatSize(notShownBytes(printed, shown));
+  const notShown = printedSize(notShownBytes(printed, shown));
   if (shown.lastLinePartial) {
     return `[Showing last ${formatSize(shown.bytes)} of line ${totalLines} (${partialLineDetail(printed, notShown, totalBytes)}). Full output: ${logPath}]`;
   }
   const limit = shown.limitBytes !== undefined ? `; ${formatSize(shown.limitBytes)} limit` : "";
-  return `[Showing the last ${shown.lines} of ${totalLines} lines (${formatSize(totalBytes)}; ${notShown} not shown${limit}). Full output: ${logPath}]`;
+  return `[Showing the last ${shown.lines} of ${totalLines} lines (${printedSize(totalBytes)}; ${notShown} not shown${limit}). Full output: ${logPath}]`;
 }
 
 /** A {@link FooterWriter} for `capOutputToBudget` that counts what the job printed. */
@@ -79,7 +94,19 @@ export function truncationFooterWriter(printed: Printed, logPath: string): Foote
   return (truncation) => truncationFooter(printed, shownBy(truncation), logPath);
 }
 
-/** The TUI row's note on the same cut: `14.2MB not shown, full output in the log`. */
+/** The TUI row's note on the same cut: `14.9 MB not shown, full output in the log`. */
 export function notShownSummary(printed: Printed, shown: Shown): string {
-  return `${formatSize(notShownBytes(printed, shown))} not shown, full output in the log`;
+  return `${printedSize(notShownBytes(printed, shown))} not shown, full output in the log`;
+}
+
+/** The TUI row's flag from a result's `details.truncation` (read defensively: details come from the session file). */
+export function notShownNote(cut: unknown): string[] {
+  const { printed, shownBytes, shownLines } = (cut ?? {}) as {
+    printed?: { bytes?: unknown; lines?: unknown };
+    shownBytes?: unknown;
+    shownLines?: unknown;
+  };
+  if (typeof printed?.bytes !== "number" || typeof shownBytes !== "number") return [];
+  const lines = typeof printed.lines === "number" ? printed.lines : 0;
+  return [notShownSummary({ bytes: printed.bytes, lines }, { bytes: shownBytes, lines: Number(shownLines) || 0, lastLinePartial: false })];
 }

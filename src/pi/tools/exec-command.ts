@@ -25,8 +25,14 @@ import {
 } from "../guidance/conditional-waits.ts";
 import { EXEC_SCREEN_DESCRIPTION, SCREEN_GUIDELINES } from "../guidance/screens.ts";
 import { execCommandRenderer } from "../render.ts";
+import type { ResultFormatSetting } from "../result-format.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+
+/** `max_output_tokens`, the same on both tools. */
+export const MAX_OUTPUT_TOKENS_DESCRIPTION =
+  "Codex's output budget for this call, at about 4 bytes a token: the output shown is cut to its last part within it " +
+  "(never more than the usual 50 KiB / 2 000 lines; the log keeps everything).";
 
 export const execCommandParameters = Type.Object(
   {
@@ -72,6 +78,13 @@ export const execCommandParameters = Type.Object(
           '"wake": one follow-up prompt tells you it finished (use only when the user wants to be told; set_on_exit changes it).',
       }),
     ),
+    login: Type.Optional(
+      Type.Boolean({
+        description:
+          "Run bash, zsh or sh as a login shell (-l: profile files first), as Codex does. Default: false. Not for cmd or powershell.",
+      }),
+    ),
+    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     timeout_s: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -86,6 +99,7 @@ export const execCommandParameters = Type.Object(
 export function execCommandTool(
   runtimes: SessionRuntimes,
   hostSettings: () => HostShellSettings,
+  format: ResultFormatSetting,
 ): ToolDefinition<typeof execCommandParameters, JobDetails> {
   return {
     name: "exec_command",
@@ -93,7 +107,9 @@ export function execCommandTool(
     description:
       "Runs a shell command as a job (stdout and stderr merged). Waits up to yield_time_ms: if the command exits by then, " +
       "returns its output and exit_code; otherwise returns the output so far and a session_id, and the command keeps running. " +
-      "Continue with write_stdin(session_id) to get the output that arrives later and the exit.",
+      "Continue with write_stdin(session_id) to get the output that arrives later and the exit. " +
+      "Long output is cut to its end with a footer saying how much was not shown; every byte is in the file at log_path " +
+      "(given with the first result, whenever output was cut, and with the exit).",
     promptSnippet: "exec_command: run a shell command as a job; long ones return a session_id to poll with write_stdin",
     promptGuidelines: [
       "exec_command: a command still running when yield_time_ms ends returns a session_id; keep it and poll with write_stdin instead of starting the command again.",
@@ -116,8 +132,15 @@ export function execCommandTool(
         onExit: params.on_exit ?? "none",
         ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms)) } : {}),
       });
-      const notice = [request.shell.notice, runtime.takeNotice()].filter((part) => part !== undefined).join("; ");
-      return jobResult(report, { notice: notice || undefined, completion: completionNote(report.wake === "armed", ctx.mode) });
+      const notice = [request.shell.notice, runtime.takeNotice(), format.takeResultWarning(ctx.mode)].filter((part) => part !== undefined);
+      return jobResult(report, {
+        notice: notice.join("; ") || undefined,
+        completion: completionNote(report.wake === "armed", ctx.mode),
+        piCwd: ctx.cwd,
+        maxOutputTokens: params.max_output_tokens,
+        login: params.login,
+        format: format.format,
+      });
     },
   };
 }

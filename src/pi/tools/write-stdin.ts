@@ -12,6 +12,7 @@ import {
   MIN_ROWS,
   MIN_YIELD_MS,
   prepareWrite,
+  UnknownJobError,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
 import {
@@ -22,8 +23,11 @@ import {
 } from "../guidance/conditional-waits.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { writeStdinRenderer } from "../render.ts";
+import type { ResultFormatSetting } from "../result-format.ts";
+import { codexUnknownJobError } from "../results/codex-text.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -61,12 +65,16 @@ export const writeStdinParameters = Type.Object(
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
 
-export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof writeStdinParameters, JobDetails> {
+export function writeStdinTool(
+  runtimes: SessionRuntimes,
+  format: ResultFormatSetting,
+): ToolDefinition<typeof writeStdinParameters, JobDetails> {
   return {
     name: "write_stdin",
     label: "write_stdin",
@@ -87,14 +95,28 @@ export function writeStdinTool(runtimes: SessionRuntimes): ToolDefinition<typeof
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const request = prepareWrite(params, process.env);
-      const report = await runtimes.runtimeFor(ctx.sessionManager).interact(request, {
-        signal,
-        callId: toolCallId,
-        ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms, request.absoluteUntil)) } : {}),
-        // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
-        ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
+      const report = await runtimes
+        .runtimeFor(ctx.sessionManager)
+        .interact(request, {
+          signal,
+          callId: toolCallId,
+          ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms, request.absoluteUntil)) } : {}),
+          // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
+          ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),
+        })
+        .catch((error: unknown) => {
+          // A model trained on Codex knows Codex's words for an id that names nothing.
+          if (format.format === "codex" && error instanceof UnknownJobError) throw new Error(codexUnknownJobError(error.jobId));
+          throw error;
+        });
+      return jobResult(report, {
+        absoluteUntil: request.absoluteUntil,
+        completion: completionNote(report.wake === "armed", ctx.mode),
+        piCwd: ctx.cwd,
+        resized: params.cols !== undefined || params.rows !== undefined,
+        maxOutputTokens: params.max_output_tokens,
+        format: format.format,
       });
-      return jobResult(report, { absoluteUntil: request.absoluteUntil, completion: completionNote(report.wake === "armed", ctx.mode) });
     },
   };
 }

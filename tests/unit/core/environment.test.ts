@@ -25,6 +25,13 @@ describe("job environment", () => {
     assert.equal(env.EDITOR, "vim");
   });
 
+  it("pipes get PYTHONUNBUFFERED=1 unless the environment sets it (even empty); PTYs are line-buffered and get nothing", () => {
+    assert.equal(jobEnvironment(base, { tty: false }).PYTHONUNBUFFERED, "1");
+    assert.equal(jobEnvironment({ ...base, PYTHONUNBUFFERED: "0" }, { tty: false }).PYTHONUNBUFFERED, "0");
+    assert.equal(jobEnvironment({ ...base, PYTHONUNBUFFERED: "" }, { tty: false }).PYTHONUNBUFFERED, "");
+    assert.equal(jobEnvironment(base, { tty: true }).PYTHONUNBUFFERED, undefined);
+  });
+
   it("puts Pi's bin directory first on PATH, once", () => {
     assert.equal(jobEnvironment(base, { tty: false, binDir: "/agent/bin" }).PATH, "/agent/bin:/usr/bin:/bin");
     assert.equal(jobEnvironment({ PATH: "/agent/bin:/bin" }, { tty: false, binDir: "/agent/bin" }).PATH, "/agent/bin:/bin");

@@ -72,6 +72,7 @@ describe("shell resolution (POSIX)", () => {
   it("builds each shell's arguments", () => {
     assert.deepEqual(shellInvocation("bash", "echo 'a b' && ls"), { args: ["-c", "echo 'a b' && ls"], verbatim: false });
     assert.deepEqual(shellInvocation("zsh", "x"), { args: ["-c", "x"], verbatim: false });
+    assert.deepEqual(shellInvocation("zsh", "x", true), { args: ["-lc", "x"], verbatim: false }, "a login shell");
     assert.deepEqual(shellInvocation("cmd", 'echo "hi" & dir'), { args: ["/d", "/s", "/c", '"echo "hi" & dir"'], verbatim: true });
     assert.deepEqual(shellInvocation("pwsh", "Get-Date"), {
       args: ["-NoProfile", "-NonInteractive", "-NoLogo", "-Command", "Get-Date"],

@@ -17,11 +17,11 @@ describe("raw argument checks", () => {
   it("names unknown fields and lists the accepted ones", () => {
     assert.throws(
       () => exec({ cmd: "ls", bogus: 1, other: 2 }),
-      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, timeout_s\./,
+      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, login, max_output_tokens, timeout_s\./,
     );
     assert.throws(
       () => poll({ session_id: 1, input: "x" }),
-      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, screen\./,
+      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, max_output_tokens, screen\./,
     );
   });
 
@@ -47,6 +47,15 @@ describe("raw argument checks", () => {
         return true;
       },
     );
+  });
+
+  it("accepts Codex's max_output_tokens (an integer ≥ 1, both tools) and login (a boolean, exec_command)", () => {
+    assert.deepEqual(exec({ cmd: "ls", max_output_tokens: 200, login: true }), { cmd: "ls", max_output_tokens: 200, login: true });
+    assert.deepEqual(poll({ session_id: 3, max_output_tokens: 1 }), { session_id: 3, max_output_tokens: 1 });
+    assert.throws(() => exec({ cmd: "ls", max_output_tokens: 0 }), /max_output_tokens must be at least 1, got 0/);
+    assert.throws(() => poll({ session_id: 3, max_output_tokens: 2.5 }), /max_output_tokens must be an integer, got number 2.5/);
+    assert.throws(() => exec({ cmd: "ls", login: "yes" }), /login must be true or false, got the string "yes"/);
+    assert.throws(() => poll({ session_id: 3, login: true }), /write_stdin: unknown field "login"/);
   });
 
   it("treats null in an optional field as absent, and in a required one as missing", () => {

@@ -1,7 +1,8 @@
 /**
- * Results of exec_command and write_stdin (job-result.ts): the header in reading order, the capped
- * output, `structuredContent` (checked against the tool's outputSchema) and bounded `details`; who
- * stopped a job (`killed_by`), the armed note, and what supervision adds (timed_out, slots, quota).
+ * Results of exec_command and write_stdin (job-result.ts): the lean header in reading order (only
+ * the fields that carry news), the capped output with its honest footer, `structuredContent` with
+ * every field (checked against the tool's outputSchema) and bounded `details`; who stopped a job
+ * (`killed_by`), the armed note, and what supervision adds (timed_out, slots, quota).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -59,20 +60,8 @@ const keys = (body: string) =>
 describe("job result formatting", () => {
   it("writes the exited header in order, then ---, then the output", () => {
     const body = text(report());
-    assert.deepEqual(keys(body), [
-      "[exited]",
-      "exit_code",
-      "log_path",
-      "cwd",
-      "wall_time_seconds",
-      "chunk_id",
-      "original_token_count",
-      "output_bytes_total",
-      "quiet_ms",
-      "tty",
-    ]);
+    assert.deepEqual(keys(body), ["[exited]", "exit_code", "log_path", "cwd", "wall_time_seconds"]);
     assert.match(body, /\nwall_time_seconds: 1\.234\n/);
-    assert.match(body, /\noriginal_token_count: 1\n/);
     assert.ok(body.endsWith("\n---\nok\n"));
   });
 
@@ -89,31 +78,44 @@ describe("job result formatting", () => {
     assert.match(text(report({ job: { exit: { exitCode: 143, signal: "SIGTERM" } } })), /exit_code: 143\nsignal: SIGTERM\nlog_path: /);
     const failed = text(report({ job: { exit: { exitCode: null, signal: null, failure: "could not start /x" } } }));
     assert.match(failed, /exit_code: null\n/);
-    assert.match(failed, /tty: false\nfailure_message: could not start \/x\n---/);
-    assert.match(text(report({ output: { omittedBytes: 99 } })), /quiet_ms: 12\nomitted_bytes: 99\ntty: false/);
+    assert.match(failed, /wall_time_seconds: 1\.234\nfailure_message: could not start \/x\n---/);
+    assert.match(
+      text(report({ output: { omittedBytes: 99 } })),
+      /wall_time_seconds: 1\.234\noriginal_token_count: 26\nomitted_bytes: 99\n---/,
+      "the dropped bytes count in the estimate",
+    );
     const epipe = text(report({ job: { exit: undefined }, input: { input: "bytes", failure: "stdin write failed: write EPIPE" } }));
-    assert.match(epipe, /tty: false\ninput: bytes\nfailure_message: stdin write failed: write EPIPE\n---/);
-    assert.match(text(report({ job: { logPartialReason: "log write failed: ENOSPC" } })), /tty: false\nlog_partial: true\n---/);
+    assert.match(epipe, /wall_time_seconds: 1\.234\ninput: bytes\nfailure_message: stdin write failed: write EPIPE\n---/);
+    assert.match(
+      text(report({ job: { logPartialReason: "log write failed: ENOSPC" } })),
+      /wall_time_seconds: 1\.234\nlog_partial: true\n---/,
+    );
   });
 
-  it("caps the output to Pi's 50 KiB with a footer naming the log; the token count is of the whole", () => {
+  it("caps the output to Pi's 50 KiB with a footer that counts what was printed; the token count is of the whole", () => {
     const line = `${"x".repeat(99)}\n`;
     const whole = line.repeat(1_000); // 100 000 bytes
     const result = jobResult(report({ output: { text: whole } }));
     const body = (result.content[0] as { text: string }).text;
     const output = body.slice(body.indexOf("\n---\n") + 5);
     assert.ok(Buffer.byteLength(output) <= 50 * 1024 + 200, `${Buffer.byteLength(output)} bytes shown`);
-    assert.match(output, new RegExp(`\\n\\n\\[Showing lines \\d+-1000 of 1000 \\(50\\.0KB limit\\)\\. Full output: ${LOG}\\]$`));
+    assert.match(
+      output,
+      new RegExp(
+        `\\n\\n\\[Showing the last 512 of 1000 lines \\(100\\.0 KB; 48\\.8 KB not shown; 50\\.0KB limit\\)\\. Full output: ${LOG}\\]$`,
+      ),
+    );
     assert.match(body, /original_token_count: 25000\n/);
     const structured = result.structuredContent as { output: string; truncated: boolean };
     assert.equal(structured.truncated, true);
     assert.ok(Buffer.byteLength(structured.output) <= 50 * 1024);
     assert.equal(result.details.truncation?.truncatedBy, "bytes");
+    assert.deepEqual(result.details.truncation?.printed, { bytes: 100_000, lines: 1_000 });
   });
 
   it("caps by lines too", () => {
     const body = text(report({ output: { text: "a\n".repeat(3_000) } }));
-    assert.match(body, /\[Showing lines 1001-3000 of 3000\. Full output: /);
+    assert.match(body, /\[Showing the last 2000 of 3000 lines \(6\.0 KB; 2\.0 KB not shown\)\. Full output: /);
   });
 
   it("keeps the structured fields and the text in agreement, and details bounded", () => {
@@ -123,7 +125,12 @@ describe("job result formatting", () => {
     assert.equal(structured.output, "ok\n");
     assert.equal(structured.exit_code, 0);
     assert.equal(structured.log_path, LOG);
-    assert.match((result.content[0] as { text: string }).text, new RegExp(`chunk_id: ${structured.chunk_id}`));
+    assert.match(String(structured.chunk_id), /^[0-9a-f]{6}$/);
+    assert.doesNotMatch((result.content[0] as { text: string }).text, /chunk_id|output_bytes_total|tty/);
+    assert.equal(structured.output_bytes_total, 3);
+    assert.equal(structured.tty, false);
+    assert.equal(structured.cwd, "/work");
+    assert.equal(structured.quiet_ms, 12);
     assert.equal(result.details.command.length, 1_001);
     assert.equal(result.details.yield_time_ms, 30_000);
     assert.equal(result.details.requested_yield_time_ms, 99_000);

@@ -77,6 +77,25 @@ describe("renderers", () => {
     assert.ok(expanded.includes("line 1"));
   });
 
+  it("says when the model was shown only part of the output, from details alone (real results, both formats)", async () => {
+    const { jobResult } = await import("../../../src/pi/results/job-result.ts");
+    const { jobReport } = await import("../../helpers/reports.ts");
+    const seq = Array.from({ length: 12_000 }, (_, i) => `${i + 1}`).join("\n");
+    const report = jobReport({
+      job: { exit: { exitCode: 0, signal: null }, logPath: "/tmp/l/1.log" },
+      output: { text: `${seq}\n`, omittedBytes: 0, printed: { bytes: 14_888_896, lines: 2_000_000 } },
+    });
+    for (const format of ["default", "codex"] as const) {
+      const result = jobResult(report, { format });
+      const shown = lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, context({})), 200);
+      assert.match(shown.at(-1)!, /^took 4\.2s · exit 0 · log: \/tmp\/l\/1\.log · 14\.\d MB not shown, full output in the log$/, format);
+      assert.ok(shown.includes("12000"), `${format}: the end of the output is drawn`);
+    }
+    const whole = jobResult(jobReport({ job: { exit: { exitCode: 0, signal: null } }, output: { text: "ok\n" } }));
+    const plain = lines(execCommandRenderer.renderResult(whole, { expanded: false, isPartial: false }, theme, context({})));
+    assert.doesNotMatch(plain.join("\n"), /not shown/);
+  });
+
   it("a yielded job says so with its session, and whether its wake is armed", () => {
     const result = {
       content: [{ type: "text", text: "[still running]\nsession_id: 2\n---\nstarted\n" }],

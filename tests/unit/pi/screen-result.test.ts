@@ -1,7 +1,7 @@
 /**
  * Results that show a PTY's screen (job-result.ts) and the human's view of a job (job-view.ts): the
  * screen as the output, `view` and `cursor` in the text, `structuredContent` (checked against the
- * schema) and `details`, `output_at` pointing at the screen, Pi's cap on the largest screen, and the
+ * schema) and `details`, `output_at` pointing at the screen, the cap and its footer on the largest screen, and the
  * view's title and lines.
  */
 import assert from "node:assert/strict";
@@ -64,6 +64,14 @@ describe("a result that shows the screen", () => {
     assert.match(text, /---\ntop - 10:00:00 up 1 day$/);
   });
 
+  it("in Codex's format too, the screen is the output and what the token count counts", () => {
+    const result = jobResult(report({ screen: screen() }), { format: "codex" });
+    const text = textOf(result);
+    assert.ok(text.endsWith('\nOriginal token count: 9\nOutput:\nalpha\nbeta\n~\n~\n"notes.txt" 2L, 11B'), text);
+    const [start, end] = result.details!.output_at!;
+    assert.equal(text.slice(start, end), 'alpha\nbeta\n~\n~\n"notes.txt" 2L, 11B');
+  });
+
   it("has neither view nor cursor when the result shows the stream", () => {
     const result = jobResult(report());
     assert.doesNotMatch(textOf(result), /\nview: |\ncursor: /);
@@ -71,17 +79,21 @@ describe("a result that shows the screen", () => {
     assert.equal((result.structuredContent as Record<string, unknown>).view, undefined);
   });
 
-  it("caps the largest screen (300 rows of 500 columns) like any output: its last 50 KiB, with Pi's footer", () => {
+  it("caps the largest screen (300 rows of 500 columns) like any output: its last 50 KiB, with the footer counting the screen", () => {
     const lines = Array.from({ length: 300 }, (_, row) => `${String(row + 1).padStart(3, "0")}${"x".repeat(497)}`);
     const result = jobResult(report({ screen: screen({ lines, cols: 500, rows: 300, alternate: false }) }));
     const structured = result.structuredContent as { output: string; truncated: boolean };
     assert.equal(structured.truncated, true);
     assert.ok(Buffer.byteLength(structured.output) <= DEFAULT_MAX_BYTES);
     assert.match(structured.output, /\n300x{497}$/, "the bottom rows are kept");
-    assert.match(textOf(result), /\n\n\[Showing lines \d+-300 of 300 \(50\.0KB limit\)\. Full output: \/tmp\/x\/job-3\.log\]$/);
+    // The footer counts the screen that was cut (the stream it replaced is the log's).
+    assert.match(
+      textOf(result),
+      /\n\n\[Showing the last \d+ of 300 lines \(150\.3 KB; \d+\.\d KB not shown; 50\.0KB limit\)\. Full output: \/tmp\/x\/job-3\.log\]$/,
+    );
     const [start, end] = result.details!.output_at!;
     assert.equal(textOf(result).slice(start, end), structured.output);
-    assert.equal(result.details!.truncation?.totalLines, 300);
+    assert.deepEqual(result.details!.truncation?.printed, { bytes: 150_299, lines: 300 });
   });
 });
 

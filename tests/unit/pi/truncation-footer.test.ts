@@ -21,7 +21,7 @@ const SEQ_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 9_000 * 5 + 90_000 * 6 + 900_000 * 
 describe("honest truncation footer", () => {
   it("counts what a 2 000 000-line flood printed, not what retention kept", () => {
     const footer = truncationFooter({ lines: 2_000_000, bytes: SEQ_BYTES }, { lines: 2_000, bytes: 15_999, lastLinePartial: false }, LOG);
-    assert.equal(footer, `[Showing the last 2000 of 2000000 lines (14.2MB; 14.2MB not shown). Full output: ${LOG}]`);
+    assert.equal(footer, `[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${LOG}]`);
   });
 
   it("names the byte limit when bytes, not lines, were the limit", () => {
@@ -29,7 +29,7 @@ describe("honest truncation footer", () => {
     const shown = shownBy(truncateTail(text));
     assert.equal(
       truncationFooter({ lines: 600_000, bytes: 60_000_000 }, shown, LOG),
-      `[Showing the last ${shown.lines} of 600000 lines (57.2MB; 57.2MB not shown; 50.0KB limit). Full output: ${LOG}]`,
+      `[Showing the last ${shown.lines} of 600000 lines (60.0 MB; 59.9 MB not shown; 50.0KB limit). Full output: ${LOG}]`,
     );
   });
 
@@ -37,27 +37,27 @@ describe("honest truncation footer", () => {
     const shown = { lines: 1, bytes: 51_200, lastLinePartial: true, limitBytes: 51_200 };
     assert.equal(
       truncationFooter({ lines: 1, bytes: 3 * MiB, lastLineBytes: 3 * MiB }, shown, LOG),
-      `[Showing last 50.0KB of line 1 (line is 3.0MB). Full output: ${LOG}]`,
+      `[Showing last 50.0KB of line 1 (line is 3.1 MB). Full output: ${LOG}]`,
     );
     assert.equal(
       truncationFooter({ lines: 40, bytes: 14 * MiB, lastLineBytes: 3 * MiB }, shown, LOG),
-      `[Showing last 50.0KB of line 40 (line is 3.0MB; 14.0MB printed, 14.0MB not shown). Full output: ${LOG}]`,
+      `[Showing last 50.0KB of line 40 (line is 3.1 MB; 14.7 MB printed, 14.6 MB not shown). Full output: ${LOG}]`,
     );
     assert.equal(
       truncationFooter({ lines: 40, bytes: 14 * MiB }, shown, LOG),
-      `[Showing last 50.0KB of line 40 (14.0MB printed, 14.0MB not shown). Full output: ${LOG}]`,
+      `[Showing last 50.0KB of line 40 (14.7 MB printed, 14.6 MB not shown). Full output: ${LOG}]`,
     );
   });
 
   it("never claims fewer lines or bytes printed than shown", () => {
     const footer = truncationFooter({ lines: 3, bytes: 10 }, { lines: 5, bytes: 400, lastLinePartial: false }, LOG);
-    assert.equal(footer, `[Showing the last 5 of 5 lines (400B; 0B not shown). Full output: ${LOG}]`);
+    assert.equal(footer, `[Showing the last 5 of 5 lines (400 B; 0 B not shown). Full output: ${LOG}]`);
     assert.equal(notShownBytes({ lines: 3, bytes: 10 }, { lines: 5, bytes: 400, lastLinePartial: false }), 0);
   });
 
   it("gives the TUI a one-line summary of the cut", () => {
     const summary = notShownSummary({ lines: 2_000_000, bytes: SEQ_BYTES }, { lines: 2_000, bytes: 15_999, lastLinePartial: false });
-    assert.equal(summary, "14.2MB not shown, full output in the log");
+    assert.equal(summary, "14.9 MB not shown, full output in the log");
   });
 
   it("reads Pi's truncation result as what is shown", () => {
@@ -92,7 +92,7 @@ describe("honest truncation footer", () => {
       const text = new OutputDecoder().take(retained.drain(), true);
       const capped = capOutputToBudget(text, LOG, undefined, truncationFooterWriter(printed, LOG));
       assert.ok(capped.content.startsWith("1998001\n") && capped.content.endsWith("\n2000000"));
-      assert.ok(capped.shown.endsWith(`\n\n[Showing the last 2000 of 2000000 lines (14.2MB; 14.2MB not shown). Full output: ${LOG}]`));
+      assert.ok(capped.shown.endsWith(`\n\n[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${LOG}]`));
       // What the old footer would have said: the retained megabyte's line count.
       assert.ok(capped.truncation.totalLines < 160_000);
     }

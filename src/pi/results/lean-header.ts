@@ -1,0 +1,99 @@
+import { resolve } from "node:path";
+import type { JobReport } from "../../core/index.ts";
+
+/**
+ * The lean header's rules: which fields carry news in this call's text. The model pays for every
+ * header token on every call, so a field it already knows (its own `cwd`, a log path it was given,
+ * the terminal size it asked for) stays out of the text; `structuredContent` and `details` keep
+ * every field. A field not named here is in the text whenever it is set.
+ */
+
+/** What the job printed for one call: counted on the raw bytes by the core, or from the text for reports that predate the count. */
+export interface Printed {
+  bytes: number;
+  lines: number;
+}
+
+/** How a call's output was cut, for `details` (the TUI says how much the model was not shown). */
+export interface OutputCut {
+  /** What the job printed for this call, dropped bytes included. */
+  printed: Printed;
+  /** What the model was shown of it. */
+  shownBytes: number;
+  shownLines: number;
+  /** What cut it: the line cap, the byte cap (or a `max_output_tokens` budget), Codex's token budget, or only retention between reads. */
+  truncatedBy: "lines" | "bytes" | "tokens" | "retention";
+}
+
+/** Lines as Pi's `truncateTail` counts them: an unfinished last line counts, a trailing newline adds none. */
+function linesOf(text: string): number {
+  if (text === "") return 0;
+  let count = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++;
+  return text.endsWith("\n") ? count : count + 1;
+}
+
+/** What the job printed for the report's call: the core's raw count, else the text's (plus the dropped bytes). */
+export function printedOf(output: Pick<JobReport["output"], "text" | "omittedBytes" | "printed">): Printed {
+  if (output.printed) return output.printed;
+  return { bytes: Buffer.byteLength(output.text) + output.omittedBytes, lines: linesOf(output.text) };
+}
+
+/** The facts of one call that decide what its text carries. */
+export interface TextFacts {
+  /** The job's first result: the model has not been given its log path yet. */
+  first: boolean;
+  /** The output was cut (by the cap or a budget) or retention dropped part of it. */
+  cut: boolean;
+  exited: boolean;
+  /** Still running and this call read something (a cancelled call is neither). */
+  running: boolean;
+  /** The job printed nothing for this call. */
+  printedNothing: boolean;
+  /** The job runs somewhere else than Pi's working directory. */
+  cwdDiffers: boolean;
+  /** A resize, or a clamp of the size the model asked for, changed the terminal size. */
+  sizeChanged: boolean;
+  logPartial: boolean;
+}
+
+export function textFacts(
+  report: JobReport,
+  call: {
+    status: "running" | "exited" | "cancelled";
+    truncated: boolean;
+    /** Bytes retention dropped from what this call shows (0 for a screen, which replaces the stream). */
+    omittedBytes: number;
+    piCwd: string | undefined;
+    resized: boolean | undefined;
+  },
+): TextFacts {
+  const terminal = report.terminal;
+  return {
+    first: report.job.outputReads <= 1,
+    cut: call.truncated || call.omittedBytes > 0,
+    exited: report.job.exit !== undefined,
+    running: call.status === "running",
+    printedNothing: printedOf(report.output).bytes === 0,
+    // Without Pi's directory (a caller outside a tool) the text keeps cwd: better said twice than never.
+    cwdDiffers: call.piCwd === undefined || resolve(call.piCwd) !== report.job.cwd,
+    sizeChanged: call.resized === true || terminal?.requestedCols !== undefined || terminal?.requestedRows !== undefined,
+    logPartial: report.job.logPartialReason !== undefined,
+  };
+}
+
+const NEWS: Record<string, (facts: TextFacts) => boolean> = {
+  // Given once, then again whenever the model may need the log: output it did not see, or the end.
+  log_path: (f) => f.first || f.cut || f.exited || f.logPartial,
+  cwd: (f) => f.cwdDiffers,
+  original_token_count: (f) => f.cut,
+  // Output says the job is alive; silence is what the model needs a number for.
+  quiet_ms: (f) => f.running && f.printedNothing,
+  cols: (f) => f.sizeChanged,
+  rows: (f) => f.sizeChanged,
+};
+
+/** Whether field `key` belongs in this call's text (fields without a rule do whenever they are set). */
+export function carriesNews(key: string, facts: TextFacts): boolean {
+  return NEWS[key]?.(facts) ?? true;
+}

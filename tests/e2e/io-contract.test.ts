@@ -169,7 +169,7 @@ for (const host of PI_HOSTS) {
         assert.ok(output.slice(0, at).endsWith("999\n1000"), output.slice(0, at));
         assert.match(
           output.slice(at + 2),
-          new RegExp(`^\\[Showing the last \\d+ of 1000 lines \\(3\\.8KB; 3\\.\\dKB not shown; ${budget}B limit\\)\\. Full output: `),
+          new RegExp(`^\\[Showing the last \\d+ of 1000 lines \\(3\\.9 KB; 3\\.\\d KB not shown; ${budget}B limit\\)\\. Full output: `),
         );
         assert.equal(result.details.max_output_tokens, budget / 4);
         assert.equal(result.structuredContent.truncated, true);

@@ -65,6 +65,38 @@ export const INPUT_CHUNK_BYTES = 64 * 1024;
  */
 export const PTY_WRITE_RETRY_MAX_MS = 50;
 
+/**
+ * A pipe job's output is read into one buffer of this size, reused for every read (Node's own reads
+ * allocate a fresh buffer of the same 64 KiB each time, garbage that piles up outside the JS heap
+ * during a flood). One read never takes more: it is also the most a single `data` event carries.
+ */
+export const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell. Its bash reads
+ * the job one byte per system call (it must not read past it), about 0.5 µs a byte; a longer command
+ * (a large heredoc) spawns directly. Also well inside the smallest socket buffer (macOS: 8 KiB).
+ */
+export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
+
+/**
+ * Longest a warm shell may take to confirm a job it was handed (it reads a few hundred bytes and
+ * enters the workdir: well under a millisecond when idle). Past it the job spawns directly.
+ */
+export const WARM_SHELL_HANDOFF_TIMEOUT_MS = 1_000;
+
+/** The name a warm shell shows in `ps` and in the watchdog's registry while idle (a later sweep leaves it out of its notice). */
+export const WARM_SHELL_NAME = "pi-unified-exec-warm-shell";
+
+/** Environment variable that turns warm shells off (`0`). */
+export const WARM_SHELL_ENV = "PI_UNIFIED_EXEC_WARM_SHELL";
+
+/**
+ * Warm shells a runtime gives up on: after this many that could not start, died idle or could not be
+ * handed a job, it spawns every job directly (a broken system must not fork in vain forever).
+ */
+export const WARM_SHELL_MAX_FAILURES = 3;
+
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;
 
@@ -73,6 +105,14 @@ export const HEAD_TAIL_BYTES = 1024 * 1024;
  * full pipe until the disk catches up: a slow disk costs neither memory nor log bytes.
  */
 export const LOG_PENDING_BYTES = 1024 * 1024;
+
+/**
+ * Log bytes are copied into staging buffers of this size before they go to the file: a flood is
+ * written in pieces this large, and no log holds on to a read buffer (pipes reuse theirs).
+ */
+export const LOG_STAGE_BYTES = 256 * 1024;
+/** Staging buffers kept for reuse when no log needs them (process-wide): 2 MiB at most. */
+export const LOG_STAGE_SPARE = 8;
 
 /**
  * Longest a finished job's exit report waits for its log to reach the disk, so the log is complete

@@ -40,6 +40,11 @@ export function releaseMaster(fd: number): void {
   state().masters.delete(fd);
 }
 
+/** The masters held now, as a key: a child's descriptor layout depends on them (see `spawnStdio`). */
+export function heldMastersKey(): string {
+  return [...state().masters].sort((a, b) => a - b).join(",");
+}
+
 type StdioEntry = "pipe" | "ignore" | number;
 
 /** The `stdio` option for `child_process.spawn`: `base` for fds 0–2, then /dev/null over every open master. */
@@ -72,6 +77,11 @@ function closerShell(shared: FdState): string | null {
     }
   }
   return shared.closer;
+}
+
+/** A bash of the system (looked up once), for helpers that need one whatever the job's shell; null when none. */
+export function systemBash(): string | null {
+  return closerShell(state());
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Writable } from "node:stream";
 import { LOG_PENDING_BYTES, LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES } from "./constants.ts";
 import { HeadTailBuffer } from "./head-tail-buffer.ts";
 import { type LogConfig, logConfig } from "./log-settings.ts";
+import { StagedWriter } from "./log-stage.ts";
 
 /**
  * Opens a log file for writing. The seam where tests put a slow or failing disk; the real one creates
@@ -94,8 +95,8 @@ export class LogDirectory {
  * storage error never touches the job: the log is marked partial with the reason.
  */
 export class JobLog {
-  private pendingWrites = 0;
-  private readonly flushWaiters: (() => void)[] = [];
+  /** Staging and backpressure; absent when there is no file. */
+  private readonly writer: StagedWriter | undefined;
   private closed = false;
   private logged = 0;
   /** Bytes the quota kept out of the file, and the last of them. */
@@ -107,20 +108,19 @@ export class JobLog {
 
   constructor(
     readonly path: string,
-    private readonly stream: Writable | undefined,
+    stream: Writable | undefined,
     private readonly events: LogEvents,
     private readonly jobQuota: number,
     private readonly budget: LogBudget,
     private failure?: string,
   ) {
     if (!stream) return;
-    stream.on("drain", () => events.drain());
+    const writer = new StagedWriter(stream, () => events.drain());
+    this.writer = writer;
     stream.on("error", (error) => {
       this.failure ??= `log write failed: ${error.message}`;
       // Nothing more will be written; whoever waits for the disk must not wait forever.
-      this.pendingWrites = 0;
-      this.releaseFlushWaiters();
-      events.drain();
+      writer.stop();
     });
   }
 
@@ -129,9 +129,9 @@ export class JobLog {
     return this.failure ?? this.quotaReason;
   }
 
-  /** Queues `chunk`. False means the queue is full: pause the source until `drain`. */
+  /** Queues a copy of `chunk` (the caller may reuse it). False means the queue is full: pause the source until `drain`. */
   write(chunk: Buffer): boolean {
-    if (!this.stream || this.failure || this.closed) return true;
+    if (!this.writer || this.failure || this.closed) return true;
     if (this.quotaReason) {
       this.keepForTail(chunk);
       return true;
@@ -158,7 +158,7 @@ export class JobLog {
    * when the job exits, and again at close for anything a lingering descendant printed since.
    */
   appendTail(): void {
-    if (this.unlogged === 0 || !this.stream || this.failure || this.closed) return;
+    if (this.unlogged === 0 || !this.writer || this.failure || this.closed) return;
     const unlogged = this.unlogged;
     this.unlogged = 0;
     // The quota's marker already said no tail follows: the log stays at its marker.
@@ -179,8 +179,8 @@ export class JobLog {
 
   /** Resolves when every byte written so far is on disk (or the log failed). */
   flushed(): Promise<void> {
-    if (this.pendingWrites === 0 || this.failure) return Promise.resolve();
-    return new Promise((resolve) => this.flushWaiters.push(resolve));
+    if (!this.writer || this.failure) return Promise.resolve();
+    return this.writer.flushed();
   }
 
   /** Closes the file after the queued writes. */
@@ -188,7 +188,7 @@ export class JobLog {
     if (this.closed) return;
     this.appendTail();
     this.closed = true;
-    this.stream?.end();
+    this.writer?.end();
   }
 
   /** Writes `bytes`; those counted against the quotas are the job's own output, not our markers. */
@@ -198,11 +198,7 @@ export class JobLog {
       this.budget.remaining -= bytes.length;
     }
     if (bytes.length === 0) return true;
-    this.pendingWrites++;
-    return this.stream!.write(bytes, () => {
-      this.pendingWrites = Math.max(0, this.pendingWrites - 1);
-      if (this.pendingWrites === 0) this.releaseFlushWaiters();
-    });
+    return this.writer!.write(bytes);
   }
 
   private keepForTail(bytes: Buffer): void {
@@ -211,9 +207,5 @@ export class JobLog {
     if (this.tailRefused) return;
     this.tail ??= new HeadTailBuffer(LOG_TAIL_BYTES, 0);
     this.tail.push(bytes);
-  }
-
-  private releaseFlushWaiters(): void {
-    for (const resolve of this.flushWaiters.splice(0)) resolve();
   }
 }

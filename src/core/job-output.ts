@@ -59,7 +59,7 @@ export class JobOutput {
     this.lastChunkMono = nowMono;
     this.preview.push(chunk);
     if (this.deferred) {
-      this.deferred.push(chunk);
+      this.deferred.push(Buffer.from(chunk)); // a pipe reuses its read buffer: keep a copy
       this.deferredTally?.add(chunk);
       return;
     }

@@ -7,6 +7,7 @@ import {
   LOG_RETENTION_ENV,
   SWEEP_NOTICE_COMMAND_CHARS,
   SWEEP_NOTICE_JOBS,
+  WARM_SHELL_NAME,
   WATCHDOG_KILL_CONFIRM_MS,
   WATCHDOG_KILL_GRACE_MS,
   WATCHDOG_REGISTRY_MAX_BYTES,
@@ -222,7 +223,10 @@ function shortCommand(command: string): string {
 
 /** One line for the first result after a sweep that stopped something (undefined when it stopped nothing). */
 export function leftoverNotice(result: Pick<SweepResult, "swept" | "survivors">): string | undefined {
-  const parts = result.swept.map(({ dir, hostPid, jobs }) => {
+  const parts = result.swept.flatMap(({ dir, hostPid, jobs: groups }) => {
+    // An idle warm shell is stopped like a job but is none of the model's business.
+    const jobs = groups.filter((job) => job.command !== WARM_SHELL_NAME);
+    if (jobs.length === 0) return [];
     const shown = jobs.slice(0, SWEEP_NOTICE_JOBS).map((job) => `\`${shortCommand(job.command)}\` (process group ${job.pgid})`);
     const more = jobs.length > shown.length ? ` and ${jobs.length - shown.length} more` : "";
     const count = jobs.length === 1 ? "1 job" : `${jobs.length} jobs`;

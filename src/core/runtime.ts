@@ -14,9 +14,16 @@ import { JobRegistry } from "./registry.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request.ts";
 import { terminalSize } from "./terminal-size.ts";
 import { type ShutdownReport, TrackedJobs } from "./tracked-jobs.ts";
-import { transportFactory } from "./transport/spawn.ts";
+import { JobStarter } from "./transport/spawn.ts";
+import type { WarmShells } from "./transport/warm-shells.ts";
 
 export type { ShutdownReport } from "./tracked-jobs.ts";
+
+/** How a runtime runs its jobs beyond the defaults (tests turn warm shells on or off). */
+export interface RuntimeOptions {
+  /** Warm shells for pipe jobs (default: on unless `PI_UNIFIED_EXEC_WARM_SHELL=0`). */
+  warmShells?: boolean;
+}
 
 /**
  * One Pi session's jobs — the flow every tool call follows:
@@ -38,6 +45,8 @@ export class ExecRuntime {
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;
+  /** Picks how each job starts: a warm shell, or a spawn in a turn of its own. */
+  private readonly starter: JobStarter;
   private readonly changeListeners = new Set<() => void>();
   /** Calls attached to jobs right now (a steer ends all their waits). */
   private readonly attachedCalls = new Set<AttachedCall>();
@@ -52,10 +61,17 @@ export class ExecRuntime {
     private readonly logs: LogDirectory = new LogDirectory(),
     capacity?: number,
     ids?: () => number,
+    options: RuntimeOptions = {},
   ) {
     this.registry = new JobRegistry(capacity, ids);
     this.orphans = new OrphanGuard(logs);
     this.tracked = new TrackedJobs(this.token, this.orphans);
+    this.starter = new JobStarter(this.orphans, options.warmShells);
+  }
+
+  /** The warm shells' counters and idle shell (tests, benchmark). */
+  get warmShells(): Pick<WarmShells, "counts" | "idle" | "enabled"> {
+    return this.starter.warm;
   }
 
   /** Spawns the command and stays attached for its window (step 1 above). */
@@ -68,10 +84,13 @@ export class ExecRuntime {
     refuseWhenClosed();
     // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
     await this.orphans.prepare();
-    refuseWhenClosed();
-    this.tracked.prune();
-    this.registry.makeRoom();
-    const job = this.spawn(request);
+    const admit = () => {
+      refuseWhenClosed();
+      this.tracked.prune();
+      this.registry.makeRoom();
+    };
+    admit();
+    const job = await this.spawn(request, admit);
     const attached = this.attach(job, "exec", call);
     let report: JobReport | undefined;
     try {
@@ -107,6 +126,7 @@ export class ExecRuntime {
       return report;
     } finally {
       this.detach(attached, report);
+      this.starter.callEnded();
     }
   }
 
@@ -263,6 +283,7 @@ export class ExecRuntime {
    */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
+    this.starter.stop();
     this.unguard?.();
     this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
@@ -300,8 +321,18 @@ export class ExecRuntime {
     for (const job of jobs) if (job.exit) this.registry.adopt(job);
   }
 
-  private spawn(request: ExecRequest): Job {
+  /** Starts the job (see {@link JobStarter}); `admit` runs again if the start had to wait for its turn. */
+  private async spawn(request: ExecRequest, admit: () => void): Promise<Job> {
     const id = this.registry.allocateId();
+    const spec = {
+      file: request.shell.path,
+      args: request.invocation.args,
+      verbatim: request.invocation.verbatim,
+      cwd: request.cwd,
+      env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
+      ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
+    };
+    const transport = await this.starter.factory(spec, request.shell.name, admit);
     const job = new Job({
       id,
       command: request.command,
@@ -310,18 +341,16 @@ export class ExecRuntime {
       program: request.shell.path,
       timeoutMs: request.timeoutMs,
       ...(request.terminal ? { terminal: request.terminal } : {}),
-      transport: transportFactory({
-        file: request.shell.path,
-        args: request.invocation.args,
-        verbatim: request.invocation.verbatim,
-        cwd: request.cwd,
-        env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
-        ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
-      }),
+      transport,
     });
     this.registry.add(job);
     this.tracked.add(job);
-    this.unguard ??= guardAtExit({ killNow: () => this.tracked.killNow() });
+    this.unguard ??= guardAtExit({
+      killNow: () => {
+        this.tracked.killNow();
+        this.starter.killNow();
+      },
+    });
     job.onExit(() => {
       this.orphans.leaderExited(job);
       this.completions.jobExited(wakeOf(this.snapshot(job)));

@@ -1,14 +1,36 @@
 /**
- * Benchmark-only extension: measures the host's event-loop delay from inside the Pi process, where
- * the jobs' output is handled, and hands the figures to the benchmark through a tool call.
+ * Benchmark-only extension: measures, from inside the Pi process where the jobs' output is handled,
+ * the host's event-loop delay and its memory (resident, JS heap, and outside the heap: Buffers and
+ * other native memory), and hands the figures to the benchmark through tool calls.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+
+const MiB = 1024 * 1024;
+
+/** A full garbage collection, without starting Pi with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+function memoryNow() {
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed, outside: usage.external + usage.arrayBuffers };
+}
 
 export default function loopDelay(pi: ExtensionAPI): void {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
+  let peak = memoryNow();
+  // Sampled every 20 ms; unref'd so it never keeps Pi alive.
+  setInterval(() => {
+    const now = memoryNow();
+    peak = { rss: Math.max(peak.rss, now.rss), heap: Math.max(peak.heap, now.heap), outside: Math.max(peak.outside, now.outside) };
+  }, 20).unref();
   pi.registerTool({
     name: "bench_loop_delay",
     label: "bench_loop_delay",
@@ -17,6 +39,20 @@ export default function loopDelay(pi: ExtensionAPI): void {
     async execute(_id, params) {
       const figures = { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
       if (params.reset) histogram.reset();
+      return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
+    },
+  });
+  pi.registerTool({
+    name: "bench_memory",
+    label: "bench_memory",
+    description: "Benchmark only: memory in MiB now and at its peak since the last reset; gc first collects garbage.",
+    parameters: Type.Object({ reset: Type.Optional(Type.Boolean()), gc: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    async execute(_id, params) {
+      if (params.gc) collectGarbage();
+      const now = memoryNow();
+      const inMiB = (m: typeof now) => ({ rss: m.rss / MiB, heap: m.heap / MiB, outside: m.outside / MiB });
+      const figures = { now: inMiB(now), peak: inMiB(peak) };
+      if (params.reset) peak = now;
       return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
     },
   });

@@ -1,18 +1,29 @@
 /**
- * `npm run bench`: side-by-side figures for this extension, Pi's built-in bash tool and a raw shell,
- * measured in one run on one machine, through the real Pi CLI offline (faux provider). Every
- * comparison is a ratio of medians taken inside this one invocation, with the contenders interleaved.
- * Prints a table and writes tests/bench/results/<time>.json (and latest.json).
+ * `npm run bench`: side-by-side figures for this extension, Pi's built-in bash tool and baselines
+ * (a raw shell, `cat` and a bare Node reader on the same pipe), measured in one run on one machine,
+ * through the real Pi CLI offline (faux provider). Every comparison is a ratio of medians taken
+ * inside this one invocation, with the contenders interleaved; latency is measured with warm shells
+ * on and, in a second host, off. Prints a table and writes tests/bench/results/<time>.json (and latest.json).
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { currentShellHost, resolveShell } from "../../src/core/shell.ts";
 import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
+import { call, callAll, say } from "../helpers/scripted-model.ts";
+import {
+  execUntilExit,
+  floodErrors,
+  hostMemory,
+  latencyOf,
+  loopDelay,
+  type MemoryFigures,
+  nodeReaderMs,
+  rawShellMs,
+  sixteenFloods,
+} from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { tokenWorkload } from "./token-workload.ts";
@@ -21,13 +32,15 @@ import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
-const LATENCY_CALLS = 30;
+const LATENCY_CALLS = 40;
 const LATENCY_WARMUP = 5;
-const FLOOD_RUNS = 3;
+/** Rounds of each flood part (`BENCH_ROUNDS`, default 5); `BENCH_FAST=1` skips the hostile-output and watchdog parts. */
+const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || 5;
+const FAST = process.env.BENCH_FAST === "1";
+const progress = (part: string) => console.error(`[bench] ${part} (${Math.round(performance.now() / 1000)} s)`);
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
 const SMALL_FLOOD = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 99";
 const PROGRESS = "for i in $(seq 1 3000); do printf '\\rprogress %d%%' $((i / 30)); done; echo; echo done";
-const MiB = 1024 * 1024;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -35,46 +48,6 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
-/** Resident memory of `pid` in bytes, from /proc. */
-function rss(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) * 1024 : 0;
-}
-
-/** Samples the peak RSS of `pid` while `work` runs. */
-async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peak: number }> {
-  let peak = rss(pid);
-  const timer = setInterval(() => {
-    peak = Math.max(peak, rss(pid));
-  }, 20);
-  try {
-    const result = await work();
-    return { result, peak: Math.max(peak, rss(pid)) };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** Wall time of a raw shell running `command`, in ms. */
-function rawShellMs(command: string): number {
-  const start = performance.now();
-  const result = spawnSync(bash, ["-c", command], { stdio: "ignore" });
-  if (result.status !== 0) throw new Error(`raw shell failed: ${command}`);
-  return performance.now() - start;
-}
-
-/** Runs a command through exec_command, polling until it exits; returns the calls. */
-function execUntilExit(command: string): (view: ModelView) => ModelStep {
-  return (view) => {
-    const last = view.last.at(-1);
-    if (!last) return call("exec_command", { cmd: command, yield_time_ms: 30_000 });
-    if (last.details?.session_id !== undefined && last.details?.status === "running") {
-      return call("write_stdin", { session_id: last.details.session_id, yield_time_ms: 30_000 });
-    }
-    return say("done");
-  };
-}
 
 /** Total wall time of the tool calls of a run, and the bytes of text the model saw. */
 function summary(run: Run): { ms: number; modelBytes: number; calls: number; errors: number } {
@@ -87,95 +60,108 @@ function summary(run: Run): { ms: number; modelBytes: number; calls: number; err
   };
 }
 
-async function main() {
-  const started = performance.now();
-  const pi = await PiRpcHost.start(host, {
+const startPi = (env: Record<string, string> = {}) =>
+  PiRpcHost.start(host, {
     extensions: [EXTENSION_ENTRY, join(REPO_ROOT, "tests", "bench", "loop-delay-extension.ts")],
     args: ["--keep-builtin-bash"],
+    env,
   });
+
+/** Latency with warm shells off, in a Pi host of its own (the setting is read when a runtime starts). */
+async function latencyWarmOff() {
+  const pi = await startPi({ PI_UNIFIED_EXEC_WARM_SHELL: "0" });
   try {
-    // Warm-up, then idle memory.
+    return await latencyOf(pi, bash, LATENCY_CALLS, LATENCY_WARMUP);
+  } finally {
+    await pi.close(60_000);
+  }
+}
+
+/** How far a run's peak rose over the memory measured (after a GC) just before it. */
+function grown(before: MemoryFigures["now"], peak: MemoryFigures["peak"]): MemoryFigures["peak"] {
+  return { rss: peak.rss - before.rss, heap: peak.heap - before.heap, outside: peak.outside - before.outside };
+}
+
+async function main() {
+  const started = performance.now();
+  const pi = await startPi();
+  try {
+    // Warm-up, then idle memory after a full GC.
     await pi.run("warm up", (view) =>
       view.turn < 3 ? callAll(["exec_command", { cmd: "true" }], ["bash", { command: "true" }]) : say("ok"),
     );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const idle = rss(pi.pid);
+    const idle = (await hostMemory(pi, { gc: true, reset: true })).now;
 
-    // 1. Latency of `true`, interleaved: exec_command, bash, raw spawn.
-    const latency = { exec: [] as number[], bash: [] as number[], raw: [] as number[] };
-    const latencyRun = await pi.run("latency", (view) => {
-      const n = view.turn;
-      if (n >= 2 * (LATENCY_CALLS + LATENCY_WARMUP)) return say("done");
-      latency.raw.push(rawShellMs("true"));
-      return n % 2 === 0 ? call("exec_command", { cmd: "true" }) : call("bash", { command: "true" });
-    });
-    const latencyTools = latencyRun.tools.slice(2 * LATENCY_WARMUP);
-    latency.exec = latencyTools.filter((t) => t.name === "exec_command").map((t) => t.durationMs!);
-    latency.bash = latencyTools.filter((t) => t.name === "bash").map((t) => t.durationMs!);
-    latency.raw = latency.raw.slice(2 * LATENCY_WARMUP);
+    progress("latency");
+    // 1. Latency of `true`, interleaved: exec_command, bash, raw spawn; warm shells on here, off in a second host.
+    const latency = await latencyOf(pi, bash, LATENCY_CALLS, LATENCY_WARMUP);
+    const latencyOff = await latencyWarmOff();
 
-    // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, raw shell into /dev/null.
+    progress("one flood");
+    // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, and baselines on the same pipe.
     const flood = {
       exec: [] as number[],
       bash: [] as number[],
       raw: [] as number[],
-      execPeak: [] as number[],
-      bashPeak: [] as number[],
+      cat: [] as number[],
+      node: [] as number[],
+      execPeak: [] as MemoryFigures["peak"][],
+      bashPeak: [] as MemoryFigures["peak"][],
       execModelBytes: 0,
       bashModelBytes: 0,
     };
     for (let i = 0; i < FLOOD_RUNS; i++) {
-      const exec = await peakRss(pi.pid, () => pi.run(`flood exec ${i}`, execUntilExit(FLOOD), 300_000));
-      const execSummary = summary(exec.result);
+      let before = (await hostMemory(pi, { gc: true, reset: true })).now;
+      const execSummary = summary(await pi.run(`flood exec ${i}`, execUntilExit(FLOOD), 300_000));
+      flood.execPeak.push(grown(before, (await hostMemory(pi, {})).peak));
       flood.exec.push(execSummary.ms);
-      flood.execPeak.push(exec.peak - idle);
       flood.execModelBytes = execSummary.modelBytes;
-      const viaBash = await peakRss(pi.pid, () =>
-        pi.run(`flood bash ${i}`, (view) => (view.turn === 0 ? call("bash", { command: FLOOD }) : say("done")), 300_000),
+      before = (await hostMemory(pi, { gc: true, reset: true })).now;
+      const bashSummary = summary(
+        await pi.run(`flood bash ${i}`, (view) => (view.turn === 0 ? call("bash", { command: FLOOD }) : say("done")), 300_000),
       );
-      const bashSummary = summary(viaBash.result);
+      flood.bashPeak.push(grown(before, (await hostMemory(pi, {})).peak));
       flood.bash.push(bashSummary.ms);
-      flood.bashPeak.push(viaBash.peak - idle);
       flood.bashModelBytes = bashSummary.modelBytes;
-      flood.raw.push(rawShellMs(`${FLOOD} > /dev/null`));
+      flood.raw.push(rawShellMs(bash, `${FLOOD} > /dev/null`));
+      flood.cat.push(rawShellMs(bash, `${FLOOD} | cat > /dev/null`));
+      flood.node.push(await nodeReaderMs(bash, FLOOD));
     }
 
-    // 3. Sixteen 50 MB floods at once, polled to completion; the event-loop delay inside the host.
-    const sixteen = { wall: [] as number[], peak: [] as number[], errors: 0, loopP99: [] as number[], loopMax: [] as number[] };
+    progress("sixteen floods");
+    // 3. Sixteen 50 MB floods at once through each tool: wall, memory and the host's event-loop delay.
+    const sixteen = {
+      wall: [] as number[],
+      peak: [] as MemoryFigures["peak"][],
+      errors: 0,
+      loopP99: [] as number[],
+      loopMax: [] as number[],
+      bashWall: [] as number[],
+      bashLoopP99: [] as number[],
+      bashLoopMax: [] as number[],
+    };
+    // Ours first, every round: Pi's bash tool keeps its output in memory, which would raise the baseline.
     for (let i = 0; i < FLOOD_RUNS; i++) {
-      await pi.run("reset loop delay", (view) => (view.turn === 0 ? call("bench_loop_delay", { reset: true }) : say("ok")));
+      const before = (await hostMemory(pi, { gc: true, reset: true })).now;
+      await loopDelay(pi);
       const t0 = performance.now();
-      const measured = await peakRss(pi.pid, () =>
-        pi.run(
-          `sixteen ${i}`,
-          (view) => {
-            if (view.turn === 0)
-              return callAll(
-                ...Array.from(
-                  { length: 16 },
-                  () => ["exec_command", { cmd: SMALL_FLOOD, yield_time_ms: 30_000 }] as [string, Record<string, unknown>],
-                ),
-              );
-            const running = view.last.filter((r) => r.details?.status === "running");
-            if (running.length)
-              return callAll(
-                ...running.map(
-                  (r) => ["write_stdin", { session_id: r.details.session_id, yield_time_ms: 30_000 }] as [string, Record<string, unknown>],
-                ),
-              );
-            if (view.last.at(-1)?.toolName !== "bench_loop_delay") return call("bench_loop_delay", { reset: true });
-            return say("done");
-          },
-          300_000,
-        ),
-      );
-      const loop = measured.result.tools.find((t) => t.name === "bench_loop_delay")!.details as { p99: number; max: number };
-      const floods = measured.result.tools.filter((t) => !t.name.startsWith("bench_"));
+      const ours = await pi.run(`sixteen ${i}`, sixteenFloods("exec_command", SMALL_FLOOD), 300_000);
       sixteen.wall.push(performance.now() - t0);
-      sixteen.peak.push(measured.peak - idle);
-      sixteen.errors += floods.filter((t) => t.isError || (t.details?.exit_code !== undefined && t.details.exit_code !== 0)).length;
+      const loop = await loopDelay(pi);
+      sixteen.peak.push(grown(before, (await hostMemory(pi, {})).peak));
+      sixteen.errors += floodErrors(ours);
       sixteen.loopP99.push(loop.p99);
       sixteen.loopMax.push(loop.max);
+    }
+    for (let i = 0; i < FLOOD_RUNS; i++) {
+      await loopDelay(pi);
+      const t0 = performance.now();
+      await pi.run(`sixteen bash ${i}`, sixteenFloods("bash", SMALL_FLOOD), 300_000);
+      sixteen.bashWall.push(performance.now() - t0);
+      const bashLoop = await loopDelay(pi);
+      sixteen.bashLoopP99.push(bashLoop.p99);
+      sixteen.bashLoopMax.push(bashLoop.max);
     }
 
     // 4. Model-visible bytes of a progress-bar-heavy output.
@@ -185,42 +171,60 @@ async function main() {
     );
 
     // 5. Hostile output: the stripper's throughput per adversarial shape, and the loop delay while a job prints each.
-    const hostile = stripperThroughput();
-    await hostileLoopDelay(pi, hostile);
+    progress("hostile output and watchdog");
+    const hostile = FAST ? [] : stripperThroughput();
+    if (!FAST) await hostileLoopDelay(pi, hostile);
     // 6. The host-death watchdog: a job's registration on the host, and the watchdog's start.
-    const watchdog = await watchdogCost();
+    const watchdog = FAST ? undefined : await watchdogCost();
     // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
-    const tokenRun = await tokenWorkload(host);
-    const tokenRow = (format: string) => tokenRun.rows.find((row) => row.format === format);
+    const tokenRun = FAST ? undefined : await tokenWorkload(host);
+    const tokenRow = (format: string) => tokenRun?.rows.find((row) => row.format === format);
     // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
-    const screen = await screenBenchmark();
+    const screen = FAST ? undefined : await screenBenchmark();
     // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
-    const workflow = await workflowBenchmark(pi);
+    const workflow = FAST ? undefined : await workflowBenchmark(pi);
 
+    const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
     const figures = {
       latency_true_ms: {
         exec_command: round(median(latency.exec)),
         bash_tool: round(median(latency.bash)),
         raw_spawn: round(median(latency.raw)),
+        exec_command_warm_shell_off: round(median(latencyOff.exec)),
+        bash_tool_beside_warm_shell_off: round(median(latencyOff.bash)),
       },
       latency_ratio_exec_over_bash: round(median(latency.exec) / median(latency.bash)),
+      latency_ratio_exec_over_bash_warm_shell_off: round(median(latencyOff.exec) / median(latencyOff.bash)),
       flood_200MB_ms: {
         exec_command: round(median(flood.exec)),
         bash_tool: round(median(flood.bash)),
-        raw_shell: round(median(flood.raw)),
+        raw_shell_into_dev_null: round(median(flood.raw)),
+        cat_reader: round(median(flood.cat)),
+        bare_node_reader: round(median(flood.node)),
       },
+      flood_ratio_exec_over_cat: round(median(flood.exec) / median(flood.cat)),
+      flood_ratio_exec_over_node_reader: round(median(flood.exec) / median(flood.node)),
       flood_ratio_exec_over_raw: round(median(flood.exec) / median(flood.raw)),
       flood_ratio_exec_over_bash: round(median(flood.exec) / median(flood.bash)),
-      flood_peak_rss_over_idle_MiB: {
-        exec_command: round(median(flood.execPeak) / MiB, 1),
-        bash_tool: round(median(flood.bashPeak) / MiB, 1),
+      flood_peak_over_idle_MiB: {
+        exec_command: {
+          rss: over(flood.execPeak, "rss"),
+          heap: over(flood.execPeak, "heap"),
+          outside_heap: over(flood.execPeak, "outside"),
+        },
+        bash_tool: { rss: over(flood.bashPeak, "rss"), heap: over(flood.bashPeak, "heap"), outside_heap: over(flood.bashPeak, "outside") },
       },
       sixteen_floods_50MB: {
         wall_ms: round(median(sixteen.wall)),
-        peak_rss_over_idle_MiB: round(median(sixteen.peak) / MiB, 1),
+        peak_rss_over_idle_MiB: over(sixteen.peak, "rss"),
+        peak_heap_over_idle_MiB: over(sixteen.peak, "heap"),
+        peak_outside_heap_over_idle_MiB: over(sixteen.peak, "outside"),
         errors: sixteen.errors,
         event_loop_p99_ms: round(median(sixteen.loopP99)),
         event_loop_max_ms: round(median(sixteen.loopMax)),
+        bash_tool_wall_ms: round(median(sixteen.bashWall)),
+        bash_tool_event_loop_p99_ms: round(median(sixteen.bashLoopP99)),
+        bash_tool_event_loop_max_ms: round(median(sixteen.bashLoopMax)),
       },
       model_visible_bytes: {
         flood_exec_command: flood.execModelBytes,
@@ -228,11 +232,11 @@ async function main() {
         progress_exec_command: progressExec.modelBytes,
         progress_bash_tool: progressBash.modelBytes,
       },
-      idle_rss_MiB: round(idle / MiB, 1),
+      idle_after_gc_MiB: { rss: round(idle.rss, 1), heap: round(idle.heap, 1), outside_heap: round(idle.outside, 1) },
       hostile_output: hostile,
       watchdog,
       tokens_o200k: Object.fromEntries(
-        tokenRun.rows.map((row) => [
+        (tokenRun?.rows ?? []).map((row) => [
           row.format,
           {
             calls: row.calls,
@@ -248,17 +252,26 @@ async function main() {
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
-      "true ≤ 0.8× Pi's bash tool": figures.latency_ratio_exec_over_bash <= 0.8,
-      "flood ≤ 1.3× the raw shell": figures.flood_ratio_exec_over_raw <= 1.3,
-      "one flood ≤ idle + 40 MiB": figures.flood_peak_rss_over_idle_MiB.exec_command <= 40,
-      "sixteen floods ≤ idle + 100 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 100,
-      "sixteen floods: event-loop p99 < 50 ms": figures.sixteen_floods_50MB.event_loop_p99_ms < 50,
-      [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
-      "watchdog registration < 1 ms per job (p99)": figures.watchdog.registration_us.p99 < 1_000,
-      "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
-      [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
-        Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
-        SCREEN_MEMORY_GOAL_MB,
+      "true ≤ 0.8× Pi's bash tool (warm shell on)": figures.latency_ratio_exec_over_bash <= 0.8,
+      "200 MB flood ≤ 1.25× cat on the same pipe": figures.flood_ratio_exec_over_cat <= 1.25,
+      "one flood ≤ idle + 30 MiB": figures.flood_peak_over_idle_MiB.exec_command.rss <= 30,
+      "sixteen floods ≤ idle + 90 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 90,
+      "sixteen floods: event-loop p99 ≤ 40 ms": figures.sixteen_floods_50MB.event_loop_p99_ms <= 40,
+      "sixteen floods: event-loop max ≤ 100 ms": figures.sixteen_floods_50MB.event_loop_max_ms <= 100,
+      ...(FAST
+        ? {}
+        : {
+            [`hostile output: stripper ≥ ${THROUGHPUT_GOAL_MBPS} MB/s on the worst shape`]: worstShape >= THROUGHPUT_GOAL_MBPS,
+            "watchdog registration < 1 ms per job (p99)": (figures.watchdog?.registration_us.p99 ?? Infinity) < 1_000,
+            "median header ≤ 40 tokens (o200k)": (tokenRow("default")?.header.median ?? Infinity) <= 40,
+          }),
+      ...(screen
+        ? {
+            [`screen < ${SCREEN_MEMORY_GOAL_MB} MB per live PTY job`]:
+              Math.max(screen.memory.emulator.per_unit_MB, screen.memory.pty_job.per_unit_MB, screen.memory.pty_job.rss_per_unit_MB) <
+              SCREEN_MEMORY_GOAL_MB,
+          }
+        : {}),
     };
     const machine = {
       cpu: cpus()[0]?.model ?? "unknown",
@@ -267,7 +280,7 @@ async function main() {
       pi: host.version,
       platform: `${process.platform} ${process.arch}`,
       date: new Date().toISOString(),
-      runs: { latency_calls: LATENCY_CALLS, floods: FLOOD_RUNS },
+      runs: { latency_calls: LATENCY_CALLS, floods: FLOOD_RUNS, sixteen_floods: FLOOD_RUNS },
       bench_seconds: round((performance.now() - started) / 1000, 1),
     };
     const results = { machine, figures, goals };
@@ -284,41 +297,53 @@ async function main() {
         `exec_command ${figures.latency_true_ms.exec_command} · bash tool ${figures.latency_true_ms.bash_tool} · raw spawn ${figures.latency_true_ms.raw_spawn} → ${figures.latency_ratio_exec_over_bash}× bash`,
       ],
       [
-        "200 MB flood (median ms)",
-        `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · raw shell ${figures.flood_200MB_ms.raw_shell} → ${figures.flood_ratio_exec_over_raw}× raw`,
+        "latency, warm shell off (median ms)",
+        `exec_command ${figures.latency_true_ms.exec_command_warm_shell_off} · bash tool ${figures.latency_true_ms.bash_tool_beside_warm_shell_off} → ${figures.latency_ratio_exec_over_bash_warm_shell_off}× bash`,
       ],
       [
-        "flood peak RSS over idle (MiB)",
-        `exec_command ${figures.flood_peak_rss_over_idle_MiB.exec_command} · bash tool ${figures.flood_peak_rss_over_idle_MiB.bash_tool} (idle ${figures.idle_rss_MiB})`,
+        "200 MB flood (median ms)",
+        `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_cat}× cat`,
+      ],
+      [
+        "flood peak over idle (MiB)",
+        `exec_command rss +${figures.flood_peak_over_idle_MiB.exec_command.rss} (heap +${figures.flood_peak_over_idle_MiB.exec_command.heap}, outside heap +${figures.flood_peak_over_idle_MiB.exec_command.outside_heap}) · bash tool rss +${figures.flood_peak_over_idle_MiB.bash_tool.rss} (idle after GC ${figures.idle_after_gc_MiB.rss})`,
       ],
       [
         "16 × 50 MB floods",
-        `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak RSS +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms`,
+        `wall ${figures.sixteen_floods_50MB.wall_ms} ms · peak rss +${figures.sixteen_floods_50MB.peak_rss_over_idle_MiB} MiB (heap +${figures.sixteen_floods_50MB.peak_heap_over_idle_MiB}, outside +${figures.sixteen_floods_50MB.peak_outside_heap_over_idle_MiB}) · errors ${figures.sixteen_floods_50MB.errors} · loop p99 ${figures.sixteen_floods_50MB.event_loop_p99_ms} ms, max ${figures.sixteen_floods_50MB.event_loop_max_ms} ms`,
+      ],
+      [
+        "16 × 50 MB floods, Pi's bash tool",
+        `wall ${figures.sixteen_floods_50MB.bash_tool_wall_ms} ms · loop p99 ${figures.sixteen_floods_50MB.bash_tool_event_loop_p99_ms} ms, max ${figures.sixteen_floods_50MB.bash_tool_event_loop_max_ms} ms`,
       ],
       [
         "model-visible bytes, flood",
         `exec_command ${figures.model_visible_bytes.flood_exec_command} · bash tool ${figures.model_visible_bytes.flood_bash_tool}`,
       ],
       [
-        "watchdog, per job registration (µs)",
-        `mean ${figures.watchdog.registration_us.mean} · p99 ${figures.watchdog.registration_us.p99} · max ${figures.watchdog.registration_us.max} (${figures.watchdog.registration_us.count} registrations)`,
-      ],
-      [
-        "watchdog start (median ms)",
-        `spawn ${figures.watchdog.start_ms.spawn_median} · first job recorded ${figures.watchdog.start_ms.first_job_recorded_median} (${figures.watchdog.start_ms.starts} starts)`,
-      ],
-      [
         "model-visible bytes, progress bar",
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
-      ...workflowRows(workflow),
-      ...hostileRows(hostile),
-      ...screenRows(screen).filter(([label]) => !label.startsWith("goal:")),
+      ...(workflow ? workflowRows(workflow) : []),
+      ...(hostile.length > 0 ? hostileRows(hostile) : []),
+      ...(watchdog
+        ? ([
+            [
+              "watchdog, per job registration (µs)",
+              `mean ${watchdog.registration_us.mean} · p99 ${watchdog.registration_us.p99} · max ${watchdog.registration_us.max} (${watchdog.registration_us.count} registrations)`,
+            ],
+            [
+              "watchdog start (median ms)",
+              `spawn ${watchdog.start_ms.spawn_median} · first job recorded ${watchdog.start_ms.first_job_recorded_median} (${watchdog.start_ms.starts} starts)`,
+            ],
+          ] as [string, string][])
+        : []),
+      ...(screen ? screenRows(screen).filter(([label]) => !label.startsWith("goal:")) : []),
       ...Object.entries(goals).map(([goal, met]) => [`goal: ${goal}`, met ? "met" : "MISSED"] as [string, string]),
     ];
     const width = Math.max(...rows.map(([label]) => label.length));
     for (const [label, value] of rows) console.log(`${label.padEnd(width)}  ${value}`);
-    console.log(`\no200k tokens per call over the token workload\n${tokenRun.table}`);
+    if (tokenRun) console.log(`\no200k tokens per call over the token workload\n${tokenRun.table}`);
     console.log(`\nwritten: tests/bench/results/latest.json (${machine.bench_seconds} s)`);
   } finally {
     await pi.close(60_000);

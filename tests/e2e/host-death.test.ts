@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { WARM_SHELL_NAME } from "../../src/core/constants.ts";
 import { descendantsOf } from "../../src/core/process-table.ts";
 import { parseRegistry, REGISTRY_FILE, REGISTRY_MAGIC, type Registry } from "../../src/core/watchdog-registry.ts";
 import { headerOf, outputOf, type Run } from "../helpers/events.ts";
@@ -57,6 +58,11 @@ function registryIn(parent: string, except: readonly string[] = []): Registry | 
     }
   }
   return undefined;
+}
+
+/** The registry's job groups: an idle warm shell is registered too (it must not outlive Pi either). */
+function jobGroups(parent: string) {
+  return registryIn(parent)?.groups.filter((group) => group.command !== WARM_SHELL_NAME);
 }
 
 /** Pids a run's jobs printed, with every descendant they have now. */
@@ -130,7 +136,7 @@ for (const host of PI_HOSTS) {
         );
         const processes = jobProcesses(run);
         const ownDir = readdirSync(parent).find((name) => name.startsWith("pi-unified-exec-"))!;
-        await waitFor(() => (registryIn(parent)?.groups.length ?? 0) === 4, "four registrations");
+        await waitFor(() => (jobGroups(parent)?.length ?? 0) === 4, "four registrations");
         await waitFor(() => /^x /m.test(readFileSync(join(parent, ownDir, REGISTRY_FILE), "utf8")), "the lingering job's leader exit");
         const { watchdog } = registryIn(parent)!;
         // Pi is stopped first: a live Pi would start a new watchdog the moment the first one died.
@@ -210,7 +216,7 @@ for (const host of PI_HOSTS) {
           const before = jobProcesses(
             await pi.run("before", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
           );
-          await waitFor(() => registryIn(parent)?.groups.length === 1, "the first registration");
+          await waitFor(() => jobGroups(parent)?.length === 1, "the first registration");
           const watchdog = registryIn(parent)!.watchdog!.pid;
           assert.ok(processAlive(watchdog));
           const marker = join(parent, "reloaded");
@@ -219,11 +225,11 @@ for (const host of PI_HOSTS) {
           const afterReload = jobProcesses(
             await pi.run("after", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
           );
-          await waitFor(() => registryIn(parent)?.groups.length === 2, "the second registration");
+          await waitFor(() => jobGroups(parent)?.length === 2, "the second registration");
           assert.equal(registryIn(parent)!.watchdog!.pid, watchdog, "the registry still names the first watchdog");
           assert.ok(processAlive(watchdog));
           assert.deepEqual(
-            registryIn(parent)!.groups.map((group) => group.pgid),
+            jobGroups(parent)!.map((group) => group.pgid),
             [before[0], afterReload[0]],
             "one watchdog holds the jobs from before and after the reload",
           );

@@ -1,54 +1,86 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { READ_BUFFER_BYTES } from "../constants.ts";
 import { spawnStdio } from "../fd-hygiene.ts";
 import { readStdinIdentity } from "../input-wait.ts";
 import { jobGroups, signalGroup } from "../process-group.ts";
+import { type OutputReader, readOutput } from "./output-reader.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
+
+/** A child already started for this job: a warm shell that was just told to run it (see `warm-shell.ts`). */
+export interface AdoptedChild {
+  child: ChildProcess;
+}
+
+/** Starts the spec's process: the child leads a new session and group, its stdio are our pipes. */
+function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
+  return spawn(spec.file, [...spec.args], {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    // Beyond the three pipes: /dev/null over any PTY master of another job (see fd-hygiene).
+    stdio: spawnStdio(["pipe", "pipe", "pipe"]) as ["pipe", "pipe", "pipe"],
+    windowsHide: true,
+    windowsVerbatimArguments: spec.verbatim === true,
+  }) as ChildProcessWithoutNullStreams;
+}
 
 /**
  * Runs a process on plain pipes. The child leads a new session and process group (`detached`, i.e.
  * setsid), so a signal to the group reaches every descendant that stayed in it, and the job has no
- * controlling terminal to read a password prompt from. stdin stays open for later writes.
+ * controlling terminal to read a password prompt from. stdin stays open for later writes. The
+ * process is spawned here, or adopted already started (a warm shell, see `warm-shell.ts`): both are
+ * read, written and reported the same way. Output is read into one buffer the job reuses.
  */
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;
   readonly pid: number | undefined;
   readonly stdinIdentity: string | undefined;
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: ChildProcess;
+  private readonly readers: OutputReader[];
   /** Why stdin can no longer be written, once that is known. */
   private inputClosed: string | undefined;
 
-  constructor(spec: SpawnSpec, events: TransportEvents) {
-    const child = spawn(spec.file, [...spec.args], {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      // Beyond the three pipes: /dev/null over any PTY master of another job (see fd-hygiene).
-      stdio: spawnStdio(["pipe", "pipe", "pipe"]) as ["pipe", "pipe", "pipe"],
-      windowsHide: true,
-      windowsVerbatimArguments: spec.verbatim === true,
-    }) as ChildProcessWithoutNullStreams;
+  constructor(spec: SpawnSpec, events: TransportEvents, adopted?: AdoptedChild) {
+    const child = adopted?.child ?? spawnChild(spec);
     this.child = child;
     this.pid = child.pid;
     // libuv returns from spawn once the child has exec'd, so its fd 0 is already our pipe's end.
     this.stdinIdentity = child.pid === undefined ? undefined : readStdinIdentity(child.pid);
 
-    let exited = false;
-    const reportExit = (exit: LeaderExit) => {
-      if (exited) return;
-      exited = true;
-      events.exit(exit);
+    let exit: LeaderExit | undefined;
+    let open = 2;
+    let closedSent = false;
+    // 'closed' comes after the exit and after both output pipes ended (also after a failed spawn).
+    const maybeClosed = () => {
+      if (open > 0 || !exit || closedSent) return;
+      closedSent = true;
+      events.closed();
     };
-    child.stdout.on("data", (chunk: Buffer) => events.data(chunk));
-    child.stderr.on("data", (chunk: Buffer) => events.data(chunk));
+    const reportExit = (leader: LeaderExit) => {
+      if (exit) return;
+      exit = leader;
+      events.exit(leader);
+      maybeClosed();
+    };
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const onClosed = () => {
+      open--;
+      maybeClosed();
+    };
+    // stdout and stderr share the buffer: each read is handed on before the next one starts.
+    this.readers = [child.stdout!, child.stderr!].map((stream) => readOutput(stream, buffer, (chunk) => events.data(chunk), onClosed));
     // A child that closes its stdin makes the next write fail with EPIPE. Unhandled, that 'error' event
     // would crash the whole Pi process; the failed write reports it instead.
-    child.stdin.on("error", (error) => {
+    child.stdin!.on("error", (error) => {
       this.inputClosed ??= error.message;
     });
     child.on("error", (error) => reportExit({ code: null, signal: null, error }));
     child.on("exit", (code, signal) => reportExit({ code, signal }));
-    // 'close' comes after 'exit' once stdout and stderr have ended (also after a failed spawn).
-    child.on("close", () => events.closed());
+    if (adopted) {
+      child.ref();
+      (child.stdin as { ref?: () => void } | null)?.ref?.();
+      for (const reader of this.readers) reader.ref();
+    }
   }
 
   groups(): number[] {
@@ -64,7 +96,7 @@ export class PipeTransport implements Transport {
   write(bytes: Buffer): Promise<void> {
     if (this.inputClosed) return Promise.reject(new Error(this.inputClosed));
     return new Promise((resolve, reject) => {
-      this.child.stdin.write(bytes, (error) => {
+      this.child.stdin!.write(bytes, (error) => {
         if (!error) return resolve();
         this.inputClosed ??= error.message;
         reject(error);
@@ -74,23 +106,20 @@ export class PipeTransport implements Transport {
 
   closeInput(): void {
     this.inputClosed ??= "stdin was closed (EOF was sent)";
-    this.child.stdin.end();
+    this.child.stdin!.end();
   }
 
   pause(): void {
-    this.child.stdout.pause();
-    this.child.stderr.pause();
+    for (const reader of this.readers) reader.pause();
   }
 
   resume(): void {
-    this.child.stdout.resume();
-    this.child.stderr.resume();
+    for (const reader of this.readers) reader.resume();
   }
 
   close(): void {
     this.inputClosed ??= "the job's streams were closed";
-    this.child.stdin.destroy();
-    this.child.stdout.destroy();
-    this.child.stderr.destroy();
+    this.child.stdin!.destroy();
+    for (const reader of this.readers) reader.destroy();
   }
 }

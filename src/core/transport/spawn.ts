@@ -1,7 +1,10 @@
+import { signalGroup } from "../process-group.ts";
+import { spawnGate } from "../spawn-gate.ts";
 import type { TerminalSize } from "../terminal-size.ts";
-import { PipeTransport } from "./pipe.ts";
+import { type AdoptedChild, PipeTransport } from "./pipe.ts";
 import { type LoadedPty, spawnPty } from "./pty.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+import { type WarmShellGuard, WarmShells, warmShellsWanted } from "./warm-shells.ts";
 
 /** Starts a job's process once the job is ready to hear its events. */
 export type TransportFactory = (events: TransportEvents) => Transport;
@@ -11,9 +14,70 @@ export interface TransportSpec extends SpawnSpec {
   terminal?: { size: TerminalSize; pty: LoadedPty };
 }
 
-/** The factory a job is given: the only place that picks pipes or a terminal. */
-export function transportFactory(spec: TransportSpec): TransportFactory {
+/** The factory of a job spawned directly: pipes, a terminal, or (`adopted`) a warm shell already handed the job. */
+export function transportFactory(spec: TransportSpec, adopted?: AdoptedChild): TransportFactory {
   const { terminal, ...spawn } = spec;
-  if (!terminal) return (events) => new PipeTransport(spawn, events);
+  if (!terminal) return (events) => new PipeTransport(spawn, events, adopted);
   return (events) => spawnPty({ ...spawn, cols: terminal.size.cols, rows: terminal.size.rows }, events, terminal.pty);
+}
+
+function killAdopted({ child }: AdoptedChild): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    signalGroup(child.pid, "SIGKILL");
+  } catch {
+    // Gone already.
+  }
+  for (const stream of child.stdio) stream?.destroy();
+}
+
+/**
+ * How a runtime's jobs start — the only place that picks it: a warm shell already handed the job
+ * (no fork on the call's path; see `warm-shells.ts`), or a spawn of its own (pipes or a PTY) in a
+ * turn of the event loop that no other spawn uses (see `spawn-gate.ts`).
+ */
+export class JobStarter {
+  readonly warm: WarmShells;
+
+  constructor(guard: WarmShellGuard, warmShells: boolean = warmShellsWanted()) {
+    this.warm = new WarmShells(guard, warmShells);
+  }
+
+  /**
+   * The factory for the next job, once it may start. `shell` names the job's shell (bash and sh may
+   * use a warm shell). `admit` runs again before a spawn that had to wait for its turn, and may
+   * refuse (throw): meanwhile the registry may have filled or the runtime shut down.
+   */
+  async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<TransportFactory> {
+    const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell);
+    if (adopted) {
+      try {
+        admit();
+      } catch (error) {
+        // Refused while the shell confirmed the job (the runtime shut down): it must not run unowned.
+        killAdopted(adopted);
+        throw error;
+      }
+      return transportFactory(spec, adopted);
+    }
+    const gate = spawnGate();
+    if (!gate.claim()) {
+      await gate.turn();
+      admit();
+    }
+    return transportFactory(spec);
+  }
+
+  /** A call ended: the next warm shell may start (off every call's path). */
+  callEnded(): void {
+    this.warm.refill();
+  }
+
+  stop(): void {
+    this.warm.stop();
+  }
+
+  killNow(): void {
+    this.warm.killNow();
+  }
 }

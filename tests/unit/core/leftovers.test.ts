@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, sym
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { WARM_SHELL_NAME } from "../../../src/core/constants.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { leftoverNotice, retentionDays, sweepLeftovers } from "../../../src/core/leftovers.ts";
 import { logConfig } from "../../../src/core/log-settings.ts";
@@ -135,6 +136,15 @@ describe("startup sweep", { skip: POSIX_ONLY }, () => {
     const result = await sweepLeftovers(parent, 7);
     assert.deepEqual(result.swept, []);
     assert.ok(processAlive(living.pid) && processAlive(busy.pid));
+  });
+
+  it("stops an idle warm shell a dead Pi left like a job, but leaves it out of the notice", () => {
+    const warm = { pgid: 4242, command: WARM_SHELL_NAME };
+    const job = { pgid: 4343, command: "sleep 300" };
+    assert.equal(leftoverNotice({ swept: [{ dir: "/tmp/x", hostPid: 1, jobs: [warm] }], survivors: [] }), undefined);
+    const notice = leftoverNotice({ swept: [{ dir: "/tmp/x", hostPid: 1, jobs: [warm, job] }], survivors: [] })!;
+    assert.match(notice, /^stopped 1 job that an earlier Pi process \(pid 1\) left running/);
+    assert.doesNotMatch(notice, /warm-shell/);
   });
 
   it("a runtime says what its sweep stopped once, in the first result that asks", async () => {

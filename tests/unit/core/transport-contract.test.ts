@@ -46,7 +46,7 @@ function start(kind: Kind, command: string, onData?: (chunk: Buffer) => void): R
   });
   const handlers = {
     data(chunk: Buffer) {
-      chunks.push(chunk);
+      chunks.push(Buffer.from(chunk)); // a pipe reuses its read buffer: keep a copy
       if (events.at(-1) !== "data") events.push("data");
       onData?.(chunk);
     },

@@ -1,0 +1,76 @@
+import { Socket } from "node:net";
+import type { Readable } from "node:stream";
+
+/**
+ * Reads one of a child's output pipes into a buffer the job reuses for every read, instead of a
+ * fresh 64 KiB buffer per read: a flood then leaves no dead buffers outside the JS heap waiting for
+ * the garbage collector (measured in Pi: a 200 MB flood cost +49 MiB of RSS reading into fresh
+ * buffers, +28 MiB into one reused buffer).
+ *
+ * Node reads into a caller's buffer only for sockets it was asked to (the `onread` option of
+ * `net.Socket`); a child's stdio sockets are created inside `child_process`. So the pipe's handle
+ * is taken from the socket Node made (which keeps nothing: its handle is gone, every call on it is
+ * a no-op) and wrapped in a socket of our own with `onread`. That uses two internals, the socket's
+ * `_handle` and the handle's `useUserBuffer`; when either is missing (another Node, or Windows,
+ * whose pipes are not tried here) the pipe is read through `'data'` events as before.
+ *
+ * A chunk handed to `onData` is a view of the shared buffer, valid only during the call: whoever
+ * keeps bytes must copy them (retention, the log's staging buffers and the decoders all do).
+ */
+export interface OutputReader {
+  pause(): void;
+  resume(): void;
+  /** Closes our end now; `onClosed` follows. */
+  destroy(): void;
+  /** Lets the pipe keep the process alive (a reader of an idle warm shell starts unref'd). */
+  ref(): void;
+  /** Reads go into a reused buffer (false: Node's own buffers through 'data'). */
+  readonly reusesBuffer: boolean;
+}
+
+interface NodeSocketInternals {
+  _handle?: { useUserBuffer?: unknown; readStop?: unknown; readStart?: unknown } | null;
+}
+
+/** The handle of a socket Node created, taken over when the user-buffer path can be used; undefined otherwise. */
+function takeHandle(stream: Readable): object | undefined {
+  if (process.platform === "win32" || !(stream instanceof Socket) || stream.destroyed || stream.readableLength > 0) return undefined;
+  const internals = stream as unknown as NodeSocketInternals;
+  const handle = internals._handle;
+  if (!handle || typeof handle.useUserBuffer !== "function" || typeof handle.readStop !== "function") return undefined;
+  if (typeof handle.readStart !== "function") return undefined;
+  internals._handle = null;
+  return handle;
+}
+
+export function readOutput(stream: Readable, buffer: Buffer, onData: (chunk: Buffer) => void, onClosed: () => void): OutputReader {
+  const handle = takeHandle(stream);
+  let socket: Socket | undefined;
+  if (handle) {
+    try {
+      const callback = (bytes: number, into: Uint8Array): boolean => {
+        onData((into as Buffer).subarray(0, bytes));
+        return true; // pausing goes through `pause()`
+      };
+      // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
+      socket = new Socket({ handle, readable: true, writable: false, onread: { buffer, callback } } as unknown as ConstructorParameters<
+        typeof Socket
+      >[0]);
+    } catch {
+      (stream as unknown as NodeSocketInternals)._handle = handle as NodeSocketInternals["_handle"];
+      socket = undefined;
+    }
+  }
+  const readable: Readable = socket ?? stream;
+  if (!socket) readable.on("data", (chunk: Buffer) => onData(chunk));
+  // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
+  readable.on("error", () => {});
+  readable.on("close", onClosed);
+  return {
+    pause: () => readable.pause(),
+    resume: () => readable.resume(),
+    destroy: () => readable.destroy(),
+    ref: () => (readable as Socket).ref?.(),
+    reusesBuffer: socket !== undefined,
+  };
+}

@@ -1,0 +1,265 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
+import type { Socket } from "node:net";
+import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../constants.ts";
+import { heldMastersKey, spawnStdio, systemBash } from "../fd-hygiene.ts";
+import { signalGroup } from "../process-group.ts";
+import type { SpawnSpec } from "./types.ts";
+
+/**
+ * One shell started ahead of time, so the next pipe job does not pay for Node's `spawn` (a fork of
+ * the whole Pi process) on its call's path. It is a bash that leads its own session (`detached`), its
+ * stdio already the pipes the job will use, waiting on one more socket (the control socket) for the
+ * job: the workdir, the program and arguments, and the job's own environment variables. It then
+ * `exec`s `env -i <the job's environment, in Node's order> <program> <arguments>`, which `exec`s the
+ * program: the job's pid, session, group, argv, environment, descriptors, signal state and parent
+ * are those of a direct spawn (`$$`, `$0`, `ps`, `/proc/<pid>/environ` cannot tell them apart).
+ * What differs: the process's start time is the warm shell's, and it used some CPU while idle.
+ *
+ * The protocol on the control socket, NUL-separated records (no record can hold a NUL: neither can
+ * an argument or an environment entry):
+ * - Pi, at start: the number of environment entries, then each `KEY=value`, in the job's order;
+ * - the shell, when it has read them: `r` (ready); nothing is handed to a shell before that;
+ * - Pi, the job: workdir, program, argument count, the arguments, then the number of overrides and
+ *   for each its index and `KEY=value` (the job's marker, which differs per job);
+ * - the shell, once it is in the workdir: `x`; or `c` if it cannot enter it, and it exits;
+ * - Pi, on `x` only: `g` (go); only then does the shell `exec` the job.
+ * So a job is never lost: until Pi said `g`, the shell has run nothing of the job, and any failure
+ * (no answer in time, a dead shell, a reset socket, a workdir it cannot enter) discards the shell and
+ * the job spawns directly, which also reports a bad workdir exactly as Node does. An idle shell whose
+ * Pi is gone reads end of file and exits.
+ *
+ * Only bash and sh jobs on POSIX pipes use it; a PTY starts differently. `--norc` keeps the shell
+ * from reading `~/.bashrc`, which Debian's bash does when its stdin is a socket (as it is for every
+ * job: libuv's pipes are socket pairs) and it thinks it is the top shell.
+ */
+
+const BOOTSTRAP = `h=$1
+IFS= read -r -d '' n <&"$h" || exit 1
+e=()
+while [ "\${#e[@]}" -lt "$n" ]; do IFS= read -r -d '' v <&"$h" || exit 1; e[\${#e[@]}]=$v; done
+printf 'r' >&"$h" || exit 1
+IFS= read -r -d '' d <&"$h" || exit 1
+IFS= read -r -d '' f <&"$h" || exit 1
+IFS= read -r -d '' n <&"$h" || exit 1
+a=()
+while [ "\${#a[@]}" -lt "$n" ]; do IFS= read -r -d '' v <&"$h" || exit 1; a[\${#a[@]}]=$v; done
+IFS= read -r -d '' n <&"$h" || exit 1
+while [ "$n" -gt 0 ]; do IFS= read -r -d '' i <&"$h" && IFS= read -r -d '' v <&"$h" || exit 1; e[$i]=$v; n=$((n - 1)); done
+cd -P -- "$d" 2>/dev/null || { printf 'c' >&"$h"; exit 1; }
+printf 'x' >&"$h" || exit 1
+IFS= read -r -d '' g <&"$h" && [ "$g" = g ] || exit 1
+eval "exec $h>&- \\"\\$2\\" -i -- \\"\\\${e[@]}\\" \\"\\$f\\" \\"\\\${a[@]}\\""`;
+
+export { WARM_SHELL_NAME };
+
+/** Variables whose values differ per job; the rest of the environment must match the shell's. */
+const PER_JOB_KEYS = [JOB_MARKER_ENV];
+
+const ENV_PROGRAM = "/usr/bin/env";
+let envProgramFound: boolean | undefined;
+
+function envProgram(): string | undefined {
+  if (envProgramFound === undefined) {
+    try {
+      accessSync(ENV_PROGRAM, fsConstants.X_OK);
+      envProgramFound = true;
+    } catch {
+      envProgramFound = false;
+    }
+  }
+  return envProgramFound ? ENV_PROGRAM : undefined;
+}
+
+/** The environment as Node's `spawn` hands it to execve: own keys in order (NODE_V8_COVERAGE propagates, as Node does). */
+function envEntries(env: NodeJS.ProcessEnv): string[] | undefined {
+  const entries: string[] = [];
+  const source =
+    process.env.NODE_V8_COVERAGE && !Object.hasOwn(env, "NODE_V8_COVERAGE")
+      ? { ...env, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }
+      : env;
+  for (const key in source) {
+    const value = source[key];
+    if (value === undefined) continue;
+    const entry = `${key}=${value}`;
+    // Node refuses these at spawn; the direct spawn reports it.
+    if (key === "" || entry.includes("\0")) return undefined;
+    entries.push(entry);
+  }
+  return entries;
+}
+
+/** What a warm shell is started for, and what a job must match to use it. */
+export interface WarmTarget {
+  fingerprint: string;
+  /** The bash that runs the bootstrap. */
+  interpreter: string;
+  entries: string[];
+  /** Indexes of the per-job variables in `entries`. */
+  perJob: number[];
+}
+
+/** The target a pipe job of `shell` would need, or undefined when no warm shell can start it. */
+export function warmTarget(spec: SpawnSpec, shell: string): WarmTarget | undefined {
+  if (process.platform === "win32" || spec.verbatim || (shell !== "bash" && shell !== "sh")) return undefined;
+  // `env` would take a program path holding `=` for a variable; a relative one it would look up itself.
+  if (!spec.file.startsWith("/") || spec.file.includes("=")) return undefined;
+  const interpreter = shell === "bash" ? spec.file : systemBash();
+  const entries = envEntries(spec.env);
+  if (!interpreter || !envProgram() || !entries) return undefined;
+  const perJob = PER_JOB_KEYS.map((key) => entries.findIndex((entry) => entry.startsWith(`${key}=`))).filter((index) => index >= 0);
+  // The per-job values are left out: any value matches; the shell is handed the job's.
+  const shared = entries.map((entry, index) => (perJob.includes(index) ? entry.slice(0, entry.indexOf("=") + 1) : entry));
+  return { fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"), interpreter, entries, perJob };
+}
+
+/** NUL-terminated records, as the bootstrap reads them. */
+function records(values: readonly (string | number)[]): Buffer {
+  return Buffer.from(values.map((value) => `${value}\0`).join(""));
+}
+
+/** The job for a shell started for `target`. */
+export function handoff(spec: SpawnSpec, target: WarmTarget): Buffer {
+  const overrides = target.perJob.flatMap((index) => [index, target.entries[index]!]);
+  return records([spec.cwd, spec.file, spec.args.length, ...spec.args, target.perJob.length, ...overrides]);
+}
+
+/** The first stdio slot from 3 that carries nothing (spawnStdio puts /dev/null over PTY masters). */
+function controlSlot(stdio: unknown[]): number {
+  let slot = 3;
+  while (stdio[slot] !== undefined && stdio[slot] !== "ignore") slot++;
+  return slot;
+}
+
+/** How a hand-off ended: the shell runs the job, or it was discarded (`workdir`: it could not enter it). */
+export type HandResult = { child: ChildProcess } | { failed: "workdir" | "shell" };
+
+export class WarmShell {
+  state: "starting" | "ready" | "handing" | "taken" | "gone" = "starting";
+  readonly child: ChildProcess;
+  readonly fingerprint: string;
+  private readonly control: Socket;
+  private reply = "";
+  /** Called when the shell's answer to a hand-off may have arrived (or it ended). */
+  private onAnswer: (() => void) | undefined;
+
+  /** Starts the shell (throws when the spawn does); `gone` is called once if it ends before it is taken. */
+  constructor(
+    target: WarmTarget,
+    private readonly gone: (shell: WarmShell) => void,
+  ) {
+    this.fingerprint = target.fingerprint;
+    const stdio: unknown[] = spawnStdio(["pipe", "pipe", "pipe"]);
+    const slot = controlSlot(stdio);
+    stdio[slot] = "pipe";
+    this.child = spawn(target.interpreter, ["--norc", "--noprofile", "-c", BOOTSTRAP, WARM_SHELL_NAME, String(slot), ENV_PROGRAM], {
+      cwd: "/",
+      env: { LC_ALL: "C" },
+      detached: true,
+      stdio: stdio as ("pipe" | "ignore" | number)[],
+    });
+    const control = this.child.stdio[slot] as Socket | null;
+    if (!control) {
+      this.discard();
+      throw new Error("the warm shell has no control socket");
+    }
+    this.control = control;
+    // An idle shell keeps nothing alive: neither the process nor its pipes hold Pi's event loop.
+    this.child.unref();
+    for (const stream of this.child.stdio) {
+      const socket = stream as Socket | null;
+      socket?.on("error", () => this.lose());
+      socket?.unref?.();
+    }
+    this.child.on("error", () => this.lose());
+    this.child.on("exit", () => {
+      this.lose();
+      this.onAnswer?.();
+    });
+    control.on("close", () => {
+      this.lose();
+      this.onAnswer?.();
+    });
+    control.setEncoding("latin1");
+    control.on("data", (text: string) => {
+      this.reply += text;
+      if (this.state === "starting" && this.reply.startsWith("r")) this.state = "ready";
+      this.onAnswer?.();
+    });
+    control.write(records([target.entries.length, ...target.entries]));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Whether the process has been reaped (its pid may then name another process). */
+  private get ended(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /**
+   * Hands the job over (see the protocol above): resolves with the child once it was told to go, or
+   * with why not (the shell is then discarded and the caller spawns the job directly). Never rejects.
+   */
+  hand(job: Buffer, timeoutMs: number): Promise<HandResult> {
+    if (this.state !== "ready" || this.ended || this.control.destroyed) {
+      this.discard();
+      return Promise.resolve({ failed: "shell" });
+    }
+    this.state = "handing";
+    this.reply = "";
+    return new Promise((resolve) => {
+      const finish = (result: HandResult) => {
+        clearTimeout(timer);
+        this.onAnswer = undefined;
+        if ("failed" in result) {
+          this.state = "ready"; // not taken: discard it like an idle one
+          this.discard();
+        }
+        resolve(result);
+      };
+      const timer = setTimeout(() => finish({ failed: "shell" }), timeoutMs);
+      this.onAnswer = () => {
+        if (this.reply.includes("c")) return finish({ failed: "workdir" });
+        if (!this.reply.includes("x") || this.ended || this.control.destroyed) {
+          if (this.ended || this.control.destroyed || this.control.readableEnded) finish({ failed: "shell" });
+          return;
+        }
+        this.state = "taken";
+        this.control.write("g\0");
+        finish({ child: this.child });
+      };
+      this.control.write(job);
+    });
+  }
+
+  /** Stops a shell that holds no job (its group holds only itself) and lets go of its pipes. */
+  discard(): void {
+    if (this.state === "taken") return;
+    const pid = this.child.pid;
+    // Only while not reaped: after that the pid (and group id) may belong to someone else.
+    if (pid !== undefined && !this.ended) {
+      try {
+        signalGroup(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    for (const stream of this.child.stdio) (stream as Socket | null)?.destroy();
+    this.lose();
+  }
+
+  private lose(): void {
+    if (this.state === "taken" || this.state === "gone") return;
+    if (this.state === "handing") {
+      // The hand-off settles it (its answer handler runs next and discards).
+      return;
+    }
+    this.state = "gone";
+    for (const stream of this.child.stdio) (stream as Socket | null)?.destroy();
+    this.gone(this);
+  }
+}
+
+export { BOOTSTRAP as WARM_SHELL_BOOTSTRAP };

@@ -1,0 +1,147 @@
+import { WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_HANDOFF_TIMEOUT_MS, WARM_SHELL_MAX_FAILURES } from "../constants.ts";
+import type { GuardedJob } from "../orphan-guard.ts";
+import { spawnGate } from "../spawn-gate.ts";
+import type { AdoptedChild } from "./pipe.ts";
+import type { SpawnSpec } from "./types.ts";
+import { handoff, WARM_SHELL_NAME, WarmShell, type WarmTarget, warmTarget } from "./warm-shell.ts";
+
+/** What keeps a warm shell from outliving Pi: the runtime's watchdog, as for jobs (see orphan-guard). */
+export interface WarmShellGuard {
+  started(shell: GuardedJob): void;
+  leaderExited(shell: GuardedJob): void;
+  forgotten(shell: GuardedJob): void;
+}
+
+/** Warm shells are on unless `PI_UNIFIED_EXEC_WARM_SHELL=0` (never on Windows). */
+export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return process.platform !== "win32" && env[WARM_SHELL_ENV]?.trim() !== "0";
+}
+
+/**
+ * A runtime's warm shell (see `warm-shell.ts`): at most one, started for the last pipe job's
+ * shell, environment and Pi settings, and used only by a job that matches all of them. Nothing
+ * starts before the first command; afterwards a new shell is started when a call ends, in a turn of
+ * the event loop no spawn wanted (never on a call's path). A shell that no longer matches is
+ * discarded and the job spawns directly; the next one is started only once the environment looks
+ * stable again (two jobs in a row matched, or the last one used its shell), so a changing
+ * environment does not fork in vain. After {@link WARM_SHELL_MAX_FAILURES} failures (a shell that
+ * could not start, died idle, or could not be handed its job) the runtime spawns directly.
+ */
+export class WarmShells {
+  private shell: WarmShell | undefined;
+  /** What the next shell is started for (the last job that could use one). */
+  private target: WarmTarget | undefined;
+  private lastFingerprint: string | undefined;
+  private stable = true;
+  private failures = 0;
+  private refillQueued = false;
+  private stopped = false;
+  /** Jobs handed to a warm shell, and jobs that could have been but spawned (for tests and the benchmark). */
+  readonly counts = { handed: 0, missed: 0, started: 0, fallbacks: 0 };
+
+  constructor(
+    private readonly guard: WarmShellGuard,
+    readonly enabled: boolean = warmShellsWanted(),
+  ) {}
+
+  /**
+   * Hands the job to the idle shell when it was started for the same shell, environment and
+   * settings; undefined means: spawn it directly (also after any failure of the hand-off).
+   */
+  async take(spec: SpawnSpec, shell: string): Promise<AdoptedChild | undefined> {
+    if (!this.enabled || this.stopped) return undefined;
+    const target = warmTarget(spec, shell);
+    if (!target) return undefined;
+    const idle = this.shell;
+    const matches = idle?.fingerprint === target.fingerprint;
+    this.stable = matches || target.fingerprint === this.lastFingerprint || this.lastFingerprint === undefined;
+    this.lastFingerprint = target.fingerprint;
+    this.target = target;
+    if (!idle) return undefined;
+    const job = handoff(spec, target);
+    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || idle.state !== "ready") {
+      this.counts.missed++;
+      // A longer command, or a shell still reading its environment, does not make the shell wrong: keep it.
+      if (matches && idle.state === "starting") return undefined;
+      if (matches && job.length > WARM_SHELL_HANDOFF_BYTES) return undefined;
+      this.shell = undefined;
+      idle.discard();
+      return undefined;
+    }
+    this.shell = undefined;
+    const result = await idle.hand(job, WARM_SHELL_HANDOFF_TIMEOUT_MS);
+    if ("child" in result) {
+      this.counts.handed++;
+      return { child: result.child };
+    }
+    // A workdir the shell could not enter is the job's problem (the direct spawn reports it), not the shell's.
+    if (result.failed === "shell") this.failures++;
+    this.counts.fallbacks++;
+    return undefined;
+  }
+
+  /** A call ended: start the next shell, in a turn of its own, when one is wanted. */
+  refill(): void {
+    if (!this.enabled || this.stopped || this.refillQueued || this.shell || !this.target || !this.stable) return;
+    if (this.failures >= WARM_SHELL_MAX_FAILURES) return;
+    this.refillQueued = true;
+    spawnGate().whenIdle(() => {
+      this.refillQueued = false;
+      if (this.stopped || this.shell || !this.target) return;
+      this.start(this.target);
+    });
+  }
+
+  /** The idle shell, if there is one (tests): its pid, and whether it is ready for a job. */
+  get idle(): { pid: number | undefined; ready: boolean } | undefined {
+    return this.shell && { pid: this.shell.pid, ready: this.shell.state === "ready" };
+  }
+
+  /** Orderly shutdown: the idle shell is stopped and none is started again. */
+  stop(): void {
+    this.stopped = true;
+    this.shell?.discard();
+    this.shell = undefined;
+  }
+
+  /** At process exit, with no time for anything else. */
+  killNow(): void {
+    this.shell?.discard();
+  }
+
+  private start(target: WarmTarget): void {
+    let shell: WarmShell;
+    try {
+      shell = new WarmShell(target, (lost) => this.lost(lost));
+    } catch {
+      this.failures++;
+      return;
+    }
+    if (shell.pid === undefined) {
+      this.failures++;
+      return;
+    }
+    this.counts.started++;
+    this.shell = shell;
+    this.guard.started({ pid: shell.pid, command: WARM_SHELL_NAME });
+  }
+
+  /** An idle shell ended (discarded, killed, or its spawn failed): its group is empty once it exited. */
+  private lost(shell: WarmShell): void {
+    if (this.shell === shell) {
+      this.shell = undefined;
+      if (!this.stopped) this.failures++;
+    }
+    const pid = shell.pid;
+    if (pid === undefined) return;
+    const record = { pid, command: WARM_SHELL_NAME };
+    shell.child.once("exit", () => {
+      this.guard.leaderExited(record);
+      this.guard.forgotten(record);
+    });
+    if (shell.child.exitCode !== null || shell.child.signalCode !== null) {
+      this.guard.leaderExited(record);
+      this.guard.forgotten(record);
+    }
+  }
+}

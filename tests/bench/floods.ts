@@ -1,0 +1,101 @@
+/**
+ * Parts of `npm run bench` about floods and start latency: the baselines that read the same pipe
+ * (`cat`, and a bare Node reader that discards what it reads), the host's memory read from inside
+ * Pi (after a GC for idle; peaks for resident, heap and outside the heap), the latency of `true`
+ * through one Pi host, and sixteen parallel floods through either tool with the host's loop delay.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import type { Run } from "../helpers/events.ts";
+import type { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
+
+export interface MemoryFigures {
+  now: { rss: number; heap: number; outside: number };
+  peak: { rss: number; heap: number; outside: number };
+}
+
+/** Wall time of `bash -c command` run from the benchmark process, in ms. */
+export function rawShellMs(bash: string, command: string): number {
+  const start = performance.now();
+  const result = spawnSync(bash, ["-c", command], { stdio: "ignore" });
+  if (result.status !== 0) throw new Error(`raw shell failed: ${command}`);
+  return performance.now() - start;
+}
+
+/** Wall time of a bare Node reader: the command's stdout read through 'data' events and dropped. */
+export function nodeReaderMs(bash: string, command: string): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(bash, ["-c", command], { stdio: ["ignore", "pipe", "ignore"] });
+    child.stdout.on("data", () => {});
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`node reader: exit ${code}`))));
+  });
+}
+
+/** The host's memory (MiB) from the benchmark extension; `gc` collects garbage first, `reset` starts a new peak. */
+export async function hostMemory(pi: PiRpcHost, options: { gc?: boolean; reset?: boolean }): Promise<MemoryFigures> {
+  const run = await pi.run("memory", (view) => (view.turn === 0 ? call("bench_memory", options) : say("ok")));
+  return run.tools.find((tool) => tool.name === "bench_memory")!.details as MemoryFigures;
+}
+
+/** The host's event-loop delay since the last reset (and resets it). */
+export async function loopDelay(pi: PiRpcHost): Promise<{ p99: number; max: number }> {
+  const run = await pi.run("loop delay", (view) => (view.turn === 0 ? call("bench_loop_delay", { reset: true }) : say("ok")));
+  return run.tools.find((tool) => tool.name === "bench_loop_delay")!.details as { p99: number; max: number };
+}
+
+/** Runs a command through exec_command, polling until it exits. */
+export function execUntilExit(command: string): (view: ModelView) => ModelStep {
+  return (view) => {
+    const last = view.last.at(-1);
+    if (!last) return call("exec_command", { cmd: command, yield_time_ms: 30_000 });
+    if (last.details?.session_id !== undefined && last.details?.status === "running") {
+      return call("write_stdin", { session_id: last.details.session_id, yield_time_ms: 30_000 });
+    }
+    return say("done");
+  };
+}
+
+/** Latency of `true`, interleaved: exec_command, the bash tool, and a raw spawn from the benchmark. */
+export async function latencyOf(pi: PiRpcHost, bash: string, calls: number, warmup: number) {
+  const raw: number[] = [];
+  const run = await pi.run("latency", (view) => {
+    const n = view.turn;
+    if (n >= 2 * (calls + warmup)) return say("done");
+    raw.push(rawShellMs(bash, "true"));
+    return n % 2 === 0 ? call("exec_command", { cmd: "true" }) : call("bash", { command: "true" });
+  });
+  const tools = run.tools.slice(2 * warmup);
+  return {
+    exec: tools.filter((t) => t.name === "exec_command").map((t) => t.durationMs!),
+    bash: tools.filter((t) => t.name === "bash").map((t) => t.durationMs!),
+    raw: raw.slice(2 * warmup),
+  };
+}
+
+type Calls = [string, Record<string, unknown>][];
+
+/** Sixteen floods at once through `tool`, polled (exec_command) to completion. */
+export function sixteenFloods(tool: "exec_command" | "bash", command: string): (view: ModelView) => ModelStep {
+  return (view) => {
+    if (view.turn === 0) {
+      const calls: Calls = Array.from({ length: 16 }, () =>
+        tool === "bash" ? ["bash", { command }] : ["exec_command", { cmd: command, yield_time_ms: 30_000 }],
+      );
+      return callAll(...calls);
+    }
+    const running = view.last.filter((r) => r.details?.status === "running");
+    if (running.length) {
+      return callAll(...running.map((r) => ["write_stdin", { session_id: r.details.session_id, yield_time_ms: 30_000 }] as Calls[number]));
+    }
+    return say("done");
+  };
+}
+
+/** Errors among a run's flood calls (a tool error, or a non-zero exit). */
+export function floodErrors(run: Run): number {
+  return run.tools.filter(
+    (t) => !t.name.startsWith("bench_") && (t.isError || (t.details?.exit_code !== undefined && t.details.exit_code !== 0)),
+  ).length;
+}

@@ -1,0 +1,119 @@
+/**
+ * Reading a child's output into one reused buffer: every byte arrives in order (a 32 MB flood with a
+ * checksum), each chunk is a view of the shared buffer, pause holds the pipe, close is reported once
+ * after the end of file, a destroyed reader closes too, and a stream that is not a socket falls back
+ * to 'data' events. Real child processes; one flood beside CPU burners.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { PassThrough } from "node:stream";
+import { describe, it } from "node:test";
+import { readOutput } from "../../../src/core/transport/output-reader.ts";
+import { startBurners } from "../../helpers/load.ts";
+import { waitFor } from "../../helpers/processes.ts";
+
+/** A child writing `script`'s output; its stdout read through `readOutput` into one buffer. */
+function readChild(script: string) {
+  const child = spawn("bash", ["-c", script], { stdio: ["ignore", "pipe", "ignore"] });
+  const buffer = Buffer.alloc(64 * 1024);
+  const hash = createHash("sha256");
+  const state = { bytes: 0, chunks: 0, sharedViews: 0, closes: 0 };
+  const reader = readOutput(
+    child.stdout,
+    buffer,
+    (chunk) => {
+      state.bytes += chunk.length;
+      state.chunks++;
+      if (chunk.buffer === buffer.buffer) state.sharedViews++;
+      hash.update(chunk);
+    },
+    () => state.closes++,
+  );
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  return { child, reader, state, hash, exited };
+}
+
+describe("readOutput", () => {
+  it("reads into the one buffer it was given, when this Node allows it", async () => {
+    const run = readChild("printf hello");
+    await waitFor(() => run.state.closes === 1, "the close");
+    assert.equal(run.reader.reusesBuffer, true, "Node's socket internals are as expected");
+    assert.equal(run.state.bytes, 5);
+    assert.equal(run.state.sharedViews, run.state.chunks);
+  });
+
+  it("reads a 32 MB flood completely, no read larger than the buffer", async () => {
+    const run = readChild("head -c 32000000 /dev/zero | tr '\\0' 'a'");
+    await waitFor(() => run.state.closes === 1, "the flood's end", 60_000);
+    assert.equal(run.state.bytes, 32_000_000);
+    assert.ok(run.state.chunks >= 32_000_000 / (64 * 1024));
+    const expected = createHash("sha256").update(Buffer.alloc(32_000_000, 0x61)).digest("hex");
+    assert.equal(run.hash.digest("hex"), expected);
+  });
+
+  it("reads a flood completely beside CPU burners, the bytes in order", async () => {
+    const stop = startBurners(2);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const child = spawn("bash", ["-c", "seq 1 2000000"], { stdio: ["ignore", "pipe", "ignore"] });
+        const parts: Buffer[] = [];
+        let closed = 0;
+        readOutput(
+          child.stdout,
+          Buffer.alloc(64 * 1024),
+          (chunk) => parts.push(Buffer.from(chunk)),
+          () => closed++,
+        );
+        await waitFor(() => closed === 1, "the end of seq", 60_000);
+        const text = Buffer.concat(parts).toString();
+        const lines = text.trimEnd().split("\n");
+        assert.equal(lines.length, 2_000_000);
+        assert.equal(lines[0], "1");
+        assert.equal(lines[1_999_999], "2000000");
+        assert.equal(lines[123_456], "123457");
+      }
+    } finally {
+      stop();
+    }
+  });
+
+  it("holds the pipe while paused and delivers the rest after resume", async () => {
+    const run = readChild("printf first; sleep 0.3; printf second");
+    run.reader.pause();
+    await run.exited;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(run.state.bytes, 0, "nothing read while paused");
+    assert.equal(run.state.closes, 0, "no close while unread bytes wait");
+    run.reader.resume();
+    await waitFor(() => run.state.closes === 1, "the close");
+    assert.equal(run.state.bytes, "firstsecond".length);
+  });
+
+  it("reports close once when destroyed while the child still writes", async () => {
+    const run = readChild("while :; do echo x; sleep 0.01; done");
+    await waitFor(() => run.state.bytes > 0, "some output");
+    run.reader.destroy();
+    await waitFor(() => run.state.closes === 1, "the close");
+    run.child.kill("SIGKILL");
+    await run.exited;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(run.state.closes, 1);
+  });
+
+  it("falls back to 'data' events for a stream that is not a socket", async () => {
+    const stream = new PassThrough();
+    const got: string[] = [];
+    let closes = 0;
+    const reader = readOutput(
+      stream,
+      Buffer.alloc(16),
+      (chunk) => got.push(chunk.toString()),
+      () => closes++,
+    );
+    assert.equal(reader.reusesBuffer, false);
+    stream.end("via data events");
+    await waitFor(() => closes === 1, "the close");
+    assert.deepEqual(got, ["via data events"]);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The spawn gate: a lone spawn never waits, a batch gets one turn of the event loop each with I/O
+ * handled between two turns, and speculative work (a warm shell) only runs in a turn nobody wanted.
+ * Real event loop; the spawns are stood in for by synchronous markers.
+ */
+import assert from "node:assert/strict";
+import { connect, createServer, type Socket } from "node:net";
+import { describe, it } from "node:test";
+import { spawnGate } from "../../../src/core/spawn-gate.ts";
+import { startBurners } from "../../helpers/load.ts";
+
+/** Settles the gate: lets every pending turn pass. */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 6; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A turn marker: throws when two holders share one turn (each clears its mark at the next check phase). */
+function turnMarker() {
+  let holder: number | undefined;
+  return (who: number) => {
+    assert.equal(holder, undefined, `spawn ${who} shares a turn with spawn ${holder}`);
+    holder = who;
+    setImmediate(() => {
+      holder = undefined;
+    });
+  };
+}
+
+/** Waits its turn like the job starter does: claim, or wait and then spawn. */
+async function spawnInTurn(mark: (who: number) => void, who: number): Promise<void> {
+  const gate = spawnGate();
+  if (!gate.claim()) await gate.turn();
+  mark(who);
+}
+
+describe("spawn gate", () => {
+  it("lets a lone spawn go at once, in the caller's turn", async () => {
+    await settled();
+    assert.equal(spawnGate().claim(), true);
+    await settled();
+  });
+
+  it("gives each of sixteen parallel spawns a turn of its own, in order", async () => {
+    await settled();
+    const mark = turnMarker();
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 16 }, (_, who) =>
+        spawnInTurn((n) => {
+          mark(n);
+          order.push(n);
+        }, who),
+      ),
+    );
+    assert.deepEqual(
+      order,
+      Array.from({ length: 16 }, (_, who) => who),
+    );
+  });
+
+  it("reads pending socket data between two spawns of a batch", async () => {
+    await settled();
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));
+    const client = connect(port, "127.0.0.1");
+    const peer = await accepted;
+    let reads = 0;
+    client.on("data", () => reads++);
+    const readsAtSpawn: number[] = [];
+    const spawns = Array.from({ length: 4 }, (_, who) =>
+      spawnInTurn(() => {
+        readsAtSpawn.push(reads);
+        // Data the loop can read before the next spawn's turn.
+        peer.write(`spawn ${who}\n`);
+      }, who),
+    );
+    await Promise.all(spawns);
+    client.destroy();
+    peer.destroy();
+    server.close();
+    for (let i = 1; i < readsAtSpawn.length; i++) {
+      assert.ok(readsAtSpawn[i]! > readsAtSpawn[i - 1]!, `I/O between spawns ${i - 1} and ${i}: ${readsAtSpawn.join(",")}`);
+    }
+  });
+
+  it("runs speculative work only in a turn no spawn waits for", async () => {
+    await settled();
+    const gate = spawnGate();
+    const events: string[] = [];
+    assert.equal(gate.claim(), true);
+    gate.whenIdle(() => events.push("idle task"));
+    const waiter = gate.turn().then(() => events.push("spawn"));
+    await waiter;
+    await settled();
+    assert.deepEqual(events, ["spawn", "idle task"]);
+  });
+
+  it("survives an idle task that throws", async () => {
+    await settled();
+    const gate = spawnGate();
+    gate.whenIdle(() => {
+      throw new Error("boom");
+    });
+    let ran = false;
+    gate.whenIdle(() => {
+      ran = true;
+    });
+    await settled();
+    await settled();
+    assert.equal(ran, true);
+  });
+
+  it("keeps one spawn per turn beside CPU burners, many times over", async () => {
+    const stop = startBurners(2);
+    try {
+      for (let round = 0; round < 20; round++) {
+        await settled();
+        const mark = turnMarker();
+        await Promise.all(Array.from({ length: 8 }, (_, who) => spawnInTurn(mark, who)));
+      }
+    } finally {
+      stop();
+    }
+  });
+});

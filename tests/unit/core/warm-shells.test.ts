@@ -1,0 +1,243 @@
+/**
+ * Warm shells on their own and in a runtime: nothing starts before the first command; a shell is
+ * started off the call's path, leads its own session, is registered like a job, and is handed only a
+ * job whose environment and shell match; every failure (a shell killed or stopped while idle, a
+ * mismatch, a workdir it cannot enter) ends in a direct spawn and never in a lost job; repeated
+ * failures stop the refills; shutdown stops the idle shell. Real shells; the watchdog is replaced by
+ * a recording guard where a test needs to see registrations (the real one is the runtime's).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/constants.ts";
+import { LogDirectory } from "../../../src/core/job-log.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { PipeTransport } from "../../../src/core/transport/pipe.ts";
+import type { SpawnSpec } from "../../../src/core/transport/types.ts";
+import { warmTarget } from "../../../src/core/transport/warm-shell.ts";
+import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
+import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
+import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { processAlive, waitFor } from "../../helpers/processes.ts";
+
+function recordingGuard() {
+  const events: string[] = [];
+  return {
+    events,
+    started: (job: { pid: number | undefined; command: string }) => events.push(`started ${job.pid} ${job.command}`),
+    leaderExited: (job: { pid: number | undefined }) => events.push(`exited ${job.pid}`),
+    forgotten: (job: { pid: number | undefined }) => events.push(`forgotten ${job.pid}`),
+  };
+}
+
+let jobs = 0;
+/** SHLVL=1: a bash whose stdin is a socket and whose level is below 2 reads ~/.bashrc (spawned directly too). */
+function spec(cmd: string, extra: Partial<SpawnSpec> = {}): SpawnSpec {
+  const env = { PATH: process.env.PATH, SHLVL: "1", [JOB_MARKER_ENV]: `t:${++jobs}` };
+  return { file: "/bin/bash", args: ["-c", cmd], cwd: "/tmp", env, ...extra };
+}
+
+const pools: WarmShells[] = [];
+function pool(): { shells: WarmShells; guard: ReturnType<typeof recordingGuard> } {
+  const guard = recordingGuard();
+  const shells = new WarmShells(guard, true);
+  pools.push(shells);
+  return { shells, guard };
+}
+after(() => {
+  for (const shells of pools) shells.stop();
+});
+
+/** Primes the pool with a job of `model`'s kind and waits for an idle, ready shell; its pid. */
+async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): Promise<number> {
+  assert.equal(await shells.take(model, "bash"), undefined, "nothing idle yet: the first job spawns");
+  shells.refill();
+  await waitFor(() => shells.idle?.ready === true, "a ready warm shell", 15_000);
+  return shells.idle!.pid!;
+}
+
+/** Runs a job on an adopted child through the real pipe transport; its output and exit. */
+function run(job: SpawnSpec, adopted: { child: import("node:child_process").ChildProcess }) {
+  let text = "";
+  let exit: unknown;
+  let closed = false;
+  new PipeTransport(
+    job,
+    {
+      data: (chunk) => {
+        text += chunk.toString();
+      },
+      exit: (leader) => {
+        exit = leader;
+      },
+      closed: () => {
+        closed = true;
+      },
+    },
+    adopted,
+  );
+  return waitFor(() => closed, "the job's end").then(() => ({ text, exit }));
+}
+
+function sessionAndGroup(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return [Number(fields[3]), Number(fields[2])];
+}
+
+describe("warm shells", () => {
+  it("are wanted unless PI_UNIFIED_EXEC_WARM_SHELL=0", () => {
+    assert.equal(warmShellsWanted({}), true);
+    assert.equal(warmShellsWanted({ PI_UNIFIED_EXEC_WARM_SHELL: "1" }), true);
+    assert.equal(warmShellsWanted({ PI_UNIFIED_EXEC_WARM_SHELL: "0" }), false);
+  });
+
+  it("serve bash and sh pipe jobs only, with an absolute program path", () => {
+    assert.ok(warmTarget(spec("true"), "bash"));
+    assert.ok(warmTarget(spec("true", { file: "/bin/sh" }), "sh"));
+    assert.equal(warmTarget(spec("true"), "zsh"), undefined);
+    assert.equal(warmTarget(spec("true", { file: "bash" }), "bash"), undefined);
+    assert.equal(warmTarget(spec("true", { file: "/opt/a=b/bash" }), "bash"), undefined);
+    assert.equal(warmTarget(spec("true", { verbatim: true }), "bash"), undefined);
+  });
+
+  it("start nothing until a job asked, then one shell that leads its session and is registered", async () => {
+    const { shells, guard } = pool();
+    assert.equal(shells.idle, undefined);
+    shells.refill();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(shells.idle, undefined, "no job yet: nothing to be warm for");
+    const pid = await idleShell(shells);
+    assert.deepEqual(sessionAndGroup(pid), [pid, pid]);
+    assert.deepEqual(guard.events, [`started ${pid} pi-unified-exec-warm-shell`]);
+  });
+
+  it("hand a matching job to the idle shell: same pid, the job's output and exit", async () => {
+    const { shells } = pool();
+    const pid = await idleShell(shells);
+    const job = spec("echo $$ $0; exit 3");
+    const adopted = await shells.take(job, "bash");
+    assert.ok(adopted);
+    assert.equal(adopted.child.pid, pid);
+    const result = await run(job, adopted);
+    assert.equal(result.text, `${pid} /bin/bash\n`);
+    assert.deepEqual(result.exit, { code: 3, signal: null });
+    assert.equal(shells.counts.handed, 1);
+  });
+
+  it("serve an sh job from a shell started for sh", async () => {
+    const { shells } = pool();
+    const model = spec("true", { file: "/bin/sh" });
+    assert.equal(await shells.take(model, "sh"), undefined);
+    shells.refill();
+    await waitFor(() => shells.idle?.ready === true, "a ready warm shell", 15_000);
+    const job = spec("echo $0", { file: "/bin/sh" });
+    const adopted = await shells.take(job, "sh");
+    assert.ok(adopted);
+    assert.equal((await run(job, adopted)).text, "/bin/sh\n");
+  });
+
+  it("discard a shell whose environment no longer matches; the job spawns directly", async () => {
+    const { shells, guard } = pool();
+    const pid = await idleShell(shells);
+    const other = spec("true", { env: { PATH: process.env.PATH, SHLVL: "1", CHANGED: "1" } });
+    assert.equal(await shells.take(other, "bash"), undefined);
+    await waitFor(() => !processAlive(pid), "the discarded shell's end");
+    await waitFor(() => guard.events.includes(`forgotten ${pid}`), "its registration forgotten");
+    assert.equal(shells.idle, undefined);
+    assert.equal(shells.counts.missed, 1);
+  });
+
+  it("fall back to a direct spawn when the idle shell was killed, and stop refilling after repeated failures", async () => {
+    const { shells } = pool();
+    for (let failure = 0; failure < WARM_SHELL_MAX_FAILURES; failure++) {
+      shells.refill();
+      await waitFor(() => shells.idle?.ready === true || failure === 0, "a ready warm shell", 15_000);
+      const pid = failure === 0 ? await idleShell(shells) : shells.idle!.pid!;
+      process.kill(pid, "SIGKILL");
+      await waitFor(() => shells.idle === undefined, "the dead shell noticed");
+      assert.equal(await shells.take(spec("true"), "bash"), undefined);
+    }
+    shells.refill();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(shells.idle, undefined, "no more shells after repeated failures");
+  });
+
+  it("fall back when a stopped shell does not confirm the job in time, and kill it", async () => {
+    const { shells } = pool();
+    const pid = await idleShell(shells);
+    process.kill(pid, "SIGSTOP");
+    const started = performance.now();
+    assert.equal(await shells.take(spec("echo never"), "bash"), undefined);
+    assert.ok(performance.now() - started >= 900, "waited for the confirmation first");
+    await waitFor(() => !processAlive(pid), "the stopped shell killed");
+    assert.equal(shells.counts.fallbacks, 1);
+  });
+
+  it("leave a workdir the shell cannot enter to the direct spawn, without counting a failure", async () => {
+    const { shells } = pool();
+    const pid = await idleShell(shells);
+    assert.equal(await shells.take(spec("echo never", { cwd: "/nonexistent-dir-for-warm" }), "bash"), undefined);
+    await waitFor(() => !processAlive(pid), "the shell's end");
+    shells.refill();
+    await waitFor(() => shells.idle?.ready === true, "the next shell", 15_000);
+  });
+
+  it("are stopped with their pool, and none starts afterwards", async () => {
+    const { shells } = pool();
+    const pid = await idleShell(shells);
+    shells.stop();
+    await waitFor(() => !processAlive(pid), "the idle shell's end");
+    shells.refill();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(shells.idle, undefined);
+  });
+
+  it("in a runtime: none before the first command, one after it, none after shutdown", async () => {
+    const logs = new LogDirectory();
+    const runtime = new ExecRuntime(logs, undefined, undefined, { warmShells: true });
+    assert.equal(runtime.warmShells.idle, undefined);
+    await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5_000 }, process.cwd(), process.env));
+    await waitFor(() => runtime.warmShells.idle?.ready === true, "a ready warm shell", 15_000);
+    const pid = runtime.warmShells.idle!.pid!;
+    const registry = join(logs.path(), REGISTRY_FILE);
+    await waitFor(
+      () => new RegExp(`^\\+ ${pid} .*pi-unified-exec-warm-shell$`, "m").test(readFileSync(registry, "utf8")),
+      "the idle shell in the watchdog's registry",
+    );
+    await runtime.shutdown();
+    await waitFor(() => !processAlive(pid), "the idle shell stopped at shutdown");
+  });
+
+  for (const how of ["alone", "with its watchdog"] as const) {
+    it(`do not outlive a Pi process killed with SIGKILL (${how})`, async () => {
+      const program = `
+        import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+        import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
+        const runtime = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
+        await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5000 }, process.cwd(), process.env));
+        const started = performance.now();
+        while (!runtime.warmShells.idle?.ready && performance.now() - started < 15000) await new Promise((r) => setTimeout(r, 20));
+        console.log("warm " + runtime.warmShells.idle?.pid + " watchdog " + runtime.orphans.watchdog.pid);
+        setInterval(() => {}, 1000);
+      `;
+      const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+        cwd: REPO_ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      host.stdout!.on("data", (chunk) => {
+        out += chunk;
+      });
+      await waitFor(() => /^warm \d+ watchdog \d+$/m.test(out), "the host's idle warm shell", 30_000);
+      const [, warm, watchdog] = /^warm (\d+) watchdog (\d+)$/m.exec(out)!.map(Number);
+      assert.ok(processAlive(warm!));
+      if (how === "with its watchdog") process.kill(watchdog!, "SIGKILL");
+      process.kill(host.pid!, "SIGKILL");
+      await waitFor(() => !processAlive(warm!), "the warm shell's end", 3_000);
+    });
+  }
+});

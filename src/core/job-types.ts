@@ -1,14 +1,16 @@
 import type { JobInput } from "./input.ts";
+import type { LogDirectory } from "./job-log.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { ScreenView } from "./job-screen.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { TerminalSize } from "./terminal-size.ts";
+import type { TransportFactory } from "./transport/spawn.ts";
 import type { UntilSpec } from "./until-conditions.ts";
 import type { WaitEnd, WaitEnds } from "./wait.ts";
 
 /**
- * The words a job and its callers share: who stopped a job, its exit, and one call's turn with it
- * (what to do, what it did). The job itself is `job.ts`.
+ * The words a job and its callers share: what starts a job, who stopped it, its exit, and one call's
+ * turn with it (what to do, what it did). The job itself is `job.ts`.
  */
 
 /**
@@ -57,4 +59,21 @@ export interface StepResult {
 export function writtenText(input: JobInput): string {
   if (input.kind === "bytes") return input.bytes.toString("utf8");
   return input.kind === "interrupt" ? "\x03" : "\x04";
+}
+
+/** What a job is started with. */
+export interface JobSpec {
+  id: number;
+  /** The command as the model wrote it (for reports; the transport runs the shell). */
+  command: string;
+  cwd: string;
+  logs: LogDirectory;
+  /** Starts the process (pipes or a PTY); the job is the only caller. */
+  transport: TransportFactory;
+  /** The executable the transport starts (the shell), for the message when it cannot start. */
+  program: string;
+  /** The PTY's size at spawn; pipes when absent. */
+  terminal?: { cols: number; rows: number };
+  /** Hard deadline: the job is stopped this long after spawn, whether or not anyone waits on it. */
+  timeoutMs: number;
 }

@@ -4,34 +4,17 @@ import { LOG_FLUSH_ON_EXIT_MS } from "./constants.ts";
 import { ExitDrain } from "./exit-drain.ts";
 import type { JobInput } from "./input.ts";
 import { type InputWait, probeInputWait } from "./input-wait.ts";
-import type { JobLog, LogDirectory } from "./job-log.ts";
+import type { JobLog } from "./job-log.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { JobScreen, type ScreenView } from "./job-screen.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
-import { type JobExit, type StepPlan, type StepResult, type StopReason, writtenText } from "./job-types.ts";
-import type { TransportFactory } from "./transport/spawn.ts";
+import { type JobExit, type JobSpec, type StepPlan, type StepResult, type StopReason, writtenText } from "./job-types.ts";
 import type { LeaderExit, Transport } from "./transport/types.ts";
 import type { UntilSpec } from "./until-conditions.ts";
 import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
-export type { JobExit, StepPlan, StepResult, StopReason } from "./job-types.ts";
-
-export interface JobSpec {
-  id: number;
-  /** The command as the model wrote it (for reports; the transport runs the shell). */
-  command: string;
-  cwd: string;
-  logs: LogDirectory;
-  /** Starts the process (pipes or a PTY); the job is the only caller. */
-  transport: TransportFactory;
-  /** The executable the transport starts (the shell), for the message when it cannot start. */
-  program: string;
-  /** The PTY's size at spawn; pipes when absent. */
-  terminal?: { cols: number; rows: number };
-  /** Hard deadline: the job is stopped this long after spawn, whether or not anyone waits on it. */
-  timeoutMs: number;
-}
+export type { JobExit, JobSpec, StepPlan, StepResult, StopReason } from "./job-types.ts";
 
 /**
  * One command's process and everything known about it, in three states: `running` (the leader

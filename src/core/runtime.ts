@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion-ledger.ts";
-import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, JOB_MARKER_ENV, WARN_JOBS } from "./constants.ts";
+import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, WARN_JOBS } from "./constants.ts";
 import { ExecRequestError, UnknownJobError } from "./errors.ts";
-import { guardAtExit } from "./exit-guard.ts";
-import { Job, type StepResult } from "./job.ts";
+import type { Job, StepResult } from "./job.ts";
+import { JobLauncher } from "./job-launcher.ts";
 import { LogDirectory } from "./job-log.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, type SlotUse, snapshotOf, wakeOf } from "./job-snapshot.ts";
 import type { Termination } from "./job-stop.ts";
@@ -14,7 +13,6 @@ import { JobRegistry } from "./registry.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request.ts";
 import { terminalSize } from "./terminal-size.ts";
 import { type ShutdownReport, TrackedJobs } from "./tracked-jobs.ts";
-import { JobStarter } from "./transport/spawn.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
 export type { ShutdownReport } from "./tracked-jobs.ts";
@@ -45,33 +43,24 @@ export class ExecRuntime {
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;
-  /** Picks how each job starts: a warm shell, or a spawn in a turn of its own. */
-  private readonly starter: JobStarter;
+  /** Starts jobs: a warm shell or a spawn in a turn of its own, the job's marker, the exit guard. */
+  private readonly launcher: JobLauncher;
   private readonly changeListeners = new Set<() => void>();
   /** Calls attached to jobs right now (a steer ends all their waits). */
   private readonly attachedCalls = new Set<AttachedCall>();
   private closed = false;
-  /** Marks this runtime's jobs in their environment (with the job id), so escaped descendants are found. */
-  private readonly token = randomBytes(6).toString("hex");
-  /** Releases the process-exit guard; set while this runtime has jobs to protect. */
-  private unguard: (() => void) | undefined;
 
   /** `ids`: a source shared by every runtime of the Pi process, so no id ever names two jobs there. */
-  constructor(
-    private readonly logs: LogDirectory = new LogDirectory(),
-    capacity?: number,
-    ids?: () => number,
-    options: RuntimeOptions = {},
-  ) {
+  constructor(logs: LogDirectory = new LogDirectory(), capacity?: number, ids?: () => number, options: RuntimeOptions = {}) {
     this.registry = new JobRegistry(capacity, ids);
     this.orphans = new OrphanGuard(logs);
-    this.tracked = new TrackedJobs(this.token, this.orphans);
-    this.starter = new JobStarter(this.orphans, options.warmShells);
+    this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
+    this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
   get warmShells(): Pick<WarmShells, "counts" | "idle" | "enabled"> {
-    return this.starter.warm;
+    return this.launcher.warmShells;
   }
 
   /** Spawns the command and stays attached for its window (step 1 above). */
@@ -126,7 +115,7 @@ export class ExecRuntime {
       return report;
     } finally {
       this.detach(attached, report);
-      this.starter.callEnded();
+      this.launcher.callEnded();
     }
   }
 
@@ -283,9 +272,7 @@ export class ExecRuntime {
    */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
-    this.starter.stop();
-    this.unguard?.();
-    this.unguard = undefined;
+    this.launcher.stop();
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
     // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
@@ -321,36 +308,11 @@ export class ExecRuntime {
     for (const job of jobs) if (job.exit) this.registry.adopt(job);
   }
 
-  /** Starts the job (see {@link JobStarter}); `admit` runs again if the start had to wait for its turn. */
+  /** Starts the job and tracks it from its first byte (see {@link JobLauncher}). */
   private async spawn(request: ExecRequest, admit: () => void): Promise<Job> {
-    const id = this.registry.allocateId();
-    const spec = {
-      file: request.shell.path,
-      args: request.invocation.args,
-      verbatim: request.invocation.verbatim,
-      cwd: request.cwd,
-      env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
-      ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
-    };
-    const transport = await this.starter.factory(spec, request.shell.name, admit);
-    const job = new Job({
-      id,
-      command: request.command,
-      cwd: request.cwd,
-      logs: this.logs,
-      program: request.shell.path,
-      timeoutMs: request.timeoutMs,
-      ...(request.terminal ? { terminal: request.terminal } : {}),
-      transport,
-    });
+    const job = await this.launcher.launch(this.registry.allocateId(), request, admit);
     this.registry.add(job);
     this.tracked.add(job);
-    this.unguard ??= guardAtExit({
-      killNow: () => {
-        this.tracked.killNow();
-        this.starter.killNow();
-      },
-    });
     job.onExit(() => {
       this.orphans.leaderExited(job);
       this.completions.jobExited(wakeOf(this.snapshot(job)));

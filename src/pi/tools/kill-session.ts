@@ -2,9 +2,9 @@ import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { KILL_GRACE_MS, KILL_SIGNALS, normalizeSignal } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
-import { killSessionRenderer } from "../render.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { killSessionRenderer } from "../summary-renderers.ts";
 
 export const killSessionParameters = Type.Object(
   {

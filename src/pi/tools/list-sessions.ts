@@ -1,9 +1,9 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
-import { listSessionsRenderer } from "../render.ts";
 import { type ListDetails, listResult, listResultSchema } from "../results/list-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { listSessionsRenderer } from "../summary-renderers.ts";
 
 export const listSessionsParameters = Type.Object({}, { additionalProperties: false });
 

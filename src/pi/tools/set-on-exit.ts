@@ -1,9 +1,9 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
-import { setOnExitRenderer } from "../render.ts";
 import { type SetOnExitDetails, setOnExitResult, setOnExitResultSchema } from "../results/set-on-exit-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { setOnExitRenderer } from "../summary-renderers.ts";
 
 export const setOnExitParameters = Type.Object(
   {

@@ -125,7 +125,7 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
           new Writable({
             highWaterMark: 64 * 1024,
             write(chunk: Buffer, _encoding, callback) {
-              written.push(chunk);
+              written.push(Buffer.from(chunk)); // a copy: the log reuses its buffers once a write is done
               setTimeout(callback, 1);
             },
           });

@@ -296,7 +296,7 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// Conditional waits (issue 15, SPEC §3a).
+// Conditional waits (SPEC §3a).
 
 /** Longest `until_pattern`, in characters: a readiness line or a prompt needs far less; compile cost stays bounded. */
 export const MAX_PATTERN_CHARS = 500;

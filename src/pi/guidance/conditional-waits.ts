@@ -1,5 +1,5 @@
 /**
- * What the model is told about conditional waits (issue 15): parameter descriptions for
+ * What the model is told about conditional waits: parameter descriptions for
  * `until_pattern` and `until_quiet_ms`, and prompt guidelines for `exec_command` and `write_stdin`.
  * Strings only; the tool definitions include them. The numbers come from the core's constants, so
  * the text never disagrees with the limits enforced.

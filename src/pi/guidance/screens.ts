@@ -1,5 +1,5 @@
 /**
- * What the model is told about screens (issue 17): the `screen` parameter of both tools and the
+ * What the model is told about screens: the `screen` parameter of both tools and the
  * prompt guidelines for driving full-screen programs. Strings only; the tool definitions include them.
  */
 

@@ -29,26 +29,30 @@ import type { SpawnSpec } from "./types.ts";
  * the job spawns directly, which also reports a bad workdir exactly as Node does. An idle shell whose
  * Pi is gone reads end of file and exits.
  *
+ * The shell reads the control socket with `read -u`, never `<&`: a redirection would make the socket its
+ * fd 0 while it waits, and the job's stdin identity (read from `/proc/<pid>/fd/0` when the shell is
+ * adopted, for `input_wait`) would name the socket instead of the job's stdin pipe.
+ *
  * Only bash and sh jobs on POSIX pipes use it; a PTY starts differently. `--norc` keeps the shell
  * from reading `~/.bashrc`, which Debian's bash does when its stdin is a socket (as it is for every
  * job: libuv's pipes are socket pairs) and it thinks it is the top shell.
  */
 
 const BOOTSTRAP = `h=$1
-IFS= read -r -d '' n <&"$h" || exit 1
+IFS= read -r -d '' -u "$h" n || exit 1
 e=()
-while [ "\${#e[@]}" -lt "$n" ]; do IFS= read -r -d '' v <&"$h" || exit 1; e[\${#e[@]}]=$v; done
+while [ "\${#e[@]}" -lt "$n" ]; do IFS= read -r -d '' -u "$h" v || exit 1; e[\${#e[@]}]=$v; done
 printf 'r' >&"$h" || exit 1
-IFS= read -r -d '' d <&"$h" || exit 1
-IFS= read -r -d '' f <&"$h" || exit 1
-IFS= read -r -d '' n <&"$h" || exit 1
+IFS= read -r -d '' -u "$h" d || exit 1
+IFS= read -r -d '' -u "$h" f || exit 1
+IFS= read -r -d '' -u "$h" n || exit 1
 a=()
-while [ "\${#a[@]}" -lt "$n" ]; do IFS= read -r -d '' v <&"$h" || exit 1; a[\${#a[@]}]=$v; done
-IFS= read -r -d '' n <&"$h" || exit 1
-while [ "$n" -gt 0 ]; do IFS= read -r -d '' i <&"$h" && IFS= read -r -d '' v <&"$h" || exit 1; e[$i]=$v; n=$((n - 1)); done
+while [ "\${#a[@]}" -lt "$n" ]; do IFS= read -r -d '' -u "$h" v || exit 1; a[\${#a[@]}]=$v; done
+IFS= read -r -d '' -u "$h" n || exit 1
+while [ "$n" -gt 0 ]; do IFS= read -r -d '' -u "$h" i && IFS= read -r -d '' -u "$h" v || exit 1; e[$i]=$v; n=$((n - 1)); done
 cd -P -- "$d" 2>/dev/null || { printf 'c' >&"$h"; exit 1; }
 printf 'x' >&"$h" || exit 1
-IFS= read -r -d '' g <&"$h" && [ "$g" = g ] || exit 1
+IFS= read -r -d '' -u "$h" g && [ "$g" = g ] || exit 1
 eval "exec $h>&- \\"\\$2\\" -i -- \\"\\\${e[@]}\\" \\"\\$f\\" \\"\\\${a[@]}\\""`;
 
 export { WARM_SHELL_NAME };

@@ -212,6 +212,27 @@ describe("warm shells", () => {
     await waitFor(() => !processAlive(pid), "the idle shell stopped at shutdown");
   });
 
+  it(
+    "in a runtime: a handed-over job's stdin is its pipe, so a read is input_wait: likely (20 hand-offs)",
+    { skip: process.platform !== "linux" && "reads /proc" },
+    async () => {
+      const runtime = new ExecRuntime(new LogDirectory(), undefined, undefined, { warmShells: true });
+      try {
+        const missed: number[] = [];
+        for (let round = 0; round < 20; round++) {
+          // Whenever the shell is adopted, its fd 0 must already be the job's pipe, not the control socket.
+          const report = await runtime.exec(prepareExec({ cmd: "read -r line", yield_time_ms: 600 }, process.cwd(), process.env));
+          if (report.inputWait?.likely !== true) missed.push(round);
+          await runtime.kill(report.job.jobId, "SIGKILL");
+        }
+        assert.deepEqual(missed, [], "rounds whose read was not seen");
+        assert.ok(runtime.warmShells.counts.handed >= 10, JSON.stringify(runtime.warmShells.counts));
+      } finally {
+        await runtime.shutdown();
+      }
+    },
+  );
+
   for (const how of ["alone", "with its watchdog"] as const) {
     it(`do not outlive a Pi process killed with SIGKILL (${how})`, async () => {
       const program = `

@@ -75,7 +75,16 @@ export class InputQueue {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Drops everything still queued (the job is gone); later offers take nothing. */
+  /** A piece is being handed to the OS right now: its outcome is not known yet. */
+  get writeInFlight(): boolean {
+    return this.writing;
+  }
+
+  /**
+   * Drops everything still queued (the job is gone); later offers take nothing. A piece already being
+   * written still counts as flushed when its write succeeds: a job that exits because of what it just
+   * read (Ctrl-C on a PTY) got those bytes.
+   */
   dispose(reason: string): void {
     this.failure ??= reason;
     this.chunks.length = 0;

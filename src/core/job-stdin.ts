@@ -44,17 +44,18 @@ export class JobStdin {
     }
     if (!tty && input.kind === "eof") {
       this.queue.end();
-      return this.outcome(kind, 0);
+      return this.outcome(kind, 0, Number.POSITIVE_INFINITY); // an end of input fails with the stream
     }
     const bytes = terminalBytes(input);
     let offset = this.queue.offer(bytes);
     while (offset < bytes.length && !this.queue.failed && (await this.changed(deadlineMono))) {
       offset += this.queue.offer(bytes.subarray(offset));
     }
-    // The call's own bytes are delivered when the OS has everything up to the last of them.
+    // The call's own bytes are delivered when the OS has everything up to the last of them; a write
+    // already under way when the job ended is waited for, since the job may have read it.
     const end = this.queue.accepted;
-    while (this.queue.flushed < end && !this.queue.failed && (await this.changed(deadlineMono)));
-    return this.outcome(kind, bytes.length - offset);
+    while (this.queue.flushed < end && (!this.queue.failed || this.queue.writeInFlight) && (await this.changed(deadlineMono)));
+    return this.outcome(kind, bytes.length - offset, end);
   }
 
   /** The job is gone: input nobody will read is dropped, and a send waiting on it returns. */
@@ -62,9 +63,9 @@ export class JobStdin {
     this.queue.dispose("stdin write failed: the job has exited");
   }
 
-  /** Waits for the queue to change; false once the deadline passed or the job is over. */
+  /** Waits for the queue to change; false once the deadline passed, or the job is over and no write is under way. */
   private async changed(deadlineMono: number): Promise<boolean> {
-    if (this.over() || performance.now() >= deadlineMono) return false;
+    if ((this.over() && !this.queue.writeInFlight) || performance.now() >= deadlineMono) return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), Math.max(0, deadlineMono - performance.now()));
@@ -76,14 +77,16 @@ export class JobStdin {
     }
   }
 
-  private outcome(kind: InputOutcome["input"], refusedBytes: number): InputOutcome {
+  /** `end`: the position just after this call's last byte; a failure after the OS had them all is not this call's. */
+  private outcome(kind: InputOutcome["input"], refusedBytes: number, end: number): InputOutcome {
     const pendingBytes = this.queue.pendingBytes;
-    const failure = this.queue.failed
-      ? this.queue.failed
-      : refusedBytes > 0
-        ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
-          "send them again once it reads (for bulk data, give the command a file instead)"
-        : undefined;
+    const failure =
+      this.queue.failed && this.queue.flushed < end
+        ? this.queue.failed
+        : refusedBytes > 0
+          ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
+            "send them again once it reads (for bulk data, give the command a file instead)"
+          : undefined;
     return {
       input: kind,
       ...(failure ? { failure } : {}),

@@ -85,6 +85,21 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
     assert.deepEqual(job.exit, { exitCode: 130, signal: "SIGINT" });
   });
 
+  it("a Ctrl-C that ends the job is reported as written, never as failed: 15 runs beside CPU burners", async () => {
+    const stop = startBurners(2);
+    try {
+      for (let run = 0; run < 15; run++) {
+        const job = startPty("echo ready; sleep 30");
+        await waitFor(() => seen(job).includes("ready"), "ready");
+        // The job may be gone before the write's own callback: those bytes still reached it.
+        assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes" }, `run ${run}`);
+        await untilExit(job);
+      }
+    } finally {
+      stop();
+    }
+  });
+
   it("Ctrl-D ends input through the line discipline", async () => {
     const job = startPty("cat; echo after-eof");
     await send(job, "line\r");

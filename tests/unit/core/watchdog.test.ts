@@ -105,7 +105,13 @@ async function startHost(
   host.stdout!.on("data", (chunk) => {
     out += chunk;
   });
-  await waitFor(() => /^watchdog \d+$/m.test(out), "the host to start its jobs", 30_000);
+  try {
+    await waitFor(() => /^watchdog \d+$/m.test(out), "the host to start its jobs", 30_000);
+  } catch (error) {
+    // A host that never got there must not keep this file's process (and the suite) alive.
+    host.kill("SIGKILL");
+    throw new Error(`${(error as Error).message}; the host printed ${JSON.stringify(out)}`);
+  }
   const watchdog = Number(/^watchdog (\d+)$/m.exec(out)![1]);
   return { host, pids: pidsIn(out), watchdog };
 }

@@ -91,7 +91,8 @@ async function startHost(
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
     const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));
     for (const job of ${JSON.stringify(jobs)}) {
-      const report = await runtime.exec(prepareExec({ ...job, yield_time_ms: 400 }, process.cwd(), process.env));
+      // Until the job has printed its pid (a loaded machine starts a PTY job slowly), not a fixed window.
+      const report = await runtime.exec(prepareExec({ ...job, yield_time_ms: 20_000, until_pattern: "^[0-9]+$" }, process.cwd(), process.env));
       console.log(report.output.text.replace(/\\r/g, "").trim());
     }
     console.log("watchdog " + runtime.orphans.watchdog.pid);
@@ -286,15 +287,19 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
             { cmd: "sleep 300 & echo $!; exit 0" },
             ...sessionJob,
           ]);
-          assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
-          const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
-          assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
-          for (const pid of pids) strays.group(pid);
-          host.kill("SIGKILL");
-          const killedAt = performance.now();
-          await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);
-          assert.ok(performance.now() - killedAt < 3_000);
-          await waitFor(() => !processAlive(watchdog), `run ${run}: the watchdog to exit`, 5_000);
+          try {
+            assert.equal(pids.length, 5 + sessionJob.length, `run ${run}: ${pids}`);
+            const everyone = [...pids, ...pids.flatMap((pid) => descendantsOf(pid))];
+            assert.ok(everyone.every(processAlive), `run ${run}: the jobs run`);
+            for (const pid of pids) strays.group(pid);
+            host.kill("SIGKILL");
+            const killedAt = performance.now();
+            await waitFor(() => everyone.every((pid) => !processAlive(pid)), `run ${run}: every job process to end`, 3_000);
+            assert.ok(performance.now() - killedAt < 3_000);
+            await waitFor(() => !processAlive(watchdog), `run ${run}: the watchdog to exit`, 5_000);
+          } finally {
+            host.kill("SIGKILL"); // a failed run must not leave its host holding the suite open
+          }
         }
       } finally {
         stopBurners();

@@ -82,7 +82,7 @@ const scenarios: Scenario[] = [
       const report = await exec(
         runtime,
         "tr '\\0' '\\n' < /proc/$$/environ | grep -v '^PI_UNIFIED_EXEC_JOB=' | md5sum; env | grep -v '^PI_UNIFIED_EXEC_JOB=' | sort | md5sum; " +
-          "printf '%s|' \"$EQUIVALENCE_PROBE\" \"$(printenv EMPTY_VALUE || echo unset)\"; echo; grep -E '^Sig(Blk|Ign|Cgt)' /proc/$$/status; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; umask",
+          "printf '%s|' \"$EQUIVALENCE_PROBE\" \"$(printenv EMPTY_VALUE || echo unset)\"; echo; grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; umask",
       );
       return { exit: exitOf(report), text: report.output.text };
     },

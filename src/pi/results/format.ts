@@ -1,5 +1,6 @@
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
+import type { TruncationResult } from "@earendil-works/pi-coding-agent";
 import { metadataLine } from "../../core/index.ts";
+import { capOutputToBudget } from "./token-budget.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
 
@@ -27,19 +28,6 @@ export function oneLine(command: string, limit: number): string {
   return bounded(metadataLine(command.trim().slice(0, limit + 1)), limit);
 }
 
-/** The footer that replaces what the cap dropped, in the words of Pi's bash tool. */
-function capFooter(truncation: TruncationResult, text: string, logPath: string): string {
-  const endLine = truncation.totalLines;
-  const startLine = endLine - truncation.outputLines + 1;
-  if (truncation.lastLinePartial) {
-    const lastLine = text.slice(text.lastIndexOf("\n", text.length - 2) + 1);
-    return `[Showing last ${formatSize(truncation.outputBytes)} of line ${endLine} (line is ${formatSize(Buffer.byteLength(lastLine))}). Full output: ${logPath}]`;
-  }
-  if (truncation.truncatedBy === "lines")
-    return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines}. Full output: ${logPath}]`;
-  return `[Showing lines ${startLine}-${endLine} of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${logPath}]`;
-}
-
 /** Output capped like Pi's own bash tool: the last 50 KiB / 2 000 lines, and a footer naming the log. */
 export interface CappedOutput {
   /** What the model sees: the kept tail, plus the footer when something was cut. */
@@ -49,10 +37,9 @@ export interface CappedOutput {
   truncation: TruncationResult;
 }
 
+/** The usual cap, without a `max_output_tokens` budget, with Pi's footer (`piFooter` in token-budget.ts). */
 export function capOutput(text: string, logPath: string): CappedOutput {
-  const truncation = truncateTail(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-  const shown = truncation.truncated ? `${truncation.content}\n\n${capFooter(truncation, text, logPath)}` : text;
-  return { shown, content: truncation.content, truncation };
+  return capOutputToBudget(text, logPath);
 }
 
 /** Seconds with millisecond precision. */

@@ -249,8 +249,8 @@ function shownSource(report: JobReport): { text: string; printed: Printed; omitt
   return { text, printed: printedOf({ text, omittedBytes: 0 }), omittedBytes: 0 };
 }
 
-/** Every field of a job result, from the report's snapshot and what the call did. */
-function resultFields(report: JobReport, extras: JobResultExtras) {
+/** Every field of a job result, from the report's snapshot and what the call did; `printedBytes` from {@link shownSource}. */
+function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: number) {
   const exit = report.job.exit;
   const absolute = extras.absoluteUntil !== undefined;
   const status = waitStatus(report, absolute);
@@ -261,7 +261,7 @@ function resultFields(report: JobReport, extras: JobResultExtras) {
     wall_time_seconds: seconds(report.wallMs),
     chunk_id: randomBytes(3).toString("hex"),
     // Codex's estimate of 4 bytes per token, over what the job printed for this call (dropped bytes included).
-    original_token_count: Math.ceil(shownSource(report).printed.bytes / 4),
+    original_token_count: Math.ceil(printedBytes / 4),
     ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
     ...(report.terminal ? { cols: report.terminal.cols, rows: report.terminal.rows } : {}),
     ...(report.input ? { input: report.input.input } : {}),
@@ -298,8 +298,13 @@ function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
 }
 
 /** The model's text in our format: the lean header, `---`, the output capped with the honest footer. */
-function defaultText(report: JobReport, extras: JobResultExtras, all: ReturnType<typeof resultFields>, status: JobDetails["status"]) {
-  const { text, printed, omittedBytes } = shownSource(report);
+function defaultText(
+  report: JobReport,
+  extras: JobResultExtras,
+  all: ReturnType<typeof resultFields>,
+  status: JobDetails["status"],
+  { text, printed, omittedBytes }: ReturnType<typeof shownSource>,
+) {
   const capped = capOutputToBudget(text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
   const facts = textFacts(report, {
     status,
@@ -323,10 +328,12 @@ function defaultText(report: JobReport, extras: JobResultExtras, all: ReturnType
 
 export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
   const exit = report.job.exit;
-  const all = resultFields(report, extras);
+  // Counted once: a screen is joined and its lines counted here, not again for each use.
+  const source = shownSource(report);
+  const all = resultFields(report, extras, source.printed.bytes);
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
   const codex = extras.format === "codex";
-  const model = codex ? codexJobText(report, shownSource(report), extras, all) : defaultText(report, extras, all, status);
+  const model = codex ? codexJobText(report, source, extras, all) : defaultText(report, extras, all, status, source);
   const details: JobDetails = {
     status,
     ...all,

@@ -2,7 +2,8 @@ import type { JobReport } from "../../core/index.ts";
 import { codexNotes, codexResultParts, codexTokenBudget } from "./codex-text.ts";
 import { bytesForTokens, codexLineCount } from "./codex-truncate.ts";
 import type { KilledBy } from "./job-fields.ts";
-import type { OutputCut, Printed } from "./lean-header.ts";
+import type { OutputCut } from "./lean-header.ts";
+import type { Printed } from "./truncation-footer.ts";
 
 /**
  * A job result's model text in Codex's own format (`PI_UNIFIED_EXEC_FORMAT=codex`): Codex's header

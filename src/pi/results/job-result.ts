@@ -6,9 +6,9 @@ import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
-import { carriesNews, type OutputCut, type Printed, printedOf, textFacts } from "./lean-header.ts";
+import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget } from "./token-budget.ts";
-import { truncationFooterWriter } from "./truncation-footer.ts";
+import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
 
 export { completionNote, type KilledBy, killedBy, stopMessage } from "./job-fields.ts";
 

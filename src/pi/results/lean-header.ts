@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { JobReport } from "../../core/index.ts";
+import type { Printed } from "./truncation-footer.ts";
 
 /**
  * The lean header's rules: which fields carry news in this call's text. The model pays for every
@@ -7,12 +8,6 @@ import type { JobReport } from "../../core/index.ts";
  * the terminal size it asked for) stays out of the text; `structuredContent` and `details` keep
  * every field. A field not named here is in the text whenever it is set.
  */
-
-/** What the job printed for one call: counted on the raw bytes by the core, or from the text for reports that predate the count. */
-export interface Printed {
-  bytes: number;
-  lines: number;
-}
 
 /** How a call's output was cut, for `details` (the TUI says how much the model was not shown). */
 export interface OutputCut {

@@ -4,12 +4,12 @@
  * when something does.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { startNodeHost } from "../../helpers/node-host.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "piue-hold-"));
@@ -30,20 +30,13 @@ async function holdAndSignal(signal: NodeJS.Signals, otherListener: boolean, nam
     });
     console.log("after the hold");
   `;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.on("data", (chunk) => {
-    out += chunk;
-  });
+  const { host: child, output } = startNodeHost(program);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("close", (code, sig) => resolve({ code, signal: sig })),
   );
-  await waitFor(() => out.includes("holding"), "the hold to start", 30_000);
+  await waitFor(() => output().includes("holding"), "the hold to start", 30_000);
   child.kill(signal);
-  return { ...(await exited), out, file };
+  return { ...(await exited), out: output(), file };
 }
 
 describe("shutdown signal hold", { skip: process.platform === "win32" && "POSIX signals" }, () => {

@@ -7,7 +7,6 @@
  * a recording guard where a test needs to see registrations (the real one is the runtime's).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -21,6 +20,7 @@ import { warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { startNodeHost } from "../../helpers/node-host.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 
 function recordingGuard() {
@@ -245,16 +245,9 @@ describe("warm shells", () => {
         console.log("warm " + runtime.warmShells.idle?.pid + " watchdog " + runtime.orphans.watchdog.pid);
         setInterval(() => {}, 1000);
       `;
-      const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
-        cwd: REPO_ROOT,
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      let out = "";
-      host.stdout!.on("data", (chunk) => {
-        out += chunk;
-      });
-      await waitFor(() => /^warm \d+ watchdog \d+$/m.test(out), "the host's idle warm shell", 30_000);
-      const [, warm, watchdog] = /^warm (\d+) watchdog (\d+)$/m.exec(out)!.map(Number);
+      const { host, output } = startNodeHost(program);
+      await waitFor(() => /^warm \d+ watchdog \d+$/m.test(output()), "the host's idle warm shell", 30_000);
+      const [, warm, watchdog] = /^warm (\d+) watchdog (\d+)$/m.exec(output())!.map(Number);
       assert.ok(processAlive(warm!));
       if (how === "with its watchdog") process.kill(watchdog!, "SIGKILL");
       process.kill(host.pid!, "SIGKILL");

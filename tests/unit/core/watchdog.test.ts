@@ -21,6 +21,7 @@ import { parseRegistry, REGISTRY_FILE } from "../../../src/core/watchdog-registr
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
+import { startNodeHost } from "../../helpers/node-host.ts";
 import { groupMembers, groupOf, otherStartThan, sessionOf, startTimeOf } from "../../helpers/process-identity.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
@@ -98,23 +99,16 @@ async function startHost(
     console.log("watchdog " + runtime.orphans.watchdog.pid);
     setInterval(() => {}, 1_000);
   `;
-  const host = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  host.stdout!.on("data", (chunk) => {
-    out += chunk;
-  });
+  const { host, output } = startNodeHost(program);
   try {
-    await waitFor(() => /^watchdog \d+$/m.test(out), "the host to start its jobs", 30_000);
+    await waitFor(() => /^watchdog \d+$/m.test(output()), "the host to start its jobs", 30_000);
   } catch (error) {
     // A host that never got there must not keep this file's process (and the suite) alive.
     host.kill("SIGKILL");
-    throw new Error(`${(error as Error).message}; the host printed ${JSON.stringify(out)}`);
+    throw new Error(`${(error as Error).message}; the host printed ${JSON.stringify(output())}`);
   }
-  const watchdog = Number(/^watchdog (\d+)$/m.exec(out)![1]);
-  return { host, pids: pidsIn(out), watchdog };
+  const watchdog = Number(/^watchdog (\d+)$/m.exec(output())![1]);
+  return { host, pids: pidsIn(output()), watchdog };
 }
 
 describe("watchdog", { skip: process.platform === "win32" && "Windows has no watchdog" }, () => {

@@ -29,7 +29,7 @@ export class ConditionWatch {
    */
   begin(unread: RetainedOutput, unreadSince: number | undefined, now: number): number | undefined {
     const bytes = Buffer.concat([unread.head, unread.tail]);
-    const text = this.decoder.take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, false);
+    const text = this.decoder.take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
     const outcome = this.conditions.begin(text, unreadSince, now);
     return outcome?.status === "matched" ? byteEnd(bytes, text, outcome.match.end) : undefined;
   }
@@ -41,7 +41,7 @@ export class ConditionWatch {
 
   /** A chunk arrived: the number of its bytes the call returns when a line in it matches; undefined otherwise. */
   feed(chunk: Buffer, now: number): number | undefined {
-    const text = this.decoder.take({ head: chunk, tail: Buffer.alloc(0), omittedBytes: 0 }, false);
+    const text = this.decoder.take({ head: chunk, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
     const outcome = this.conditions.feed(text, now);
     return outcome?.status === "matched" ? byteEnd(chunk, text, outcome.match.end) : undefined;
   }

@@ -17,6 +17,7 @@ export { aliveGroups } from "./process-group.ts";
 export { type ExecParams, type HostShellSettings, prepareExec, prepareWrite, type WriteParams } from "./request.ts";
 export { ExecRuntime, type ShutdownReport } from "./runtime.ts";
 export { SHELL_NAMES } from "./shell.ts";
+export type { Elision, ShownPart } from "./shown-part.ts";
 export { holdSignalsWhile } from "./signal-hold.ts";
 export { KILL_SIGNALS, normalizeSignal } from "./signals.ts";
 export { isInvisible, metadataLine, visibleText } from "./visible-text.ts";

@@ -3,6 +3,7 @@ import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "./constants.ts";
 import { HeadTailBuffer, type RetainedOutput } from "./head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "./output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "./printed-tally.ts";
+import type { Elision, ShownPart } from "./shown-part.ts";
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
 export interface OutputDelta {
@@ -10,6 +11,8 @@ export interface OutputDelta {
   omittedBytes: number;
   /** What the job printed for this read, dropped bytes included (absent where nothing was read). */
   printed?: PrintedCount;
+  /** A large read decoded in part: the middle no result could show (see shown-part.ts). */
+  elided?: Elision;
 }
 
 /**
@@ -114,10 +117,15 @@ export class JobOutput {
     return Math.max(0, Math.round(nowMono - (this.lastChunkMono ?? this.startedMono)));
   }
 
-  /** Model text of what was retained since the previous read; `final` once nothing more will follow. */
-  take(final: boolean): OutputDelta {
+  /**
+   * Model text of what was retained since the previous read; `final` once nothing more will follow.
+   * With `shown`, a large read is decoded only as far as a result can show it.
+   */
+  take(final: boolean, shown?: ShownPart): OutputDelta {
     const retained = this.retained.drain();
-    const text = this.decoder.take(retained, final);
+    const { text, elided } = this.decoder.take(retained, final, shown);
+    // A part decoded from a line start on: the line the model was last given has ended.
+    if (elided) this.returnedLastLine = "";
     this.remember(text);
     this.readCount++;
     const printed = this.pending.count();
@@ -130,7 +138,7 @@ export class JobOutput {
     this.deferred = undefined;
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
     this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
-    return { text, omittedBytes: retained.omittedBytes, printed };
+    return { text, omittedBytes: retained.omittedBytes, printed, ...(elided ? { elided } : {}) };
   }
 
   /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */
@@ -160,6 +168,6 @@ export class JobOutput {
     if (want <= 0) return "";
     const { tail } = this.preview.snapshot();
     const bytes = tail.subarray(Math.max(0, tail.length - want));
-    return new OutputDecoder().take({ head: Buffer.alloc(0), tail: bytes.subarray(continuationPrefix(bytes)), omittedBytes: 0 }, true);
+    return new OutputDecoder().take({ head: Buffer.alloc(0), tail: bytes.subarray(continuationPrefix(bytes)), omittedBytes: 0 }, true).text;
   }
 }

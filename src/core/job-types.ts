@@ -3,6 +3,7 @@ import type { LogDirectory } from "./job-log.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { ScreenView } from "./job-screen.ts";
 import type { InputOutcome } from "./job-stdin.ts";
+import type { ShownPart } from "./shown-part.ts";
 import type { TerminalSize } from "./terminal-size.ts";
 import type { TransportFactory } from "./transport/spawn.ts";
 import type { UntilSpec } from "./until-conditions.ts";
@@ -41,6 +42,8 @@ export interface StepPlan extends WaitEnds {
   until?: UntilSpec;
   /** `screen` as the call gave it: true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
+  /** What the result can show of the output: a large read is decoded only that far. */
+  shown?: ShownPart;
 }
 
 /** What a turn did: how its wait ended, what its input came to, and the output since the previous read. */

@@ -10,6 +10,7 @@ import { JobScreen, type ScreenView } from "./job-screen.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
 import { type JobExit, type JobSpec, type StepPlan, type StepResult, type StopReason, writtenText } from "./job-types.ts";
+import type { ShownPart } from "./shown-part.ts";
 import type { LeaderExit, Transport } from "./transport/types.ts";
 import type { UntilSpec } from "./until-conditions.ts";
 import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
@@ -190,9 +191,9 @@ export class Job {
     });
   }
 
-  /** Model text of the output retained since the previous read; the buffer starts over. */
-  takeOutput(): OutputDelta {
-    return this.output.take(this.final !== undefined);
+  /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */
+  takeOutput(shown?: ShownPart): OutputDelta {
+    return this.output.take(this.final !== undefined, shown);
   }
 
   /**
@@ -212,7 +213,7 @@ export class Job {
     const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
     // Only a match keeps what follows it for the next read; the exit's report carries everything.
     if (end !== "matched") this.endWatch();
-    const output = end === "aborted" ? undefined : this.takeOutput();
+    const output = end === "aborted" ? undefined : this.takeOutput(plan.shown);
     const screen = output ? await this.screenView(plan.screen) : undefined;
     return {
       end,

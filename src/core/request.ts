@@ -15,6 +15,7 @@ import {
   type ShellInvocation,
   shellInvocation,
 } from "./shell.ts";
+import type { ShownPart } from "./shown-part.ts";
 import { type TerminalSize, terminalSize } from "./terminal-size.ts";
 import { type LoadedPty, loadPtyModule } from "./transport/pty.ts";
 import type { UntilSpec } from "./until-conditions.ts";
@@ -72,6 +73,8 @@ export interface ExecRequest {
   until?: UntilSpec;
   /** `screen` as given (PTY only): true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
+  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
+  shown?: ShownPart;
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {
@@ -178,6 +181,8 @@ export interface WriteRequest {
   until?: UntilSpec;
   /** `screen` as given: true the screen (PTY jobs only), false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
+  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
+  shown?: ShownPart;
 }
 
 /**

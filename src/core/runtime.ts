@@ -11,6 +11,7 @@ import { OrphanGuard } from "./orphan-guard.ts";
 import { aliveGroups } from "./process-group.ts";
 import { JobRegistry } from "./registry.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request.ts";
+import type { ShownPart } from "./shown-part.ts";
 import { terminalSize } from "./terminal-size.ts";
 import { type ShutdownReport, TrackedJobs } from "./tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
@@ -95,7 +96,7 @@ export class ExecRuntime {
       }
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
       if (end !== "matched") job.endWatch();
-      const output = end === "aborted" ? undefined : job.takeOutput();
+      const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
       const screen = output ? await job.screenView(request.screen) : undefined;
       report = this.callReport(job, {
         window: request.window,
@@ -149,6 +150,7 @@ export class ExecRuntime {
         ...(request.input ? { input: request.input } : {}),
         ...(request.until ? { until: request.until } : {}),
         ...(request.screen !== undefined ? { screen: request.screen } : {}),
+        ...(request.shown ? { shown: request.shown } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
       report = this.callReport(job, {
@@ -187,7 +189,13 @@ export class ExecRuntime {
    * consumes nothing: the job stays registered with its exit and unread output, so the model's next
    * call on its id hears once that the user stopped it.
    */
-  async kill(jobId: number, signal: NodeJS.Signals, callId?: string, by: "model" | "user" = "model"): Promise<KillReport> {
+  async kill(
+    jobId: number,
+    signal: NodeJS.Signals,
+    callId?: string,
+    by: "model" | "user" = "model",
+    shown?: ShownPart,
+  ): Promise<KillReport> {
     const registered = this.registry.get(jobId);
     const job = registered ?? this.tracked.exited(jobId);
     if (!job) throw new UnknownJobError(jobId);
@@ -197,7 +205,7 @@ export class ExecRuntime {
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownJobError(jobId);
       const done: Termination = { signal, escalated: false, cleanup: "confirmed", survivors: [] };
-      return this.killReport(job, startMono, done, { alreadyExited: true, consume: forModel, callId });
+      return this.killReport(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown });
     }
     // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
     const restore = this.completions.hold(job.id);
@@ -208,6 +216,7 @@ export class ExecRuntime {
       alreadyExited: false,
       consume: forModel && registered !== undefined,
       callId,
+      shown,
     });
     this.changed();
     return report;
@@ -364,14 +373,14 @@ export class ExecRuntime {
     job: Job,
     startMono: number,
     termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined },
+    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined },
   ): KillReport {
     if (job.exit && options.consume) {
       this.registry.remove(job.id);
       // The kill's result reports the exit: it observes it like a poll would.
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
-    const output = options.consume ? job.takeOutput() : { text: "", omittedBytes: 0 };
+    const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
     return { job: this.snapshot(job), termination, alreadyExited: options.alreadyExited, wallMs: performance.now() - startMono, output };
   }
 

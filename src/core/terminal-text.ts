@@ -280,6 +280,14 @@ export class TerminalText {
   private held = "";
   private last: number | undefined;
 
+  /** A renderer in the same state: what this one holds back, and the code point before it. */
+  clone(): TerminalText {
+    const copy = new TerminalText();
+    copy.held = this.held;
+    copy.last = this.last;
+    return copy;
+  }
+
   /** Text of `input`; `final` when nothing more will follow (whatever is held is flushed as text). */
   write(input: string, final: boolean): string {
     const text = this.held ? this.held + input : input;

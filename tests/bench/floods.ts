@@ -76,11 +76,11 @@ export async function latencyOf(pi: PiRpcHost, bash: string, calls: number, warm
 
 type Calls = [string, Record<string, unknown>][];
 
-/** Sixteen floods at once through `tool`, polled (exec_command) to completion. */
-export function sixteenFloods(tool: "exec_command" | "bash", command: string): (view: ModelView) => ModelStep {
+/** Sixteen (or `count`) floods at once through `tool`, polled (exec_command) to completion. */
+export function sixteenFloods(tool: "exec_command" | "bash", command: string, count = 16): (view: ModelView) => ModelStep {
   return (view) => {
     if (view.turn === 0) {
-      const calls: Calls = Array.from({ length: 16 }, () =>
+      const calls: Calls = Array.from({ length: count }, () =>
         tool === "bash" ? ["bash", { command }] : ["exec_command", { cmd: command, yield_time_ms: 30_000 }],
       );
       return callAll(...calls);

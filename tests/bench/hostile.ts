@@ -52,7 +52,7 @@ export function stripperThroughput(): ShapeFigures[] {
     const bytes = shape.bytes();
     const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
     const ms = timed(() => renderTerminalText(text));
-    const decoderMs = timed(() => new OutputDecoder().take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, true));
+    const decoderMs = timed(() => new OutputDecoder().take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, true).text);
     const mbps = (elapsed: number) => round(bytes.length / 1e6 / (elapsed / 1000));
     return { shape: shape.name, bytes: bytes.length, mb_per_s: mbps(ms), median_ms: round(ms, 2), decoder_mb_per_s: mbps(decoderMs) };
   });

@@ -3,6 +3,8 @@
  * the host's event-loop delay and its memory (resident, JS heap, and outside the heap: Buffers and
  * other native memory), and hands the figures to the benchmark through tool calls.
  */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -40,6 +42,29 @@ export default function loopDelay(pi: ExtensionAPI): void {
       const figures = { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
       if (params.reset) histogram.reset();
       return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
+    },
+  });
+  // A CPU profile of the host over a window the benchmark chooses (the floods, not Pi's start-up).
+  let profiler: Session | undefined;
+  pi.registerTool({
+    name: "bench_profile",
+    label: "bench_profile",
+    description: "Benchmark only: starts a CPU profile of this process, or stops it and writes it to path.",
+    parameters: Type.Object({ path: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    async execute(_id, params) {
+      if (!params.path) {
+        profiler = new Session();
+        profiler.connect();
+        await profiler.post("Profiler.enable");
+        await profiler.post("Profiler.setSamplingInterval", { interval: 500 });
+        await profiler.post("Profiler.start");
+        return { content: [{ type: "text", text: "profiling" }], details: {} };
+      }
+      const { profile } = await profiler!.post("Profiler.stop");
+      profiler!.disconnect();
+      profiler = undefined;
+      writeFileSync(params.path, JSON.stringify(profile));
+      return { content: [{ type: "text", text: params.path }], details: {} };
     },
   });
   pi.registerTool({

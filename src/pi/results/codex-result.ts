@@ -1,4 +1,4 @@
-import type { JobReport } from "../../core/index.ts";
+import type { Elision, JobReport } from "../../core/index.ts";
 import { codexNotes, codexResultParts, codexTokenBudget } from "./codex-text.ts";
 import { bytesForTokens, codexLineCount } from "./codex-truncate.ts";
 import type { KilledBy } from "./job-fields.ts";
@@ -26,7 +26,7 @@ export interface CodexFields {
 /** `source`: what the call shows (the stream, or a PTY job's screen) and what it counts as printed. */
 export function codexJobText(
   report: JobReport,
-  source: { text: string; printed: Printed; omittedBytes: number },
+  source: { text: string; printed: Printed; omittedBytes: number; elided?: Elision | undefined },
   extras: { maxOutputTokens?: number | undefined },
   fields: CodexFields,
 ) {
@@ -41,6 +41,7 @@ export function codexJobText(
     originalTokenCount: fields.original_token_count,
     maxOutputTokens: extras.maxOutputTokens,
     omittedBytes,
+    undecoded: source.elided ? { bytes: source.elided.bytes, totalLines: source.printed.lines } : undefined,
     notes: codexNotes({
       failureMessage: fields.failure_message,
       killedBy: fields.killed_by,
@@ -51,7 +52,8 @@ export function codexJobText(
     }),
   });
   const start = parts.header.length + 1 + parts.notes.length;
-  const overBudget = Buffer.byteLength(source.text) > bytesForTokens(codexTokenBudget(extras.maxOutputTokens));
+  const overBudget =
+    Buffer.byteLength(source.text) + (source.elided?.bytes ?? 0) > bytesForTokens(codexTokenBudget(extras.maxOutputTokens));
   const cut: OutputCut | undefined =
     overBudget || omittedBytes > 0
       ? {

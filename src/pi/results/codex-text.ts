@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { CODEX_MAX_OUTPUT_TOKENS, isInvisible, metadataLine, omissionMarker } from "../../core/index.ts";
-import { codexOmissionMarker, formattedTruncate, middleCut, truncateWithOmission } from "./codex-truncate.ts";
+import { codexOmissionMarker, formattedTruncate, middleCut, truncateWithOmission, type Undecoded } from "./codex-truncate.ts";
 
 /**
  * The model text of `exec_command` / `write_stdin` results in Codex's own format
@@ -30,6 +30,8 @@ export interface CodexResultInput {
   maxOutputTokens?: number | undefined;
   /** Bytes the retention buffer dropped from this call's output. */
   omittedBytes?: number | undefined;
+  /** A middle of `output` the runtime left undecoded because the cut removes it (see core shown-part.ts). */
+  undecoded?: Undecoded | undefined;
   /** One-line facts the model must read ({@link codexNotes}); each becomes a `Warning:` line. */
   notes?: readonly string[] | undefined;
 }
@@ -94,7 +96,11 @@ export function codexResultParts(input: CodexResultInput): { header: string; not
   const omitted = input.omittedBytes ?? 0;
   const output = withCodexOmission(input.output, omitted);
   const tokens = codexTokenBudget(input.maxOutputTokens);
-  const text = omitted > 0 ? truncateWithOmission(output, omitted, tokens, input.originalTokenCount) : formattedTruncate(output, tokens);
+  const undecoded = input.undecoded;
+  const text =
+    omitted > 0
+      ? truncateWithOmission(output, omitted, tokens, input.originalTokenCount, undecoded?.bytes)
+      : formattedTruncate(output, tokens, undecoded);
   const notes = (input.notes ?? []).map((note) => `Warning: ${metadataLine(note)}\n`).join("");
   return { header: codexHeader(input), notes, output: text };
 }

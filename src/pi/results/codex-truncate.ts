@@ -50,12 +50,14 @@ function charsIn(bytes: Buffer, start: number, end: number): number {
  * Keeps the start and the end of `text` within `maxBytes` (half each) and joins them with Codex's
  * mark `…N tokens truncated…` (N = ceil(bytes over budget / 4)) or `…N chars truncated…` (N = the
  * characters removed). No separator around the mark, as in Codex. A budget of 0 leaves the mark
- * alone; text within budget comes back unchanged.
+ * alone; text within budget comes back unchanged. `undecodedBytes`: output the runtime left out of
+ * `text` because this cut removes it anyway (its middle, see core shown-part.ts); it counts as raw
+ * bytes, tokens only.
  */
-export function middleCut(text: string, maxBytes: number, unit: CutUnit = "tokens"): string {
+export function middleCut(text: string, maxBytes: number, unit: CutUnit = "tokens", undecodedBytes = 0): string {
   if (text === "") return "";
   const bytes = Buffer.from(text, "utf8");
-  const total = bytes.length;
+  const total = bytes.length + undecodedBytes;
   const mark = (count: number) => `…${count} ${unit} truncated…`;
   if (maxBytes <= 0) return mark(unit === "tokens" ? tokensForBytes(total) : charsIn(bytes, 0, total));
   if (total <= maxBytes) return text;
@@ -65,25 +67,32 @@ export function middleCut(text: string, maxBytes: number, unit: CutUnit = "token
   // boundary at or after `total - right`.
   let headEnd = left;
   while (headEnd > 0 && isContinuation(bytes[headEnd])) headEnd--;
-  let tailStart = total - right;
-  while (tailStart < total && isContinuation(bytes[tailStart])) tailStart++;
+  let tailStart = bytes.length - right;
+  while (tailStart < bytes.length && isContinuation(bytes[tailStart])) tailStart++;
   if (tailStart < headEnd) tailStart = headEnd;
   const removed = unit === "tokens" ? tokensForBytes(total - maxBytes) : charsIn(bytes, headEnd, tailStart);
   return `${bytes.subarray(0, headEnd).toString("utf8")}${mark(removed)}${bytes.subarray(tailStart).toString("utf8")}`;
 }
 
+/** A middle of the output the runtime did not decode (the cut removes it): its raw bytes and the lines of the whole output. */
+export interface Undecoded {
+  bytes: number;
+  totalLines: number;
+}
+
 /**
  * Codex's `formatted_truncate_text` for a token budget: unchanged within `4 × maxTokens` bytes;
  * otherwise `Warning: truncated output (original token count: T)`, `Total output lines: L`, a blank
- * line, and the middle cut.
+ * line, and the middle cut. With an {@link Undecoded} middle, T and L count it raw, as Codex counts
+ * its own undecoded text.
  */
-export function formattedTruncate(text: string, maxTokens: number): string {
+export function formattedTruncate(text: string, maxTokens: number, undecoded?: Undecoded): string {
   const budget = bytesForTokens(maxTokens);
-  const size = Buffer.byteLength(text, "utf8");
+  const size = Buffer.byteLength(text, "utf8") + (undecoded?.bytes ?? 0);
   if (size <= budget) return text;
   return (
     `Warning: truncated output (original token count: ${tokensForBytes(size)})\n` +
-    `Total output lines: ${codexLineCount(text)}\n\n${middleCut(text, budget, "tokens")}`
+    `Total output lines: ${undecoded?.totalLines ?? codexLineCount(text)}\n\n${middleCut(text, budget, "tokens", undecoded?.bytes)}`
   );
 }
 
@@ -99,11 +108,17 @@ export function codexOmissionMarker(omittedBytes: number): string {
  * (omitted bytes included), the omission line again if the cut removed it, a blank line, and the
  * middle cut. Codex prints no `Total output lines` here.
  */
-export function truncateWithOmission(text: string, omittedBytes: number, maxTokens: number, originalTokenCount: number): string {
+export function truncateWithOmission(
+  text: string,
+  omittedBytes: number,
+  maxTokens: number,
+  originalTokenCount: number,
+  undecodedBytes = 0,
+): string {
   const marker = codexOmissionMarker(omittedBytes);
   const budget = bytesForTokens(maxTokens);
-  if (Buffer.byteLength(text, "utf8") <= budget) return text.includes(marker) ? text : `${marker}\n${text}`;
-  const cut = middleCut(text, budget, "tokens");
+  if (Buffer.byteLength(text, "utf8") + undecodedBytes <= budget) return text.includes(marker) ? text : `${marker}\n${text}`;
+  const cut = middleCut(text, budget, "tokens", undecodedBytes);
   const notice = cut.includes(marker) ? "" : `${marker}\n`;
   return `Warning: truncated output (original token count: ${originalTokenCount})\n${notice}\n${cut}`;
 }

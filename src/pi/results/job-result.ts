@@ -1,13 +1,15 @@
 import { randomBytes } from "node:crypto";
-import type { AgentToolResult, TruncationResult } from "@earendil-works/pi-coding-agent";
+import { type AgentToolResult, DEFAULT_MAX_LINES, type TruncationResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
+import type { Elision, JobReport, ScreenView, ShownPart, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
+import { codexTokenBudget } from "./codex-text.ts";
+import { bytesForTokens } from "./codex-truncate.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
 import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
-import { capOutputToBudget } from "./token-budget.ts";
+import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
 
 export { completionNote, type KilledBy, killedBy, stopMessage } from "./job-fields.ts";
@@ -243,8 +245,9 @@ function screenFields(screen: ScreenView | undefined): { view?: "screen" | "scre
  * or a PTY job's screen, which replaces the stream as the output (the stream was consumed all the
  * same; the log keeps it), counted as the text it is.
  */
-function shownSource(report: JobReport): { text: string; printed: Printed; omittedBytes: number } {
-  if (!report.screen) return { text: report.output.text, printed: printedOf(report.output), omittedBytes: report.output.omittedBytes };
+function shownSource(report: JobReport): { text: string; printed: Printed; omittedBytes: number; elided?: Elision | undefined } {
+  const { output } = report;
+  if (!report.screen) return { text: output.text, printed: printedOf(output), omittedBytes: output.omittedBytes, elided: output.elided };
   const text = report.screen.lines.join("\n");
   return { text, printed: printedOf({ text, omittedBytes: 0 }), omittedBytes: 0 };
 }
@@ -324,6 +327,19 @@ function defaultText(
     outputAt: [header.length, header.length + capped.content.length] as [number, number],
     cut: facts.cut ? outputCut(printed, capped.truncation) : undefined,
   };
+}
+
+/**
+ * What a result in `format` can show of a call's output, so the runtime decodes a large read only that
+ * far: the end within the cap (Pi's 2 000 lines, `max_output_tokens`), or Codex's head and tail.
+ */
+export function shownPart(format: ResultFormat, maxOutputTokens?: number): ShownPart {
+  if (format === "codex") {
+    const budget = bytesForTokens(codexTokenBudget(maxOutputTokens));
+    const headBytes = Math.floor(budget / 2);
+    return { headBytes, tailBytes: budget - headBytes, tailLines: Number.POSITIVE_INFINITY };
+  }
+  return { headBytes: 0, tailBytes: outputByteBudget(maxOutputTokens), tailLines: DEFAULT_MAX_LINES };
 }
 
 export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {

@@ -26,7 +26,7 @@ import {
 import { EXEC_SCREEN_DESCRIPTION, SCREEN_GUIDELINES } from "../guidance/screens.ts";
 import { execCommandRenderer } from "../render.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 
 /** `max_output_tokens`, the same on both tools. */
@@ -124,7 +124,10 @@ export function execCommandTool(
     ...execCommandRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       runtimes.assertNoUnstoppedChildren();
-      const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
+      const request = {
+        ...prepareExec(params, ctx.cwd, process.env, hostSettings()),
+        shown: shownPart(format.format, params.max_output_tokens),
+      };
       const runtime = runtimes.runtimeFor(ctx.sessionManager);
       const report = await runtime.exec(request, {
         signal,

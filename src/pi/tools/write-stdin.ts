@@ -25,7 +25,7 @@ import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { writeStdinRenderer } from "../render.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
@@ -94,7 +94,7 @@ export function writeStdinTool(
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
-      const request = prepareWrite(params, process.env);
+      const request = { ...prepareWrite(params, process.env), shown: shownPart(format.format, params.max_output_tokens) };
       const report = await runtimes
         .runtimeFor(ctx.sessionManager)
         .interact(request, {

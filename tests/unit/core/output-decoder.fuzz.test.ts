@@ -19,7 +19,7 @@ function decode(bytes: Buffer, cuts: number[]): string {
   let text = "";
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
-    text += decoder.take({ head: bytes.subarray(from, cut), tail: Buffer.alloc(0), omittedBytes: 0 }, cut === bytes.length);
+    text += decoder.take({ head: bytes.subarray(from, cut), tail: Buffer.alloc(0), omittedBytes: 0 }, cut === bytes.length).text;
     from = cut;
   }
   return text;

@@ -14,27 +14,27 @@ describe("OutputDecoder", () => {
   it("keeps a UTF-8 character split across two reads whole", () => {
     const decoder = new OutputDecoder();
     const euro = Buffer.from("€");
-    assert.equal(decoder.take(read(Buffer.concat([Buffer.from("price: "), euro.subarray(0, 2)])), false), "price: ");
-    assert.equal(decoder.take(read(Buffer.concat([euro.subarray(2), Buffer.from("5\n")])), false), "€5\n");
+    assert.equal(decoder.take(read(Buffer.concat([Buffer.from("price: "), euro.subarray(0, 2)])), false).text, "price: ");
+    assert.equal(decoder.take(read(Buffer.concat([euro.subarray(2), Buffer.from("5\n")])), false).text, "€5\n");
   });
 
   it("flushes an incomplete character when the job has ended", () => {
     const decoder = new OutputDecoder();
-    assert.equal(decoder.take(read(Buffer.from([0x61, 0xe2, 0x82])), true), "a\uFFFD");
+    assert.equal(decoder.take(read(Buffer.from([0x61, 0xe2, 0x82])), true).text, "a\uFFFD");
   });
 
   it("holds a control sequence split across two reads and strips it whole", () => {
     const decoder = new OutputDecoder();
-    assert.equal(decoder.take(read("plain \x1b[3"), false), "plain ");
-    assert.equal(decoder.take(read("1mred\x1b[0m\n"), false), "red\n");
-    assert.equal(decoder.take(read("title \x1b]0;my tit"), false), "title ");
-    assert.equal(decoder.take(read("le\x07done\n"), false), "done\n");
+    assert.equal(decoder.take(read("plain \x1b[3"), false).text, "plain ");
+    assert.equal(decoder.take(read("1mred\x1b[0m\n"), false).text, "red\n");
+    assert.equal(decoder.take(read("title \x1b]0;my tit"), false).text, "title ");
+    assert.equal(decoder.take(read("le\x07done\n"), false).text, "done\n");
   });
 
   it("does not hold a complete sequence at the end of a read", () => {
     const decoder = new OutputDecoder();
-    assert.equal(decoder.take(read("a\x1b[0m"), false), "a");
-    assert.equal(decoder.take(read("b"), false), "b");
+    assert.equal(decoder.take(read("a\x1b[0m"), false).text, "a");
+    assert.equal(decoder.take(read("b"), false).text, "b");
   });
 
   it("splices the marker at a retention gap and drops the character cut there", () => {
@@ -43,7 +43,7 @@ describe("OutputDecoder", () => {
     const text = decoder.take(
       read(Buffer.concat([Buffer.from("start"), euro.subarray(0, 1)]), Buffer.concat([euro.subarray(1), Buffer.from("end\n")]), 1000),
       false,
-    );
+    ).text;
     assert.equal(text, `start\uFFFD${omissionMarker(1000)}end\n`);
   });
 });

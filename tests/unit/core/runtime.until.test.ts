@@ -108,13 +108,21 @@ describe("PTY echo", { skip: SKIP_WITHOUT_PTY }, () => {
       exec("PS1='$ ' bash --norc --noprofile -i", { tty: true, yield_time_ms: 5_000, until_pattern: "\\$ $" }),
     );
     const id = runningId(shell)!;
-    const typed = await runtime.interact(write(id, { chars: "echo rea''dy\\r", yield_time_ms: 10_000, until_pattern: "ready" }));
-    assert.equal(typed.waitEnd, "matched");
-    assert.equal(typed.matchedLine, "ready");
-    assert.match(typed.output.text, /^echo rea''dy\nready\n$/);
-    const again = await runtime.interact(write(id, { chars: "echo ready\\r", yield_time_ms: 10_000, until_pattern: "ready" }));
-    assert.equal(again.matchedLine, "ready", "the echoed command line contains the word too, and is skipped");
-    await runtime.shutdown();
+    try {
+      const typed = await runtime.interact(write(id, { chars: "echo rea''dy\\r", yield_time_ms: 10_000, until_pattern: "ready" }));
+      assert.equal(typed.waitEnd, "matched");
+      assert.equal(typed.matchedLine, "ready");
+      assert.match(typed.output.text, /^echo rea''dy\nready\n$/);
+      // The next prompt is read first: read in one piece with the next echo, it would be one line with it
+      // (`$ echo ready`), which no filter can tell from output that merely contains the typed text.
+      const prompt = await runtime.interact(write(id, { yield_time_ms: 10_000, until_pattern: "\\$ $" }));
+      assert.equal(prompt.waitEnd, "matched");
+      const again = await runtime.interact(write(id, { chars: "echo ready\\r", yield_time_ms: 10_000, until_pattern: "ready" }));
+      assert.equal(again.matchedLine, "ready", "the echoed command line contains the word too, and is skipped");
+    } finally {
+      // A failed assertion must not leave the interactive shell holding the test file open.
+      await runtime.shutdown();
+    }
   });
 });
 

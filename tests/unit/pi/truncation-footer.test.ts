@@ -89,7 +89,7 @@ describe("honest truncation footer", () => {
       if (last !== 0x0a) printed.lines++;
       assert.deepEqual(printed, { lines: 2_000_000, bytes: SEQ_BYTES });
 
-      const text = new OutputDecoder().take(retained.drain(), true);
+      const { text } = new OutputDecoder().take(retained.drain(), true);
       const capped = capOutputToBudget(text, LOG, undefined, truncationFooterWriter(printed, LOG));
       assert.ok(capped.content.startsWith("1998001\n") && capped.content.endsWith("\n2000000"));
       assert.ok(capped.shown.endsWith(`\n\n[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${LOG}]`));

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:profile`: a V8 CPU profile of Pi (the newest 1.x, offline) while sixteen 50 MB floods
+ * run through exec_command at once, to check that no synchronous step of ours blocks Pi's event loop
+ * for long. The profile covers the floods only (taken from inside Pi by the benchmark extension).
+ * A stretch of ours is a run of consecutive samples with this package's code on the stack: one
+ * synchronous step of ours lies within one such run (two steps back to back make one run, so the
+ * figure is an upper bound). Prints the longest runs and where their time went, with the host's
+ * event-loop delay over the same window. `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES`
+ * their size (50 MB).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
+import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { call, say } from "../helpers/scripted-model.ts";
+import { floodErrors, loopDelay, sixteenFloods } from "./floods.ts";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const FLOODS = Number(process.env.PROFILE_FLOODS) || 16;
+const BYTES = Number(process.env.PROFILE_BYTES) || 50_000_000;
+/** Steps at least this long are listed. */
+const REPORT_MS = 10;
+
+/** Where a frame's code lives: this package, Pi and its libraries, or Node and V8 themselves. */
+function origin(url: string): "ours" | "pi" | "node" {
+  if (url.includes(`${REPO_ROOT}/src/`)) return "ours";
+  if (url.includes("node_modules")) return "pi";
+  return "node";
+}
+
+function frameName(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const file = url.replace(/^file:\/\//, "").replace(`${REPO_ROOT}/`, "");
+  return `${functionName || "(anonymous)"} ${file ? `${file.split("node_modules/").at(-1)}:${lineNumber + 1}` : ""}`.trim();
+}
+
+/** Stretches of consecutive samples with our code on the stack, longest first, each with its self time by frame. */
+function stretchesOfOurs(profile: CpuProfile) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const oursOnStack = new Map<number, boolean>();
+  const hasOurs = (id: number): boolean => {
+    const known = oursOnStack.get(id);
+    if (known !== undefined) return known;
+    const node = byId.get(id)!;
+    const up = parent.get(id);
+    const value = origin(node.callFrame.url) === "ours" || (up !== undefined && hasOurs(up));
+    oursOnStack.set(id, value);
+    return value;
+  };
+  const found: { ms: number; self: Map<string, number> }[] = [];
+  let current: (typeof found)[number] | undefined;
+  profile.samples.forEach((id, i) => {
+    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000; // the time until the next sample is this sample's
+    if (!hasOurs(id)) {
+      current = undefined;
+      return;
+    }
+    if (!current) {
+      current = { ms: 0, self: new Map() };
+      found.push(current);
+    }
+    current.ms += ms;
+    const name = frameName(byId.get(id)!);
+    current.self.set(name, (current.self.get(name) ?? 0) + ms);
+  });
+  return found.sort((a, b) => b.ms - a.ms);
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "piue-profile-"));
+  const flood = `head -c ${BYTES} /dev/zero | tr '\\0' x | fold -w 99`;
+  const pi = await PiRpcHost.start(PI_HOSTS.at(-1)!, {
+    extensions: [EXTENSION_ENTRY, join(REPO_ROOT, "tests", "bench", "loop-delay-extension.ts")],
+  });
+  const file = join(dir, "floods.cpuprofile");
+  let loop: Awaited<ReturnType<typeof loopDelay>>;
+  try {
+    await pi.run("warm up", (view) => (view.turn === 0 ? call("exec_command", { cmd: "true" }) : say("ok")));
+    await pi.run("profile", (view) => (view.turn === 0 ? call("bench_profile", {}) : say("ok")));
+    await loopDelay(pi);
+    const t0 = performance.now();
+    const run = await pi.run("floods", sixteenFloods("exec_command", flood, FLOODS), 300_000);
+    console.log(`${FLOODS} floods of ${BYTES / 1e6} MB: ${Math.round(performance.now() - t0)} ms, ${floodErrors(run)} errors`);
+    loop = await loopDelay(pi);
+    await pi.run("profile", (view) => (view.turn === 0 ? call("bench_profile", { path: file }) : say("ok")));
+  } finally {
+    await pi.close(60_000);
+  }
+  console.log(`event-loop delay: p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  const busyMs = profile.samples.reduce((sum, _, i) => sum + (profile.timeDeltas[i + 1] ?? 0), 0) / 1000;
+  const all = stretchesOfOurs(profile);
+  const long = all.filter((stretch) => stretch.ms >= REPORT_MS);
+  const oursMs = all.reduce((sum, stretch) => sum + stretch.ms, 0);
+  console.log(
+    `profile: ${Math.round(busyMs)} ms; our code on the stack ${Math.round(oursMs)} ms in ${all.length} stretches, ` +
+      `the longest ${(all[0]?.ms ?? 0).toFixed(1)} ms; ${long.length} of ${REPORT_MS} ms or more`,
+  );
+  for (const stretch of long.slice(0, 8)) {
+    const top = [...stretch.self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    console.log(`\n${stretch.ms.toFixed(1)} ms:`);
+    for (const [name, ms] of top) console.log(`  ${ms.toFixed(1).padStart(6)} ms  ${name}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,76 @@
+/**
+ * A flood's result reads the same whether the runtime decoded the whole read or only what the result
+ * shows: the same job run twice, one result built from a whole decode and one from a partial one, in
+ * our format (output and footer) and in Codex's (its head and tail around the cut).
+ */
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import type { JobReport } from "../../../src/core/job-snapshot.ts";
+import { prepareExec } from "../../../src/core/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import type { ShownPart } from "../../../src/core/shown-part.ts";
+import type { ResultFormat } from "../../../src/pi/result-format.ts";
+import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
+
+const runtime = new ExecRuntime();
+after(() => runtime.shutdown());
+
+/** Colored numbered lines, some inside a DCS string that spans lines: `lines` of them, then an exit. */
+const flood = (lines: number) =>
+  `awk 'BEGIN { for (i = 1; i <= ${lines}; i++) { if (i % 997 == 0) printf "\\033Phidden %d\\n\\033\\\\", i; printf "\\033[3%dmline %d\\033[0m\\n", i % 8, i } }'`;
+
+async function run(command: string, shown: ShownPart | undefined): Promise<JobReport> {
+  const request = prepareExec({ cmd: command, yield_time_ms: 20_000 }, process.cwd(), process.env);
+  const report = await runtime.exec(shown ? { ...request, shown } : request);
+  assert.equal(report.job.exit?.exitCode, 0, "the flood ran to its end");
+  return report;
+}
+
+/** The model text with what differs between two runs of one job (log path, times, chunk id) made equal. */
+function modelText(report: JobReport, format: ResultFormat): string {
+  const result = jobResult(report, { format });
+  const text = result.content[0]?.type === "text" ? result.content[0].text : "";
+  return text
+    .replaceAll(report.job.logPath, "<log>")
+    .replace(/(wall_time_seconds|Wall time|Chunk ID|chunk_id)[:=] ?\S+/g, "$1 <varies>")
+    .replace(/job_id[:=] ?\d+/g, "job_id <id>");
+}
+
+/** Codex's head and tail around its mark (the mark's count is of raw bytes when the middle was not decoded). */
+function codexEnds(text: string): [string, string] {
+  const mark = /…\d+ tokens truncated…/.exec(text);
+  assert.ok(mark, "Codex's cut");
+  return [
+    text.slice(0, mark.index).replace(/original token count: \d+|Total output lines: \d+/g, ""),
+    text.slice(mark.index + mark[0].length),
+  ];
+}
+
+describe("a flood's result from a partial decode", () => {
+  for (const [name, lines] of [
+    ["a read within retention", 20_000],
+    ["a read past a retention gap", 120_000],
+  ] as const) {
+    it(`is the result a whole decode gives, in our format (${name})`, async () => {
+      const whole = await run(flood(lines), undefined);
+      const part = await run(flood(lines), shownPart("default"));
+      assert.ok(part.output.elided, "the runtime decoded only a part");
+      assert.equal(whole.output.elided, undefined);
+      assert.equal(modelText(part, "default"), modelText(whole, "default"));
+      assert.match(modelText(part, "default"), new RegExp(`line ${lines}\\n\\n\\[Showing the last 2000 of \\d+ lines`));
+    });
+
+    it(`has Codex's head and tail of a whole decode (${name})`, async () => {
+      const whole = await run(flood(lines), undefined);
+      const part = await run(flood(lines), shownPart("codex"));
+      assert.ok(part.output.elided, "the runtime decoded only a part");
+      assert.deepEqual(codexEnds(modelText(part, "codex")), codexEnds(modelText(whole, "codex")));
+    });
+  }
+
+  it("is not taken for a small read: the text is the whole read", async () => {
+    const report = await run(flood(200), shownPart("default"));
+    assert.equal(report.output.elided, undefined);
+    assert.match(report.output.text, /^line 1\nline 2\n/);
+  });
+});

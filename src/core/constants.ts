@@ -197,10 +197,6 @@ export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
  */
 export const PARTIAL_DECODE_MIN_SKIP_BYTES = 64 * 1024;
 
-/** What Pi's cap shows of a result's output (Pi's `DEFAULT_MAX_BYTES`, `DEFAULT_MAX_LINES`): the end, 50 KiB or 2 000 lines. */
-export const MODEL_TAIL_BYTES = 50 * 1024;
-export const MODEL_TAIL_LINES = 2000;
-
 /** The latest output kept per job for the UI's live preview, separate from what the model reads. */
 export const PREVIEW_BYTES = 32 * 1024;
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */

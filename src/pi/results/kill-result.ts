@@ -1,8 +1,11 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { KillReport } from "../../core/index.ts";
-import { capOutput, headerLines, metadata, oneLine, seconds } from "./format.ts";
+import { headerLines, metadata, oneLine, seconds } from "./format.ts";
 import { exitFields, type KilledBy } from "./job-fields.ts";
+import { printedOf } from "./lean-header.ts";
+import { capOutputToBudget } from "./token-budget.ts";
+import { truncationFooterWriter } from "./truncation-footer.ts";
 
 /** Result of `kill_session`: what was sent, whether it escalated, the exit, and the cleanup evidence. */
 
@@ -68,7 +71,8 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
   const { job, termination } = report;
   const status = statusOf(report);
   const logPath = metadata(job.logPath);
-  const capped = capOutput(report.output.text, logPath);
+  // The footer counts what the job printed, as a job result's does: the text may be only the part shown.
+  const capped = capOutputToBudget(report.output.text, logPath, undefined, truncationFooterWriter(printedOf(report.output), logPath));
   const failure =
     (termination.failure && metadata(termination.failure)) ??
     (status === "still_running"

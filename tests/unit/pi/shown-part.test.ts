@@ -11,6 +11,8 @@ import { ExecRuntime } from "../../../src/core/runtime.ts";
 import type { ShownPart } from "../../../src/core/shown-part.ts";
 import type { ResultFormat } from "../../../src/pi/result-format.ts";
 import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
+import { killResult } from "../../../src/pi/results/kill-result.ts";
+import { waitFor } from "../../helpers/processes.ts";
 
 const runtime = new ExecRuntime();
 after(() => runtime.shutdown());
@@ -67,6 +69,22 @@ describe("a flood's result from a partial decode", () => {
       assert.deepEqual(codexEnds(modelText(part, "codex")), codexEnds(modelText(whole, "codex")));
     });
   }
+
+  it("in a kill's result, cut with a footer that counts what the job printed, not the part decoded", async () => {
+    const request = prepareExec({ cmd: "sleep 1; seq 1 300000; exec sleep 30", yield_time_ms: 250 }, process.cwd(), process.env);
+    const started = await runtime.exec(request);
+    assert.equal(started.output.text, "", "the first window ends before seq starts");
+    const job = runtime.jobs().find((candidate) => candidate.id === started.job.jobId);
+    assert.ok(job, "still running");
+    await waitFor(() => job.outputBytesTotal >= 1_988_895, "all of seq's output");
+    const report = await runtime.kill(job.id, "SIGKILL", undefined, "model", shownPart("default"));
+    assert.ok(report.output.elided, "the runtime decoded only a part");
+    const [content] = killResult(report).content;
+    assert.match(
+      content?.type === "text" ? content.text : "",
+      /\n299999\n300000\n\n\[Showing the last 2000 of 300000 lines \(2\.0 MB; \d\.\d MB not shown\)\. Full output: /,
+    );
+  });
 
   it("is not taken for a small read: the text is the whole read", async () => {
     const report = await run(flood(200), shownPart("default"));

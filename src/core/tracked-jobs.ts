@@ -97,9 +97,9 @@ export class TrackedJobs {
 
   /**
    * Forgets jobs that are over, whose groups are proven empty and whose streams are closed. Done
-   * before each spawn, each listing and at shutdown. A job whose groups were once seen empty never
-   * names them again, so a reused id is never mistaken for it; one whose streams a daemon still holds
-   * stays, so shutdown finds the daemon and closes our end.
+   * after each exec (in a later turn), at each listing and at shutdown. A job whose groups were once
+   * seen empty never names them again, so a reused id is never mistaken for it; one whose streams a
+   * daemon still holds stays, so shutdown finds the daemon and closes our end.
    */
   prune(): void {
     const finished = [...this.jobs].filter((job) => job.exit);

@@ -2,9 +2,10 @@
  * `npm run bench:profile`: a V8 CPU profile of Pi (the newest 1.x, offline) while sixteen 50 MB floods
  * run through exec_command at once, to check that no synchronous step of ours blocks Pi's event loop
  * for long. The profile covers the floods only (taken from inside Pi by the benchmark extension).
- * A stretch of ours is a run of consecutive samples with this package's code on the stack: one
- * synchronous step of ours lies within one such run (two steps back to back make one run, so the
- * figure is an upper bound). Prints the longest runs and where their time went, with the host's
+ * A stretch of ours is a run of consecutive samples with this package's code on the stack and the
+ * same entry frame (the frame under the root: a stream read, a timer, the microtask queue): one
+ * synchronous step of ours lies within one such run (two steps of one kind back to back make one
+ * run, so the figure is an upper bound). Prints the longest runs and where their time went, with the host's
  * event-loop delay over the same window. `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES`
  * their size (50 MB).
  */
@@ -60,7 +61,14 @@ function stretchesOfOurs(profile: CpuProfile) {
     oursOnStack.set(id, value);
     return value;
   };
-  const found: { ms: number; self: Map<string, number> }[] = [];
+  // The frame just under (root): a task's entry (a stream read, a timer, the microtask queue). A new
+  // entry is a new task; the same entry twice in a row may still be two tasks (hence an upper bound).
+  const entryOf = (id: number): number => {
+    let at = id;
+    for (let up = parent.get(at); up !== undefined && parent.get(up) !== undefined; up = parent.get(up)) at = up;
+    return at;
+  };
+  const found: { ms: number; self: Map<string, number>; entry: number }[] = [];
   let current: (typeof found)[number] | undefined;
   profile.samples.forEach((id, i) => {
     const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000; // the time until the next sample is this sample's
@@ -68,8 +76,9 @@ function stretchesOfOurs(profile: CpuProfile) {
       current = undefined;
       return;
     }
-    if (!current) {
-      current = { ms: 0, self: new Map() };
+    const entry = entryOf(id);
+    if (!current || current.entry !== entry) {
+      current = { ms: 0, self: new Map(), entry };
       found.push(current);
     }
     current.ms += ms;

@@ -71,6 +71,13 @@ export const PTY_WRITE_RETRY_MAX_MS = 50;
  * during a flood). One read never takes more: it is also the most a single `data` event carries.
  */
 export const READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * Bytes one output pipe hands over in one turn of the event loop; then it pauses until the next
+ * turn. libuv reads a readable pipe up to 32 times per turn (2 MiB at 64 KiB), and every byte is
+ * counted, retained, previewed and staged for the log: at 512 KiB a flooding job's share of a turn
+ * stays a few milliseconds, and sixteen floods take turns instead of blocking Pi's loop.
+ */
+export const READ_TURN_BYTES = 512 * 1024;
 
 /**
  * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell. Its bash reads

@@ -1,5 +1,6 @@
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
+import { READ_TURN_BYTES } from "../constants.ts";
 
 /**
  * Reads one of a child's output pipes into a buffer the job reuses for every read, instead of a
@@ -16,6 +17,9 @@ import type { Readable } from "node:stream";
  *
  * A chunk handed to `onData` is a view of the shared buffer, valid only during the call: whoever
  * keeps bytes must copy them (retention, the log's staging buffers and the decoders all do).
+ *
+ * Either way a pipe hands over at most {@link READ_TURN_BYTES} per turn of the event loop, then
+ * pauses until the next turn (a pause the job asked for, for backpressure, is kept apart and wins).
  */
 export interface OutputReader {
   pause(): void;
@@ -45,11 +49,30 @@ function takeHandle(stream: Readable): object | undefined {
 
 export function readOutput(stream: Readable, buffer: Buffer, onData: (chunk: Buffer) => void, onClosed: () => void): OutputReader {
   const handle = takeHandle(stream);
+  /** Paused by the job (backpressure), and paused for the rest of this turn. */
+  let held = false;
+  let yielded = false;
+  let turnBytes = 0;
+  const endTurn = () => {
+    turnBytes = 0;
+    if (!yielded) return;
+    yielded = false;
+    if (!held && !readable.destroyed) readable.resume();
+  };
+  const deliver = (chunk: Buffer) => {
+    onData(chunk);
+    if (turnBytes === 0) setImmediate(endTurn);
+    turnBytes += chunk.length;
+    if (turnBytes >= READ_TURN_BYTES && !yielded) {
+      yielded = true;
+      readable.pause();
+    }
+  };
   let socket: Socket | undefined;
   if (handle) {
     try {
       const callback = (bytes: number, into: Uint8Array): boolean => {
-        onData((into as Buffer).subarray(0, bytes));
+        deliver((into as Buffer).subarray(0, bytes));
         return true; // pausing goes through `pause()`
       };
       // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
@@ -62,13 +85,19 @@ export function readOutput(stream: Readable, buffer: Buffer, onData: (chunk: Buf
     }
   }
   const readable: Readable = socket ?? stream;
-  if (!socket) readable.on("data", (chunk: Buffer) => onData(chunk));
+  if (!socket) readable.on("data", (chunk: Buffer) => deliver(chunk));
   // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
   readable.on("error", () => {});
   readable.on("close", onClosed);
   return {
-    pause: () => readable.pause(),
-    resume: () => readable.resume(),
+    pause: () => {
+      held = true;
+      readable.pause();
+    },
+    resume: () => {
+      held = false;
+      if (!yielded) readable.resume();
+    },
     destroy: () => readable.destroy(),
     ref: () => (readable as Socket).ref?.(),
     reusesBuffer: socket !== undefined,

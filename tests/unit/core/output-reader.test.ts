@@ -1,14 +1,16 @@
 /**
  * Reading a child's output into one reused buffer: every byte arrives in order (a 32 MB flood with a
  * checksum), each chunk is a view of the shared buffer, pause holds the pipe, close is reported once
- * after the end of file, a destroyed reader closes too, and a stream that is not a socket falls back
- * to 'data' events. Real child processes; one flood beside CPU burners.
+ * after the end of file, a destroyed reader closes too, a stream that is not a socket falls back
+ * to 'data' events, and a flood hands over at most READ_TURN_BYTES per turn of the event loop, a
+ * pause of the job's own kept across those turns. Real child processes; floods beside CPU burners.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
+import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/constants.ts";
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
@@ -88,6 +90,62 @@ describe("readOutput", () => {
     run.reader.resume();
     await waitFor(() => run.state.closes === 1, "the close");
     assert.equal(run.state.bytes, "firstsecond".length);
+  });
+
+  it("hands over at most READ_TURN_BYTES per turn of the event loop, every byte in the end (both paths, beside CPU burners)", async () => {
+    const stop = startBurners(2);
+    try {
+      for (const path of ["reused buffer", "data events"] as const) {
+        const child = spawn("bash", ["-c", "head -c 40000000 /dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
+        // A stream that is not Node's socket takes the 'data' path; the child's pipe feeds it.
+        const source = path === "data events" ? child.stdout.pipe(new PassThrough({ highWaterMark: 4 * READ_BUFFER_BYTES })) : child.stdout;
+        const turns: number[] = [0];
+        let turning = true;
+        const nextTurn = () => {
+          turns.push(0);
+          if (turning) setImmediate(nextTurn);
+        };
+        setImmediate(nextTurn);
+        let closed = false;
+        let bytes = 0;
+        const reader = readOutput(
+          source,
+          Buffer.alloc(READ_BUFFER_BYTES),
+          (chunk) => {
+            bytes += chunk.length;
+            turns[turns.length - 1]! += chunk.length;
+          },
+          () => {
+            closed = true;
+          },
+        );
+        await waitFor(() => closed, "the flood's end", 60_000);
+        turning = false;
+        assert.equal(bytes, 40_000_000, path);
+        assert.equal(reader.reusesBuffer, path === "reused buffer");
+        const most = Math.max(...turns);
+        assert.ok(most <= READ_TURN_BYTES + 4 * READ_BUFFER_BYTES, `${path}: ${most} bytes in one turn`);
+      }
+    } finally {
+      stop();
+    }
+  });
+
+  it("keeps a pause of the job's own across the pause at the end of a turn", async () => {
+    const run = readChild("head -c 8000000 /dev/zero");
+    // Held by the job right after the pipe yielded its turn: the next turn must not resume it.
+    await waitFor(() => run.state.bytes >= READ_TURN_BYTES, "a turn's worth of output");
+    run.reader.pause();
+    const held = run.state.bytes;
+    await run.exited;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(run.state.bytes - held <= READ_TURN_BYTES, "at most the rest of that turn came after the pause");
+    const stillHeld = run.state.bytes;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(run.state.bytes, stillHeld, "nothing more while paused");
+    run.reader.resume();
+    await waitFor(() => run.state.closes === 1, "the close");
+    assert.equal(run.state.bytes, 8_000_000);
   });
 
   it("reports close once when destroyed while the child still writes", async () => {

@@ -40,6 +40,12 @@ function lineEndAfter(bytes: Buffer, from: number): number {
   return lf === -1 ? bytes.length : lf + 1;
 }
 
+/** What the end of a read is found in: the bytes past the gap (a character the gap cut is lost, as in a whole decode), or all of them. */
+function streamOf(output: RetainedOutput): Buffer {
+  if (output.omittedBytes > 0) return output.tail.subarray(continuationPrefix(output.tail));
+  return output.tail.length ? Buffer.concat([output.head, output.tail]) : output.head;
+}
+
 /**
  * Turns a job's output bytes into model text, one read at a time, as if the reads were one stream:
  * a UTF-8 character or a control sequence split between two reads comes out whole in the later one.
@@ -81,8 +87,7 @@ export class OutputDecoder {
     const gap = output.omittedBytes > 0;
     const retained = output.head.length + output.tail.length;
     if (retained < shown.headBytes + shown.tailBytes + PARTIAL_DECODE_MIN_SKIP_BYTES) return undefined;
-    // Past a gap the stream is the tail (a character cut by the gap is lost, as in a whole decode).
-    const stream = gap ? output.tail.subarray(continuationPrefix(output.tail)) : Buffer.concat([output.head, output.tail]);
+    const stream = streamOf(output);
     const end = this.renderEnd(stream, final, shown, gap);
     if (!end) return undefined;
     const start =

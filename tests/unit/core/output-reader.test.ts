@@ -131,21 +131,31 @@ describe("readOutput", () => {
     }
   });
 
-  it("keeps a pause of the job's own across the pause at the end of a turn", async () => {
-    const run = readChild("head -c 8000000 /dev/zero");
-    // Held by the job right after the pipe yielded its turn: the next turn must not resume it.
-    await waitFor(() => run.state.bytes >= READ_TURN_BYTES, "a turn's worth of output");
-    run.reader.pause();
-    const held = run.state.bytes;
-    await run.exited;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.ok(run.state.bytes - held <= READ_TURN_BYTES, "at most the rest of that turn came after the pause");
-    const stillHeld = run.state.bytes;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(run.state.bytes, stillHeld, "nothing more while paused");
-    run.reader.resume();
-    await waitFor(() => run.state.closes === 1, "the close");
-    assert.equal(run.state.bytes, 8_000_000);
+  it("keeps a pause of the job's own across the pause at the end of a turn (a 2 MB backlog)", async () => {
+    // A backlog larger than a turn's share, already waiting: the first turn hands over its share and
+    // yields. The job holds the pipe in that very turn; the end of the turn must not resume it.
+    const stream = new PassThrough({ highWaterMark: 4 * 1024 * 1024 });
+    for (let i = 0; i < 32; i++) stream.write(Buffer.alloc(READ_BUFFER_BYTES, 0x61));
+    stream.end();
+    const state = { bytes: 0, closes: 0, heldAt: -1 };
+    const reader = readOutput(
+      stream,
+      Buffer.alloc(READ_BUFFER_BYTES),
+      (chunk) => {
+        state.bytes += chunk.length;
+        if (state.heldAt === -1 && state.bytes >= READ_TURN_BYTES) {
+          reader.pause();
+          state.heldAt = state.bytes;
+        }
+      },
+      () => state.closes++,
+    );
+    await waitFor(() => state.heldAt !== -1, "a turn's share of the backlog");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(state.bytes, state.heldAt, "nothing handed over while the job holds the pipe, turns later");
+    reader.resume();
+    await waitFor(() => state.closes === 1, "the close");
+    assert.equal(state.bytes, 32 * READ_BUFFER_BYTES);
   });
 
   it("reports close once when destroyed while the child still writes", async () => {

@@ -79,7 +79,7 @@ function openStringBefore(bytes: Buffer, at: number): number {
   if (!opens) return -1;
   const osc = length === 1 ? kind === 0x5d : kind === 0x9d;
   if (osc) {
-    const bell = bytes.indexOf(BEL, index + length + 1);
+    const bell = bytes.indexOf(BEL, index + 2); // the body follows ESC ] and C2 9D alike
     if (bell !== -1 && bell < at) return -1;
   }
   return index;

@@ -103,7 +103,7 @@ export function formatTokenTable(rows: readonly FormatTokens[]): string {
 async function sampleTexts(): Promise<ResultSample[]> {
   const { jobResult } = await import("../../src/pi/results/job-result.ts");
   const { codexResultText } = await import("../../src/pi/results/codex-text.ts");
-  const { capOutput } = await import("../../src/pi/results/format.ts");
+  const { capOutputToBudget } = await import("../../src/pi/results/token-budget.ts");
   const { jobReport } = await import("../helpers/reports.ts");
   const build =
     "src/main.c:3:5: error: use of undeclared identifier 'y'\n    y = 2;\n    ^\n1 error generated.\nmake: *** [main] Error 1\n";
@@ -141,7 +141,7 @@ async function sampleTexts(): Promise<ResultSample[]> {
     });
     const status = c.exit ? `\n\nCommand exited with code ${c.exit}` : "";
     // Pi's bash caps the same way (its footer names its own temp file).
-    const shown = capOutput(c.out.replace(/\n$/, ""), "/tmp/pi-bash-5cc5e104.log").shown;
+    const shown = capOutputToBudget(c.out.replace(/\n$/, ""), "/tmp/pi-bash-5cc5e104.log").shown;
     samples.push({ format: "pi-bash", text: `${shown || "(no output)"}${status}` });
   }
   return samples;

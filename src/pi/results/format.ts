@@ -1,6 +1,5 @@
 import type { TruncationResult } from "@earendil-works/pi-coding-agent";
 import { metadataLine } from "../../core/index.ts";
-import { capOutputToBudget } from "./token-budget.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
 
@@ -35,11 +34,6 @@ export interface CappedOutput {
   /** The kept tail alone. */
   content: string;
   truncation: TruncationResult;
-}
-
-/** The usual cap, without a `max_output_tokens` budget, with Pi's footer (`piFooter` in token-budget.ts). */
-export function capOutput(text: string, logPath: string): CappedOutput {
-  return capOutputToBudget(text, logPath);
 }
 
 /** Seconds with millisecond precision. */

@@ -19,8 +19,9 @@ export function outputByteBudget(maxOutputTokens?: number): number {
 export type FooterWriter = (truncation: TruncationResult, limitBytes: number) => string;
 
 /**
- * Pi's bash footer for a cut, with the limit that applied (`(4.0KB limit)` under a small budget),
- * word for word what `capOutput` writes when there is no budget.
+ * Pi's bash footer for a cut, with the limit that applied (`(4.0KB limit)` under a small budget;
+ * `(50.0KB limit)` without one, word for word Pi's bash tool). Results pass their own footer, which
+ * counts what the job printed; this one is the default, and the benchmark's model of Pi's bash tool.
  */
 export function piFooter(text: string, logPath: string): FooterWriter {
   return (truncation, limitBytes) => {
@@ -37,10 +38,10 @@ export function piFooter(text: string, logPath: string): FooterWriter {
 }
 
 /**
- * `capOutput` with the model's `max_output_tokens`: keeps the last 2 000 lines within
- * {@link outputByteBudget} bytes and appends a footer when something was cut (Pi's wording by
- * default; pass `footer` for another, e.g. `truncationFooter` with the job's real counts).
- * Without a budget the result equals `capOutput(text, logPath)`.
+ * The cap on a result's output, with the model's `max_output_tokens`: keeps the last 2 000 lines
+ * within {@link outputByteBudget} bytes (Pi's 50 KiB without a budget) and appends a footer when
+ * something was cut (Pi's wording by default; pass `footer` for another, e.g. `truncationFooter`
+ * with the job's real counts).
  */
 export function capOutputToBudget(text: string, logPath: string, maxOutputTokens?: number, footer?: FooterWriter): CappedOutput {
   const limitBytes = outputByteBudget(maxOutputTokens);

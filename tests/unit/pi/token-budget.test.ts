@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { capOutput } from "../../../src/pi/results/format.ts";
 import { capOutputToBudget, outputByteBudget } from "../../../src/pi/results/token-budget.ts";
 
 const LOG = "/tmp/pi-unified-exec-Xa1b2c/3.log";
@@ -14,9 +13,18 @@ describe("max_output_tokens in our format", () => {
     );
   });
 
-  it("without a budget, cuts exactly as capOutput does", () => {
-    const samples = ["", "ok\n", lines(3_000), lines(200, 400), `head\n${"x".repeat(80_000)}`, `${"é".repeat(40_000)}\n`];
-    for (const text of samples) assert.deepEqual(capOutputToBudget(text, LOG), capOutput(text, LOG));
+  it("without a budget, cuts as Pi's bash tool does: the last 2 000 lines within 50 KiB, in Pi's words", () => {
+    for (const text of ["", "ok\n"])
+      assert.deepEqual([capOutputToBudget(text, LOG).shown, capOutputToBudget(text, LOG).truncation.truncated], [text, false]);
+    const byLines = capOutputToBudget(lines(3_000), LOG);
+    assert.equal(byLines.content, lines(3_000).split("\n").slice(-2_000).join("\n"));
+    assert.ok(byLines.shown.endsWith(`\n\n[Showing lines 1001-3000 of 3000. Full output: ${LOG}]`));
+    const byBytes = capOutputToBudget(lines(200, 400), LOG);
+    assert.equal(byBytes.truncation.truncatedBy, "bytes");
+    assert.ok(Buffer.byteLength(byBytes.content) <= 51_200);
+    assert.ok(byBytes.shown.endsWith(`of 200 (50.0KB limit). Full output: ${LOG}]`));
+    const oneLongLine = capOutputToBudget(`head\n${"x".repeat(80_000)}`, LOG);
+    assert.ok(oneLongLine.shown.endsWith(`[Showing last 50.0KB of line 2 (line is 78.1KB). Full output: ${LOG}]`));
   });
 
   it("keeps the end of the output within the budget and names the limit that applied", () => {

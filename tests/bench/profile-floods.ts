@@ -33,11 +33,9 @@ const BYTES = Number(process.env.PROFILE_BYTES) || 50_000_000;
 /** Steps at least this long are listed. */
 const REPORT_MS = 10;
 
-/** Where a frame's code lives: this package, Pi and its libraries, or Node and V8 themselves. */
-function origin(url: string): "ours" | "pi" | "node" {
-  if (url.includes(`${REPO_ROOT}/src/`)) return "ours";
-  if (url.includes("node_modules")) return "pi";
-  return "node";
+/** A frame of this package's own code (not Pi's, a library's, Node's or V8's). */
+function isOurs(url: string): boolean {
+  return url.includes(`${REPO_ROOT}/src/`);
 }
 
 function frameName(node: ProfileNode): string {
@@ -57,7 +55,7 @@ function stretchesOfOurs(profile: CpuProfile) {
     if (known !== undefined) return known;
     const node = byId.get(id)!;
     const up = parent.get(id);
-    const value = origin(node.callFrame.url) === "ours" || (up !== undefined && hasOurs(up));
+    const value = isOurs(node.callFrame.url) || (up !== undefined && hasOurs(up));
     oursOnStack.set(id, value);
     return value;
   };

@@ -32,10 +32,7 @@ async function run(command: string, shown: ShownPart | undefined): Promise<JobRe
 function modelText(report: JobReport, format: ResultFormat): string {
   const result = jobResult(report, { format });
   const text = result.content[0]?.type === "text" ? result.content[0].text : "";
-  return text
-    .replaceAll(report.job.logPath, "<log>")
-    .replace(/(wall_time_seconds|Wall time|Chunk ID|chunk_id)[:=] ?\S+/g, "$1 <varies>")
-    .replace(/job_id[:=] ?\d+/g, "job_id <id>");
+  return text.replaceAll(report.job.logPath, "<log>").replace(/(wall_time_seconds|Wall time|Chunk ID)[:=] ?\S+/g, "$1 <varies>");
 }
 
 /** Codex's head and tail around its mark (the mark's count is of raw bytes when the middle was not decoded). */

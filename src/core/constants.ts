@@ -87,10 +87,12 @@ export const READ_TURN_BYTES = 512 * 1024;
 export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
 
 /**
- * Longest a warm shell may take to confirm a job it was handed (it reads a few hundred bytes and
- * enters the workdir: well under a millisecond when idle). Past it the job spawns directly.
+ * While a warm shell has not answered a job it was handed, it is sent SIGCONT this often: something
+ * may have stopped it while idle, and a stopped shell never answers. An idle one answers in well
+ * under a millisecond, so this only matters for a stopped (or starved) shell. There is no timeout:
+ * a shell that was handed a job may be running it, so only its answer decides (see `warm-shell.ts`).
  */
-export const WARM_SHELL_HANDOFF_TIMEOUT_MS = 1_000;
+export const WARM_SHELL_CONTINUE_MS = 1_000;
 
 /** The name a warm shell shows in `ps` and in the watchdog's registry while idle (a later sweep leaves it out of its notice). */
 export const WARM_SHELL_NAME = "pi-unified-exec-warm-shell";

@@ -33,10 +33,19 @@ export interface OutputReader {
 }
 
 interface NodeSocketInternals {
-  _handle?: { useUserBuffer?: unknown; readStop?: unknown; readStart?: unknown } | null;
+  _handle?: { useUserBuffer?: unknown; readStop?: unknown; readStart?: unknown; reading?: boolean } | null;
 }
 
-/** The handle of a socket Node created, taken over when the user-buffer path can be used; undefined otherwise. */
+/**
+ * A pipe's handle taken from the socket Node made for it, not reading: bytes and the end of file wait
+ * in the kernel until a reader wraps it. A warm shell's output pipes are kept so until the shell is
+ * handed its job (Node would otherwise read them, and at the child's exit throw away what nobody read).
+ */
+export interface DetachedPipe {
+  readonly handle: object;
+}
+
+/** Takes the pipe's handle from a socket Node created, when the user-buffer path can be used; undefined otherwise. */
 function takeHandle(stream: Readable): object | undefined {
   if (process.platform === "win32" || !(stream instanceof Socket) || stream.destroyed || stream.readableLength > 0) return undefined;
   const internals = stream as unknown as NodeSocketInternals;
@@ -47,8 +56,31 @@ function takeHandle(stream: Readable): object | undefined {
   return handle;
 }
 
-export function readOutput(stream: Readable, buffer: Buffer, onData: (chunk: Buffer) => void, onClosed: () => void): OutputReader {
-  const handle = takeHandle(stream);
+/**
+ * Detaches a just-created child's output pipe (in the turn of its spawn, before anything was read)
+ * and stops its reading; undefined when Node's internals differ (the caller must not rely on it).
+ */
+export function detachPipe(stream: Readable): DetachedPipe | undefined {
+  const handle = takeHandle(stream) as (NodeSocketInternals["_handle"] & object) | undefined;
+  if (!handle) return undefined;
+  (handle.readStop as () => number).call(handle);
+  handle.reading = false;
+  return { handle };
+}
+
+/** Closes a detached pipe nobody will read. */
+export function closeDetached(pipe: DetachedPipe): void {
+  (pipe.handle as { close?: () => void }).close?.();
+}
+
+export function readOutput(
+  source: Readable | DetachedPipe,
+  buffer: Buffer,
+  onData: (chunk: Buffer) => void,
+  onClosed: () => void,
+): OutputReader {
+  const stream = "handle" in source ? undefined : source;
+  const handle = stream ? takeHandle(stream) : (source as DetachedPipe).handle;
   /** Paused by the job (backpressure), and paused for the rest of this turn. */
   let held = false;
   let yielded = false;
@@ -79,12 +111,13 @@ export function readOutput(stream: Readable, buffer: Buffer, onData: (chunk: Buf
       socket = new Socket({ handle, readable: true, writable: false, onread: { buffer, callback } } as unknown as ConstructorParameters<
         typeof Socket
       >[0]);
-    } catch {
+    } catch (error) {
+      if (!stream) throw error;
       (stream as unknown as NodeSocketInternals)._handle = handle as NodeSocketInternals["_handle"];
       socket = undefined;
     }
   }
-  const readable: Readable = socket ?? stream;
+  const readable: Readable = socket ?? stream!;
   if (!socket) readable.on("data", (chunk: Buffer) => deliver(chunk));
   // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
   readable.on("error", () => {});

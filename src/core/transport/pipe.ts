@@ -3,12 +3,13 @@ import { READ_BUFFER_BYTES } from "../constants.ts";
 import { spawnStdio } from "../fd-hygiene.ts";
 import { readStdinIdentity } from "../input-wait.ts";
 import { jobGroups, signalGroup } from "../process-group.ts";
-import { type OutputReader, readOutput } from "./output-reader.ts";
+import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
-/** A child already started for this job: a warm shell that was just told to run it (see `warm-shell.ts`). */
+/** A child already started for this job: a warm shell that runs it (see `warm-shell.ts`), its output pipes not read yet. */
 export interface AdoptedChild {
   child: ChildProcess;
+  outputs: [DetachedPipe, DetachedPipe];
 }
 
 /** Starts the spec's process: the child leads a new session and group, its stdio are our pipes. */
@@ -44,8 +45,10 @@ export class PipeTransport implements Transport {
     const child = adopted?.child ?? spawnChild(spec);
     this.child = child;
     this.pid = child.pid;
+    // A warm shell runs its job from its answer on, so the job may have ended before it is adopted.
+    const endedBefore = child.exitCode !== null || child.signalCode !== null;
     // libuv returns from spawn once the child has exec'd, so its fd 0 is already our pipe's end.
-    this.stdinIdentity = child.pid === undefined ? undefined : readStdinIdentity(child.pid);
+    this.stdinIdentity = child.pid === undefined || endedBefore ? undefined : readStdinIdentity(child.pid);
 
     let exit: LeaderExit | undefined;
     let open = 2;
@@ -68,7 +71,8 @@ export class PipeTransport implements Transport {
       maybeClosed();
     };
     // stdout and stderr share the buffer: each read is handed on before the next one starts.
-    this.readers = [child.stdout!, child.stderr!].map((stream) => readOutput(stream, buffer, (chunk) => events.data(chunk), onClosed));
+    const sources = adopted?.outputs ?? [child.stdout!, child.stderr!];
+    this.readers = sources.map((source) => readOutput(source, buffer, (chunk) => events.data(chunk), onClosed));
     // A child that closes its stdin makes the next write fail with EPIPE. Unhandled, that 'error' event
     // would crash the whole Pi process; the failed write reports it instead.
     child.stdin!.on("error", (error) => {
@@ -76,6 +80,7 @@ export class PipeTransport implements Transport {
     });
     child.on("error", (error) => reportExit({ code: null, signal: null, error }));
     child.on("exit", (code, signal) => reportExit({ code, signal }));
+    if (endedBefore) process.nextTick(() => reportExit({ code: child.exitCode, signal: child.signalCode }));
     if (adopted) {
       child.ref();
       (child.stdin as { ref?: () => void } | null)?.ref?.();

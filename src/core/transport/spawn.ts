@@ -1,6 +1,7 @@
 import { signalGroup } from "../process-group.ts";
 import { spawnGate } from "../spawn-gate.ts";
 import type { TerminalSize } from "../terminal-size.ts";
+import { closeDetached } from "./output-reader.ts";
 import { type AdoptedChild, PipeTransport } from "./pipe.ts";
 import { type LoadedPty, spawnPty } from "./pty.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
@@ -21,14 +22,15 @@ export function transportFactory(spec: TransportSpec, adopted?: AdoptedChild): T
   return (events) => spawnPty({ ...spawn, cols: terminal.size.cols, rows: terminal.size.rows }, events, terminal.pty);
 }
 
-function killAdopted({ child }: AdoptedChild): void {
+function killAdopted({ child, outputs }: AdoptedChild): void {
+  for (const output of outputs) closeDetached(output);
+  for (const stream of child.stdio) stream?.destroy();
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   try {
     signalGroup(child.pid, "SIGKILL");
   } catch {
     // Gone already.
   }
-  for (const stream of child.stdio) stream?.destroy();
 }
 
 /**

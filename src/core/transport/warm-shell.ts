@@ -4,6 +4,8 @@ import type { Socket } from "node:net";
 import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../constants.ts";
 import { heldMastersKey, spawnStdio, systemBash } from "../fd-hygiene.ts";
 import { signalGroup } from "../process-group.ts";
+import { closeDetached, type DetachedPipe, detachPipe } from "./output-reader.ts";
+import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 
 /**
@@ -16,22 +18,31 @@ import type { SpawnSpec } from "./types.ts";
  * are those of a direct spawn (`$$`, `$0`, `ps`, `/proc/<pid>/environ` cannot tell them apart).
  * What differs: the process's start time is the warm shell's, and it used some CPU while idle.
  *
- * The protocol on the control socket, NUL-separated records (no record can hold a NUL: neither can
- * an argument or an environment entry):
- * - Pi, at start: the number of environment entries, then each `KEY=value`, in the job's order;
- * - the shell, when it has read them: `r` (ready); nothing is handed to a shell before that;
- * - Pi, the job: workdir, program, argument count, the arguments, then the number of overrides and
- *   for each its index and `KEY=value` (the job's marker, which differs per job);
- * - the shell, once it is in the workdir: `x`; or `c` if it cannot enter it, and it exits;
- * - Pi, on `x` only: `g` (go); only then does the shell `exec` the job.
- * So a job is never lost: until Pi said `g`, the shell has run nothing of the job, and any failure
- * (no answer in time, a dead shell, a reset socket, a workdir it cannot enter) discards the shell and
- * the job spawns directly, which also reports a bad workdir exactly as Node does. An idle shell whose
+ * The protocol on the control socket, NUL-terminated records (no record can hold a NUL: neither can
+ * an argument or an environment entry), each list preceded by its length:
+ * - Pi, at start: the environment entries, in the job's order;
+ * - the shell, when it has read them: `r` (ready); or `o` if its bash is older than 4.4 (no
+ *   `mapfile -d`), and it exits; nothing is handed to a shell before `r`;
+ * - Pi, the job: the workdir, the program, the number of per-job variables, each as its index and
+ *   `KEY=value` (the job's marker, which differs per job), then the arguments;
+ * - the shell, once it is in the workdir: `x`, and it `exec`s the job at once; or `c` if it cannot
+ *   enter the workdir, and it exits.
+ *
+ * Exactly-once: Pi decides on the shell's answer alone, never on a clock or on the process's exit.
+ * `x` is written before the `exec` and the control socket closes at the `exec` (or at the shell's
+ * death), so when its end of file arrives every answer has been read: with `x`, the job runs in that
+ * process; without it, the shell ran nothing of the job and the job spawns directly (which also
+ * reports a bad workdir exactly as Node does). The process's exit is no answer: a short job can end,
+ * and be reaped, before its `x` is read. A shell stopped by a signal would never answer, so the
+ * hand-off sends it SIGCONT first and again while it waits; a shell that stopped answering for any
+ * other reason is stuck where a direct spawn would be (a workdir on a hung mount). An idle shell whose
  * Pi is gone reads end of file and exits.
  *
- * The shell reads the control socket with `read -u`, never `<&`: a redirection would make the socket its
+ * The shell reads the control socket with `-u`, never `<&`: a redirection would make the socket its
  * fd 0 while it waits, and the job's stdin identity (read from `/proc/<pid>/fd/0` when the shell is
- * adopted, for `input_wait`) would name the socket instead of the job's stdin pipe.
+ * adopted, for `input_wait`) would name the socket instead of the job's stdin pipe. Each list is read
+ * by one `mapfile`, not a `read` per record: on a socket bash reads one byte per system call either
+ * way, but each builtin call costs more than the bytes.
  *
  * Only bash and sh jobs on POSIX pipes use it; a PTY starts differently. `--norc` keeps the shell
  * from reading `~/.bashrc`, which Debian's bash does when its stdin is a socket (as it is for every
@@ -39,21 +50,15 @@ import type { SpawnSpec } from "./types.ts";
  */
 
 const BOOTSTRAP = `h=$1
-IFS= read -r -d '' -u "$h" n || exit 1
-e=()
-while [ "\${#e[@]}" -lt "$n" ]; do IFS= read -r -d '' -u "$h" v || exit 1; e[\${#e[@]}]=$v; done
-printf 'r' >&"$h" || exit 1
-IFS= read -r -d '' -u "$h" d || exit 1
-IFS= read -r -d '' -u "$h" f || exit 1
-IFS= read -r -d '' -u "$h" n || exit 1
-a=()
-while [ "\${#a[@]}" -lt "$n" ]; do IFS= read -r -d '' -u "$h" v || exit 1; a[\${#a[@]}]=$v; done
-IFS= read -r -d '' -u "$h" n || exit 1
-while [ "$n" -gt 0 ]; do IFS= read -r -d '' -u "$h" i && IFS= read -r -d '' -u "$h" v || exit 1; e[$i]=$v; n=$((n - 1)); done
-cd -P -- "$d" 2>/dev/null || { printf 'c' >&"$h"; exit 1; }
-printf 'x' >&"$h" || exit 1
-IFS= read -r -d '' -u "$h" g && [ "$g" = g ] || exit 1
-eval "exec $h>&- \\"\\$2\\" -i -- \\"\\\${e[@]}\\" \\"\\$f\\" \\"\\\${a[@]}\\""`;
+((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || { printf o >&"$h"; exit 1; }
+IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" e && [ "\${#e[@]}" = "$n" ] || exit 1
+printf r >&"$h" || exit 1
+IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" j && [ "\${#j[@]}" = "$n" ] || exit 1
+k=3
+while [ "$k" -lt $((3 + 2 * j[2])) ]; do e[j[k]]=\${j[k + 1]}; k=$((k + 2)); done
+cd -P -- "\${j[0]}" 2>/dev/null || { printf c >&"$h"; exit 1; }
+printf x >&"$h" || exit 1
+exec {h}>&- "$2" -i -- "\${e[@]}" "\${j[1]}" "\${j[@]:k}"`;
 
 export { WARM_SHELL_NAME };
 
@@ -117,15 +122,15 @@ export function warmTarget(spec: SpawnSpec, shell: string): WarmTarget | undefin
   return { fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"), interpreter, entries, perJob };
 }
 
-/** NUL-terminated records, as the bootstrap reads them. */
-function records(values: readonly (string | number)[]): Buffer {
-  return Buffer.from(values.map((value) => `${value}\0`).join(""));
+/** A list as the bootstrap reads it: its length, then each value, all NUL-terminated. */
+function list(values: readonly (string | number)[]): Buffer {
+  return Buffer.from([values.length, ...values].map((value) => `${value}\0`).join(""));
 }
 
 /** The job for a shell started for `target`. */
 export function handoff(spec: SpawnSpec, target: WarmTarget): Buffer {
   const overrides = target.perJob.flatMap((index) => [index, target.entries[index]!]);
-  return records([spec.cwd, spec.file, spec.args.length, ...spec.args, target.perJob.length, ...overrides]);
+  return list([spec.cwd, spec.file, target.perJob.length, ...overrides, ...spec.args]);
 }
 
 /** The first stdio slot from 3 that carries nothing (spawnStdio puts /dev/null over PTY masters). */
@@ -136,7 +141,10 @@ function controlSlot(stdio: unknown[]): number {
 }
 
 /** How a hand-off ended: the shell runs the job, or it was discarded (`workdir`: it could not enter it). */
-export type HandResult = { child: ChildProcess } | { failed: "workdir" | "shell" };
+export type HandResult = AdoptedChild | { failed: "workdir" | "shell" };
+
+/** No warm shell can work in this process (Node's internals differ from what the shell needs). */
+export class WarmShellUnsupported extends Error {}
 
 export class WarmShell {
   state: "starting" | "ready" | "handing" | "taken" | "gone" = "starting";
@@ -144,6 +152,10 @@ export class WarmShell {
   readonly fingerprint: string;
   private readonly control: Socket;
   private reply = "";
+  /** The shell's bash is too old for the bootstrap (it said `o`): no shell of this bash will do. */
+  unsupported = false;
+  /** Its stdout and stderr, held unread until the job is adopted. */
+  private readonly outputs: [DetachedPipe, DetachedPipe];
   /** Called when the shell's answer to a hand-off may have arrived (or it ended). */
   private onAnswer: (() => void) | undefined;
 
@@ -168,6 +180,15 @@ export class WarmShell {
       throw new Error("the warm shell has no control socket");
     }
     this.control = control;
+    // Not read until the job is adopted: Node would read them now and, were the job to end before
+    // that, throw away what nobody had read (it resumes a child's unread stdio at its exit).
+    const outputs = [this.child.stdout, this.child.stderr].map((stream) => (stream ? detachPipe(stream) : undefined));
+    if (!outputs[0] || !outputs[1]) {
+      for (const output of outputs) if (output) closeDetached(output);
+      this.discard();
+      throw new WarmShellUnsupported("Node's pipe internals differ: a warm shell's output could not be held unread");
+    }
+    this.outputs = outputs as [DetachedPipe, DetachedPipe];
     // An idle shell keeps nothing alive: neither the process nor its pipes hold Pi's event loop.
     this.child.unref();
     for (const stream of this.child.stdio) {
@@ -176,10 +197,8 @@ export class WarmShell {
       socket?.unref?.();
     }
     this.child.on("error", () => this.lose());
-    this.child.on("exit", () => {
-      this.lose();
-      this.onAnswer?.();
-    });
+    // An exit is no answer to a hand-off (see above): only the control socket's end is.
+    this.child.on("exit", () => this.lose());
     control.on("close", () => {
       this.lose();
       this.onAnswer?.();
@@ -188,9 +207,10 @@ export class WarmShell {
     control.on("data", (text: string) => {
       this.reply += text;
       if (this.state === "starting" && this.reply.startsWith("r")) this.state = "ready";
+      if (this.state === "starting" && this.reply.startsWith("o")) this.unsupported = true;
       this.onAnswer?.();
     });
-    control.write(records([target.entries.length, ...target.entries]));
+    control.write(list(target.entries));
   }
 
   get pid(): number | undefined {
@@ -203,10 +223,12 @@ export class WarmShell {
   }
 
   /**
-   * Hands the job over (see the protocol above): resolves with the child once it was told to go, or
-   * with why not (the shell is then discarded and the caller spawns the job directly). Never rejects.
+   * Hands the job over (see the protocol above): resolves with the child once the shell answered that
+   * it runs the job, or with why not once the shell ended without running it (it is then discarded
+   * and the caller spawns the job directly). Never rejects. While no answer came, the shell is sent
+   * SIGCONT every `continueEveryMs`: a stopped shell would never answer.
    */
-  hand(job: Buffer, timeoutMs: number): Promise<HandResult> {
+  hand(job: Buffer, continueEveryMs: number): Promise<HandResult> {
     if (this.state !== "ready" || this.ended || this.control.destroyed) {
       this.discard();
       return Promise.resolve({ failed: "shell" });
@@ -215,7 +237,7 @@ export class WarmShell {
     this.reply = "";
     return new Promise((resolve) => {
       const finish = (result: HandResult) => {
-        clearTimeout(timer);
+        clearInterval(timer);
         this.onAnswer = undefined;
         if ("failed" in result) {
           this.state = "ready"; // not taken: discard it like an idle one
@@ -223,34 +245,36 @@ export class WarmShell {
         }
         resolve(result);
       };
-      const timer = setTimeout(() => finish({ failed: "shell" }), timeoutMs);
+      const timer = setInterval(() => this.signal("SIGCONT"), continueEveryMs);
       this.onAnswer = () => {
-        if (this.reply.includes("c")) return finish({ failed: "workdir" });
-        if (!this.reply.includes("x") || this.ended || this.control.destroyed) {
-          if (this.ended || this.control.destroyed || this.control.readableEnded) finish({ failed: "shell" });
-          return;
+        if (this.reply.includes("x")) {
+          this.state = "taken";
+          return finish({ child: this.child, outputs: this.outputs });
         }
-        this.state = "taken";
-        this.control.write("g\0");
-        finish({ child: this.child });
+        if (this.reply.includes("c")) return finish({ failed: "workdir" });
+        // Every answer is read before the end of the control socket: ended without one, it ran nothing.
+        if (this.control.destroyed || this.control.readableEnded) finish({ failed: "shell" });
       };
+      this.signal("SIGCONT");
       this.control.write(job);
     });
+  }
+
+  /** Signals the shell's group while the shell is not reaped (after that its pid may be someone else's). */
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.ended) return;
+    try {
+      signalGroup(pid, signal);
+    } catch {
+      // Already gone.
+    }
   }
 
   /** Stops a shell that holds no job (its group holds only itself) and lets go of its pipes. */
   discard(): void {
     if (this.state === "taken") return;
-    const pid = this.child.pid;
-    // Only while not reaped: after that the pid (and group id) may belong to someone else.
-    if (pid !== undefined && !this.ended) {
-      try {
-        signalGroup(pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
-    for (const stream of this.child.stdio) (stream as Socket | null)?.destroy();
+    this.signal("SIGKILL");
     this.lose();
   }
 
@@ -262,6 +286,7 @@ export class WarmShell {
     }
     this.state = "gone";
     for (const stream of this.child.stdio) (stream as Socket | null)?.destroy();
+    for (const output of this.outputs ?? []) closeDetached(output);
     this.gone(this);
   }
 }

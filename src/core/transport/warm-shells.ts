@@ -1,9 +1,9 @@
-import { WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_HANDOFF_TIMEOUT_MS, WARM_SHELL_MAX_FAILURES } from "../constants.ts";
+import { WARM_SHELL_CONTINUE_MS, WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_MAX_FAILURES } from "../constants.ts";
 import type { GuardedJob } from "../orphan-guard.ts";
 import { spawnGate } from "../spawn-gate.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
-import { handoff, WARM_SHELL_NAME, WarmShell, type WarmTarget, warmTarget } from "./warm-shell.ts";
+import { handoff, WARM_SHELL_NAME, WarmShell, WarmShellUnsupported, type WarmTarget, warmTarget } from "./warm-shell.ts";
 
 /** What keeps a warm shell from outliving Pi: the runtime's watchdog, as for jobs (see orphan-guard). */
 export interface WarmShellGuard {
@@ -25,7 +25,8 @@ export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean 
  * discarded and the job spawns directly; the next one is started only once the environment looks
  * stable again (two jobs in a row matched, or the last one used its shell), so a changing
  * environment does not fork in vain. After {@link WARM_SHELL_MAX_FAILURES} failures (a shell that
- * could not start, died idle, or could not be handed its job) the runtime spawns directly.
+ * could not start, died idle, or could not be handed its job) the runtime spawns directly; at once
+ * when the shell's bash is too old for the bootstrap (before 4.4, such as macOS's /bin/bash).
  */
 export class WarmShells {
   private shell: WarmShell | undefined;
@@ -69,10 +70,10 @@ export class WarmShells {
       return undefined;
     }
     this.shell = undefined;
-    const result = await idle.hand(job, WARM_SHELL_HANDOFF_TIMEOUT_MS);
+    const result = await idle.hand(job, WARM_SHELL_CONTINUE_MS);
     if ("child" in result) {
       this.counts.handed++;
-      return { child: result.child };
+      return result;
     }
     // A workdir the shell could not enter is the job's problem (the direct spawn reports it), not the shell's.
     if (result.failed === "shell") this.failures++;
@@ -113,8 +114,8 @@ export class WarmShells {
     let shell: WarmShell;
     try {
       shell = new WarmShell(target, (lost) => this.lost(lost));
-    } catch {
-      this.failures++;
+    } catch (error) {
+      this.failures = error instanceof WarmShellUnsupported ? WARM_SHELL_MAX_FAILURES : this.failures + 1;
       return;
     }
     if (shell.pid === undefined) {
@@ -132,6 +133,8 @@ export class WarmShells {
       this.shell = undefined;
       if (!this.stopped) this.failures++;
     }
+    // A bash too old for the bootstrap stays too old: spawn directly from now on.
+    if (shell.unsupported) this.failures = WARM_SHELL_MAX_FAILURES;
     const pid = shell.pid;
     if (pid === undefined) return;
     const record = { pid, command: WARM_SHELL_NAME };

@@ -7,19 +7,21 @@
  * a recording guard where a test needs to see registrations (the real one is the runtime's).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/constants.ts";
 import { LogDirectory } from "../../../src/core/job-log.ts";
 import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { PipeTransport } from "../../../src/core/transport/pipe.ts";
+import { type AdoptedChild, PipeTransport } from "../../../src/core/transport/pipe.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
 import { warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { startBurners } from "../../helpers/load.ts";
 import { startNodeHost } from "../../helpers/node-host.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
 
@@ -60,7 +62,7 @@ async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): P
 }
 
 /** Runs a job on an adopted child through the real pipe transport; its output and exit. */
-function run(job: SpawnSpec, adopted: { child: import("node:child_process").ChildProcess }) {
+function run(job: SpawnSpec, adopted: AdoptedChild) {
   let text = "";
   let exit: unknown;
   let closed = false;
@@ -80,6 +82,15 @@ function run(job: SpawnSpec, adopted: { child: import("node:child_process").Chil
     adopted,
   );
   return waitFor(() => closed, "the job's end").then(() => ({ text, exit }));
+}
+
+function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
 }
 
 function sessionAndGroup(pid: number): [number, number] {
@@ -166,15 +177,71 @@ describe("warm shells", () => {
     assert.equal(shells.idle, undefined, "no more shells after repeated failures");
   });
 
-  it("fall back when a stopped shell does not confirm the job in time, and kill it", async () => {
+  it("continue a shell that was stopped while idle, and hand it the job", async () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
     process.kill(pid, "SIGSTOP");
-    const started = performance.now();
-    assert.equal(await shells.take(spec("echo never"), "bash"), undefined);
-    assert.ok(performance.now() - started >= 900, "waited for the confirmation first");
-    await waitFor(() => !processAlive(pid), "the stopped shell killed");
-    assert.equal(shells.counts.fallbacks, 1);
+    await waitFor(() => procState(pid) === "T", "the shell stopped");
+    const job = spec("echo ran $$");
+    const adopted = await shells.take(job, "bash");
+    assert.ok(adopted, "the continued shell runs the job");
+    assert.equal((await run(job, adopted)).text, `ran ${pid}\n`);
+    assert.deepEqual(shells.counts, { handed: 1, missed: 0, started: 1, fallbacks: 0 });
+  });
+
+  it("adopt a job whose exit came before the shell's answer, and never start it again", async () => {
+    const { shells } = pool();
+    const dir = mkdtempSync(join(tmpdir(), "piue-warm-once-"));
+    try {
+      const pid = await idleShell(shells);
+      // The answer is held back (the idle shell's control socket, paused through its private field)
+      // until the job has ended and Node has reaped it: its exit and closed pipes come first.
+      const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+      control.pause();
+      const job = spec(`echo once >> ${join(dir, "ran")}; echo out; exit 7`);
+      const taking = shells.take(job, "bash");
+      // Gone from /proc: reaped, and Node reaps in the callback that emits the exit.
+      await waitFor(() => procState(pid) === undefined, "the job's end, reaped");
+      control.resume();
+      const adopted = await taking;
+      assert.ok(adopted, "the answer adopts the job");
+      assert.notEqual(adopted.child.exitCode, null, "its exit was seen before the answer");
+      const result = await run(job, adopted);
+      assert.deepEqual(result, { text: "out\n", exit: { code: 7, signal: null } });
+      assert.equal(readFileSync(join(dir, "ran"), "utf8"), "once\n");
+      assert.equal(shells.counts.fallbacks, 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("run every handed job exactly once, its output and exit whole (20 hand-offs beside CPU burners)", async () => {
+    const { shells } = pool();
+    const dir = mkdtempSync(join(tmpdir(), "piue-warm-once-"));
+    const stopBurners = startBurners();
+    try {
+      const ran = join(dir, "ran");
+      for (let round = 0; round < 20; round++) {
+        if (round === 0) await idleShell(shells);
+        shells.refill();
+        await waitFor(() => shells.idle?.ready === true, "the next shell", 15_000);
+        const job = spec(`echo ${round} >> ${ran}; echo out ${round}; echo err ${round} >&2; exit 7`);
+        const adopted = await shells.take(job, "bash");
+        assert.ok(adopted, `round ${round}: handed`);
+        const result = await run(job, adopted);
+        assert.deepEqual(result.exit, { code: 7, signal: null }, `round ${round}`);
+        assert.deepEqual(result.text.split("\n").sort(), ["", `err ${round}`, `out ${round}`], `round ${round}`);
+      }
+      const lines = readFileSync(ran, "utf8").trim().split("\n");
+      assert.deepEqual(
+        lines,
+        Array.from({ length: 20 }, (_, round) => String(round)),
+        "every job ran once",
+      );
+    } finally {
+      stopBurners();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("leave a workdir the shell cannot enter to the direct spawn, without counting a failure", async () => {

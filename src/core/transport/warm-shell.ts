@@ -174,10 +174,12 @@ export class WarmShell {
       detached: true,
       stdio: stdio as ("pipe" | "ignore" | number)[],
     });
+    // A failed spawn reports 'error' in a later tick; unhandled, it would crash Pi.
+    this.child.on("error", () => this.lose());
     const control = this.child.stdio[slot] as Socket | null;
-    if (!control) {
+    if (this.child.pid === undefined || !control) {
       this.discard();
-      throw new Error("the warm shell has no control socket");
+      throw new Error("the warm shell could not be started");
     }
     this.control = control;
     // Not read until the job is adopted: Node would read them now and, were the job to end before
@@ -196,7 +198,6 @@ export class WarmShell {
       socket?.on("error", () => this.lose());
       socket?.unref?.();
     }
-    this.child.on("error", () => this.lose());
     // An exit is no answer to a hand-off (see above): only the control socket's end is.
     this.child.on("exit", () => this.lose());
     control.on("close", () => {

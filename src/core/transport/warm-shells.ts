@@ -118,13 +118,10 @@ export class WarmShells {
       this.failures = error instanceof WarmShellUnsupported ? WARM_SHELL_MAX_FAILURES : this.failures + 1;
       return;
     }
-    if (shell.pid === undefined) {
-      this.failures++;
-      return;
-    }
     this.counts.started++;
     this.shell = shell;
-    this.guard.started({ pid: shell.pid, command: WARM_SHELL_NAME });
+    // A shell without a pid was never made: its constructor threw.
+    this.guard.started({ pid: shell.pid!, command: WARM_SHELL_NAME });
   }
 
   /** An idle shell ended (discarded, killed, or its spawn failed): its group is empty once it exited. */

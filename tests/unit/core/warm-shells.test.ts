@@ -17,7 +17,7 @@ import { prepareExec } from "../../../src/core/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { type AdoptedChild, PipeTransport } from "../../../src/core/transport/pipe.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
-import { warmTarget } from "../../../src/core/transport/warm-shell.ts";
+import { WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
@@ -242,6 +242,18 @@ describe("warm shells", () => {
       stopBurners();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("throw a plain error for a shell that cannot be spawned, and let its late 'error' event pass", async () => {
+    const target = { ...warmTarget(spec("true"), "bash")!, interpreter: "/nonexistent-dir-for-warm/bash" };
+    const gone: unknown[] = [];
+    assert.throws(
+      () => new WarmShell(target, (shell) => gone.push(shell)),
+      (error: Error) => !(error instanceof WarmShellUnsupported) && /could not be started/.test(error.message),
+    );
+    // Node emits the spawn's ENOENT on the next tick: handled, it crashes nothing.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(gone.length, 1);
   });
 
   it("leave a workdir the shell cannot enter to the direct spawn, without counting a failure", async () => {

@@ -56,7 +56,7 @@ export class JobStarter {
       try {
         admit();
       } catch (error) {
-        // Refused while the shell confirmed the job (the runtime shut down): it must not run unowned.
+        // Refused while the shell took the job (the runtime shut down): it must not run unowned.
         killAdopted(adopted);
         throw error;
       }

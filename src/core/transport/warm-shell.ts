@@ -22,7 +22,8 @@ import type { SpawnSpec } from "./types.ts";
  * an argument or an environment entry), each list preceded by its length:
  * - Pi, at start: the environment entries, in the job's order;
  * - the shell, when it has read them: `r` (ready); or `o` if its bash is older than 4.4 (no
- *   `mapfile -d`), and it exits; nothing is handed to a shell before `r`;
+ *   `mapfile -d`), and it reads on until we stop it (exiting with our bytes unread would reset the
+ *   socket, and the `o` could be lost with it); nothing is handed to a shell before `r`;
  * - Pi, the job: the workdir, the program, the number of per-job variables, each as its index and
  *   `KEY=value` (the job's marker, which differs per job), then the arguments;
  * - the shell, once it is in the workdir: `x`, and it `exec`s the job at once; or `c` if it cannot
@@ -50,7 +51,7 @@ import type { SpawnSpec } from "./types.ts";
  */
 
 const BOOTSTRAP = `h=$1
-((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || { printf o >&"$h"; exit 1; }
+((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || { printf o >&"$h"; while read -r -d '' -u "$h" _; do :; done; exit 1; }
 IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" e && [ "\${#e[@]}" = "$n" ] || exit 1
 printf r >&"$h" || exit 1
 IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" j && [ "\${#j[@]}" = "$n" ] || exit 1
@@ -198,8 +199,8 @@ export class WarmShell {
       socket?.on("error", () => this.lose());
       socket?.unref?.();
     }
-    // An exit is no answer to a hand-off (see above): only the control socket's end is.
-    this.child.on("exit", () => this.lose());
+    // Neither for a hand-off (see above) nor for an idle shell is the exit what counts: the control
+    // socket's end is, which comes after every answer (an old bash's `o` included).
     control.on("close", () => {
       this.lose();
       this.onAnswer?.();
@@ -208,7 +209,10 @@ export class WarmShell {
     control.on("data", (text: string) => {
       this.reply += text;
       if (this.state === "starting" && this.reply.startsWith("r")) this.state = "ready";
-      if (this.state === "starting" && this.reply.startsWith("o")) this.unsupported = true;
+      if (this.state === "starting" && this.reply.startsWith("o")) {
+        this.unsupported = true;
+        this.discard();
+      }
       this.onAnswer?.();
     });
     control.write(list(target.entries));

@@ -7,7 +7,7 @@
  * a recording guard where a test needs to see registrations (the real one is the runtime's).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -254,6 +254,26 @@ describe("warm shells", () => {
     // Node emits the spawn's ENOENT on the next tick: handled, it crashes nothing.
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(gone.length, 1);
+  });
+
+  it("give up at once on a bash too old for the bootstrap (its answer simulated: every bash here is new)", async () => {
+    const { shells } = pool();
+    const dir = mkdtempSync(join(tmpdir(), "piue-warm-old-"));
+    try {
+      // Started as `<bash> --norc --noprofile -c <bootstrap> <name> <slot> <env>`: answers as bash 3.2 would.
+      const oldBash = join(dir, "bash");
+      writeFileSync(oldBash, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
+      const job = spec("true", { file: oldBash });
+      assert.equal(await shells.take(job, "bash"), undefined);
+      shells.refill();
+      await waitFor(() => shells.counts.started === 1 && shells.idle === undefined, "the old bash's shell started and gone");
+      assert.equal(await shells.take(job, "bash"), undefined);
+      shells.refill();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("leave a workdir the shell cannot enter to the direct spawn, without counting a failure", async () => {

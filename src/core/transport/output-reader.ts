@@ -65,6 +65,8 @@ export function detachPipe(stream: Readable): DetachedPipe | undefined {
   if (!handle) return undefined;
   (handle.readStop as () => number).call(handle);
   handle.reading = false;
+  // Held, it keeps nothing alive; the reader that wraps it refs it again (`OutputReader.ref`).
+  (handle as { unref?: () => void }).unref?.();
   return { handle };
 }
 

@@ -67,14 +67,12 @@ export class OutputDecoder {
   }
 
   private takeAll(output: RetainedOutput, final: boolean): string {
-    let text: string;
-    if (output.omittedBytes === 0) {
-      text = this.decode(output.tail.length ? Buffer.concat([output.head, output.tail]) : output.head, final);
-    } else {
-      const head = this.utf8.decode(output.head); // no stream: the gap ends whatever the head left open
-      const tail = output.tail.subarray(continuationPrefix(output.tail));
-      text = `${head}${omissionMarker(output.omittedBytes)}${this.decode(tail, final)}`;
+    let text = "";
+    if (output.omittedBytes > 0) {
+      // No stream: the gap ends whatever the head left open.
+      text = `${this.utf8.decode(output.head)}${omissionMarker(output.omittedBytes)}`;
     }
+    text += this.decode(streamOf(output), final);
     return this.terminal.write(text, final);
   }
 

@@ -318,7 +318,6 @@ export class ExecRuntime {
     for (const job of jobs) if (job.exit) this.registry.adopt(job);
   }
 
-  /** Starts the job and tracks it from its first byte (see {@link JobLauncher}). */
   /**
    * Forgets the jobs that are over in a later turn, off every call's path: proving a job's groups
    * empty reads the process table (some 3 ms), and a call waiting for it would be that much slower.
@@ -332,6 +331,7 @@ export class ExecRuntime {
     });
   }
 
+  /** Starts the job and tracks it from its first byte (see {@link JobLauncher}). */
   private async spawn(request: ExecRequest, admit: () => void): Promise<Job> {
     const job = await this.launcher.launch(this.registry.allocateId(), request, admit);
     this.registry.add(job);

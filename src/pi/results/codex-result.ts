@@ -1,6 +1,6 @@
 import type { Elision, JobReport } from "../../core/index.ts";
-import { codexNotes, codexResultParts, codexTokenBudget } from "./codex-text.ts";
-import { bytesForTokens, codexLineCount } from "./codex-truncate.ts";
+import { codexByteBudget, codexNotes, codexResultParts } from "./codex-text.ts";
+import { codexLineCount } from "./codex-truncate.ts";
 import type { KilledBy } from "./job-fields.ts";
 import type { OutputCut } from "./lean-header.ts";
 import type { Printed } from "./truncation-footer.ts";
@@ -52,8 +52,7 @@ export function codexJobText(
     }),
   });
   const start = parts.header.length + 1 + parts.notes.length;
-  const overBudget =
-    Buffer.byteLength(source.text) + (source.elided?.bytes ?? 0) > bytesForTokens(codexTokenBudget(extras.maxOutputTokens));
+  const overBudget = Buffer.byteLength(source.text) + (source.elided?.bytes ?? 0) > codexByteBudget(extras.maxOutputTokens);
   const cut: OutputCut | undefined =
     overBudget || omittedBytes > 0
       ? {

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { CODEX_MAX_OUTPUT_TOKENS, isInvisible, metadataLine, omissionMarker } from "../../core/index.ts";
-import { codexOmissionMarker, formattedTruncate, middleCut, truncateWithOmission, type Undecoded } from "./codex-truncate.ts";
+import {
+  bytesForTokens,
+  codexOmissionMarker,
+  formattedTruncate,
+  middleCut,
+  truncateWithOmission,
+  type Undecoded,
+} from "./codex-truncate.ts";
 
 /**
  * The model text of `exec_command` / `write_stdin` results in Codex's own format
@@ -68,6 +75,11 @@ export function codexHeader(input: Pick<CodexResultInput, "chunkId" | "wallMs" |
 export function codexTokenBudget(maxOutputTokens: number | undefined): number {
   if (maxOutputTokens === undefined || !Number.isFinite(maxOutputTokens) || maxOutputTokens < 0) return CODEX_MAX_OUTPUT_TOKENS;
   return Math.min(Math.floor(maxOutputTokens), CODEX_MAX_OUTPUT_TOKENS);
+}
+
+/** {@link codexTokenBudget} in bytes, as Codex's truncation counts them. */
+export function codexByteBudget(maxOutputTokens: number | undefined): number {
+  return bytesForTokens(codexTokenBudget(maxOutputTokens));
 }
 
 /** Our retention marker replaced by Codex's line `... K bytes omitted ...` (the first occurrence: the one the runtime put after the head). */

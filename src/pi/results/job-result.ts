@@ -4,8 +4,7 @@ import { Type } from "typebox";
 import type { Elision, JobReport, ScreenView, ShownPart, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
-import { codexTokenBudget } from "./codex-text.ts";
-import { bytesForTokens } from "./codex-truncate.ts";
+import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage } from "./job-fields.ts";
 import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
@@ -335,7 +334,7 @@ function defaultText(
  */
 export function shownPart(format: ResultFormat, maxOutputTokens?: number): ShownPart {
   if (format === "codex") {
-    const budget = bytesForTokens(codexTokenBudget(maxOutputTokens));
+    const budget = codexByteBudget(maxOutputTokens);
     const headBytes = Math.floor(budget / 2);
     return { headBytes, tailBytes: budget - headBytes, tailLines: Number.POSITIVE_INFINITY };
   }

@@ -78,6 +78,14 @@ export const READ_BUFFER_BYTES = 64 * 1024;
  * stays a few milliseconds, and sixteen floods take turns instead of blocking Pi's loop.
  */
 export const READ_TURN_BYTES = 512 * 1024;
+/**
+ * While a pipe streams, its reads are held and delivered together at most this long after the first
+ * of them (see `transport/read-batch.ts`); a read after a quiet spell this long is delivered at once.
+ * One millisecond is the event loop's timer resolution, and far below anything a wait measures.
+ */
+export const OUTPUT_BATCH_MS = 1;
+/** A pipe's held bytes are delivered when less room than this is left for its next read. */
+export const READ_MIN_ROOM_BYTES = 16 * 1024;
 
 /**
  * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell. Its bash reads

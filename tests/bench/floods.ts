@@ -22,11 +22,15 @@ export function rawShellMs(bash: string, command: string): number {
   return performance.now() - start;
 }
 
-/** Wall time of a bare Node reader: the command's stdout read through 'data' events and dropped. */
-export function nodeReaderMs(bash: string, command: string): Promise<number> {
+/**
+ * Wall time of a bare Node reader: the command's stdout read through 'data' events and dropped.
+ * `ownSession`: the command leads a session of its own, as every job (and Pi's bash tool's command)
+ * does; on Linux that also puts it in a scheduling group of its own (autogroup), apart from its reader.
+ */
+export function nodeReaderMs(bash: string, command: string, ownSession = false): Promise<number> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(bash, ["-c", command], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(bash, ["-c", command], { stdio: ["ignore", "pipe", "ignore"], detached: ownSession });
     child.stdout.on("data", () => {});
     child.on("error", reject);
     child.on("close", (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`node reader: exit ${code}`))));

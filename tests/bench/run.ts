@@ -106,6 +106,7 @@ async function main() {
       raw: [] as number[],
       cat: [] as number[],
       node: [] as number[],
+      nodeOwnSession: [] as number[],
       execPeak: [] as MemoryFigures["peak"][],
       bashPeak: [] as MemoryFigures["peak"][],
       execModelBytes: 0,
@@ -127,6 +128,7 @@ async function main() {
       flood.raw.push(rawShellMs(bash, `${FLOOD} > /dev/null`));
       flood.cat.push(rawShellMs(bash, `${FLOOD} | cat > /dev/null`));
       flood.node.push(await nodeReaderMs(bash, FLOOD));
+      flood.nodeOwnSession.push(await nodeReaderMs(bash, FLOOD, true));
     }
 
     progress("sixteen floods");
@@ -201,9 +203,11 @@ async function main() {
         raw_shell_into_dev_null: round(median(flood.raw)),
         cat_reader: round(median(flood.cat)),
         bare_node_reader: round(median(flood.node)),
+        bare_node_reader_own_session: round(median(flood.nodeOwnSession)),
       },
       flood_ratio_exec_over_cat: round(median(flood.exec) / median(flood.cat)),
       flood_ratio_exec_over_node_reader: round(median(flood.exec) / median(flood.node)),
+      flood_ratio_node_reader_own_session_over_cat: round(median(flood.nodeOwnSession) / median(flood.cat)),
       flood_ratio_exec_over_raw: round(median(flood.exec) / median(flood.raw)),
       flood_ratio_exec_over_bash: round(median(flood.exec) / median(flood.bash)),
       flood_peak_over_idle_MiB: {

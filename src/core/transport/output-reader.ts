@@ -1,25 +1,28 @@
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { READ_TURN_BYTES } from "../constants.ts";
+import type { ReadBatch } from "./read-batch.ts";
 
 /**
- * Reads one of a child's output pipes into a buffer the job reuses for every read, instead of a
+ * Reads one of a child's output pipes into a buffer of its own, reused for every read, instead of a
  * fresh 64 KiB buffer per read: a flood then leaves no dead buffers outside the JS heap waiting for
  * the garbage collector (measured in Pi: a 200 MB flood cost +49 MiB of RSS reading into fresh
- * buffers, +28 MiB into one reused buffer).
+ * buffers, +28 MiB into one reused buffer). The reads go through the job's {@link ReadBatch}, which
+ * moves the socket's read target past the bytes it holds and delivers them together.
  *
  * Node reads into a caller's buffer only for sockets it was asked to (the `onread` option of
- * `net.Socket`); a child's stdio sockets are created inside `child_process`. So the pipe's handle
- * is taken from the socket Node made (which keeps nothing: its handle is gone, every call on it is
- * a no-op) and wrapped in a socket of our own with `onread`. That uses two internals, the socket's
- * `_handle` and the handle's `useUserBuffer`; when either is missing (another Node, or Windows,
- * whose pipes are not tried here) the pipe is read through `'data'` events as before.
+ * `net.Socket`, whose `buffer` may be a function called after every read for the next target); a
+ * child's stdio sockets are created inside `child_process`. So the pipe's handle is taken from the
+ * socket Node made (which keeps nothing: its handle is gone, every call on it is a no-op) and
+ * wrapped in a socket of our own with `onread`. That uses two internals, the socket's `_handle` and
+ * the handle's `useUserBuffer`; when either is missing (another Node, or Windows, whose pipes are
+ * not tried here) the pipe is read through `'data'` events, each chunk delivered at once.
  *
- * A chunk handed to `onData` is a view of the shared buffer, valid only during the call: whoever
- * keeps bytes must copy them (retention, the log's staging buffers and the decoders all do).
+ * A chunk handed on is a view of the pipe's buffer, valid only during the call: whoever keeps bytes
+ * must copy them (retention, the log's staging buffers and the decoders all do).
  *
- * Either way a pipe hands over at most {@link READ_TURN_BYTES} per turn of the event loop, then
- * pauses until the next turn (a pause the job asked for, for backpressure, is kept apart and wins).
+ * Either way a pipe reads at most {@link READ_TURN_BYTES} in one turn of the event loop, then pauses
+ * until the next turn (a pause the job asked for, for backpressure, is kept apart and wins).
  */
 export interface OutputReader {
   pause(): void;
@@ -75,44 +78,42 @@ export function closeDetached(pipe: DetachedPipe): void {
   (pipe.handle as { close?: () => void }).close?.();
 }
 
-export function readOutput(
-  source: Readable | DetachedPipe,
-  buffer: Buffer,
-  onData: (chunk: Buffer) => void,
-  onClosed: () => void,
-): OutputReader {
+export function readOutput(source: Readable | DetachedPipe, batch: ReadBatch, onClosed: () => void): OutputReader {
   const stream = "handle" in source ? undefined : source;
   const handle = stream ? takeHandle(stream) : (source as DetachedPipe).handle;
-  /** Paused by the job (backpressure), and paused for the rest of this turn. */
+  /** Paused by the job (backpressure), and paused until the next turn (the turn's share was read). */
   let held = false;
   let yielded = false;
-  let turnBytes = 0;
-  const endTurn = () => {
-    turnBytes = 0;
-    if (!yielded) return;
+  /** Bytes read since the last yield: counted across turns, so a quiet turn schedules nothing. */
+  let sinceYield = 0;
+  const endYield = () => {
     yielded = false;
     if (!held && !readable.destroyed) readable.resume();
   };
-  const deliver = (chunk: Buffer) => {
-    onData(chunk);
-    if (turnBytes === 0) setImmediate(endTurn);
-    turnBytes += chunk.length;
-    if (turnBytes >= READ_TURN_BYTES && !yielded) {
-      yielded = true;
-      readable.pause();
-    }
+  const counted = (bytes: number) => {
+    sinceYield += bytes;
+    if (sinceYield < READ_TURN_BYTES || yielded) return;
+    sinceYield = 0;
+    yielded = true;
+    readable.pause();
+    setImmediate(endYield);
   };
   let socket: Socket | undefined;
   if (handle) {
     try {
-      const callback = (bytes: number, into: Uint8Array): boolean => {
-        deliver((into as Buffer).subarray(0, bytes));
+      const slot = batch.slot();
+      const callback = (bytes: number): boolean => {
+        slot.read(bytes);
+        counted(bytes);
         return true; // pausing goes through `pause()`
       };
       // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
-      socket = new Socket({ handle, readable: true, writable: false, onread: { buffer, callback } } as unknown as ConstructorParameters<
-        typeof Socket
-      >[0]);
+      socket = new Socket({
+        handle,
+        readable: true,
+        writable: false,
+        onread: { buffer: () => slot.next(), callback },
+      } as unknown as ConstructorParameters<typeof Socket>[0]);
     } catch (error) {
       if (!stream) throw error;
       (stream as unknown as NodeSocketInternals)._handle = handle as NodeSocketInternals["_handle"];
@@ -120,10 +121,18 @@ export function readOutput(
     }
   }
   const readable: Readable = socket ?? stream!;
-  if (!socket) readable.on("data", (chunk: Buffer) => deliver(chunk));
+  if (!socket)
+    readable.on("data", (chunk: Buffer) => {
+      batch.deliverNow(chunk);
+      counted(chunk.length);
+    });
   // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
   readable.on("error", () => {});
-  readable.on("close", onClosed);
+  readable.on("close", () => {
+    // Bytes read before the end are delivered before it.
+    batch.flush();
+    onClosed();
+  });
   return {
     pause: () => {
       held = true;

@@ -1,9 +1,9 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { READ_BUFFER_BYTES } from "../constants.ts";
 import { spawnStdio } from "../fd-hygiene.ts";
 import { readStdinIdentity } from "../input-wait.ts";
 import { jobGroups, signalGroup } from "../process-group.ts";
 import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
+import { ReadBatch } from "./read-batch.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /** A child already started for this job: a warm shell that runs it (see `warm-shell.ts`), its output pipes not read yet. */
@@ -30,7 +30,8 @@ function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
  * setsid), so a signal to the group reaches every descendant that stayed in it, and the job has no
  * controlling terminal to read a password prompt from. stdin stays open for later writes. The
  * process is spawned here, or adopted already started (a warm shell, see `warm-shell.ts`): both are
- * read, written and reported the same way. Output is read into one buffer the job reuses.
+ * read, written and reported the same way. Each output pipe is read into a buffer of its own,
+ * reused, and a streaming pipe's reads are joined (`read-batch.ts`).
  */
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;
@@ -65,14 +66,14 @@ export class PipeTransport implements Transport {
       events.exit(leader);
       maybeClosed();
     };
-    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const onClosed = () => {
       open--;
       maybeClosed();
     };
-    // stdout and stderr share the buffer: each read is handed on before the next one starts.
+    // stdout and stderr are delivered as one stream, in the order they were read.
+    const batch = new ReadBatch((chunk) => events.data(chunk));
     const sources = adopted?.outputs ?? [child.stdout!, child.stderr!];
-    this.readers = sources.map((source) => readOutput(source, buffer, (chunk) => events.data(chunk), onClosed));
+    this.readers = sources.map((source) => readOutput(source, batch, onClosed));
     // A child that closes its stdin makes the next write fail with EPIPE. Unhandled, that 'error' event
     // would crash the whole Pi process; the failed write reports it instead.
     child.stdin!.on("error", (error) => {

@@ -12,44 +12,42 @@ import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
 import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/constants.ts";
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
+import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
-/** A child writing `script`'s output; its stdout read through `readOutput` into one buffer. */
+/** A child writing `script`'s output; its stdout read through `readOutput`. */
 function readChild(script: string) {
   const child = spawn("bash", ["-c", script], { stdio: ["ignore", "pipe", "ignore"] });
-  const buffer = Buffer.alloc(64 * 1024);
   const hash = createHash("sha256");
-  const state = { bytes: 0, chunks: 0, sharedViews: 0, closes: 0 };
-  const reader = readOutput(
-    child.stdout,
-    buffer,
-    (chunk) => {
-      state.bytes += chunk.length;
-      state.chunks++;
-      if (chunk.buffer === buffer.buffer) state.sharedViews++;
-      hash.update(chunk);
-    },
-    () => state.closes++,
-  );
+  const state = { bytes: 0, chunks: 0, largest: 0, closes: 0 };
+  const storage = new Set<ArrayBufferLike>();
+  const batch = new ReadBatch((chunk) => {
+    state.bytes += chunk.length;
+    state.chunks++;
+    state.largest = Math.max(state.largest, chunk.length);
+    storage.add(chunk.buffer);
+    hash.update(chunk);
+  });
+  const reader = readOutput(child.stdout, batch, () => state.closes++);
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  return { child, reader, state, hash, exited };
+  return { child, reader, state, storage, hash, exited };
 }
 
 describe("readOutput", () => {
-  it("reads into the one buffer it was given, when this Node allows it", async () => {
-    const run = readChild("printf hello");
+  it("reads into one buffer of its own, when this Node allows it", async () => {
+    const run = readChild("printf hello; sleep 0.05; printf again");
     await waitFor(() => run.state.closes === 1, "the close");
     assert.equal(run.reader.reusesBuffer, true, "Node's socket internals are as expected");
-    assert.equal(run.state.bytes, 5);
-    assert.equal(run.state.sharedViews, run.state.chunks);
+    assert.equal(run.state.bytes, 10);
+    assert.equal(run.storage.size, 1, "every chunk is a view of the same storage");
   });
 
-  it("reads a 32 MB flood completely, no read larger than the buffer", async () => {
+  it("reads a 32 MB flood completely, no chunk larger than the buffer", async () => {
     const run = readChild("head -c 32000000 /dev/zero | tr '\\0' 'a'");
     await waitFor(() => run.state.closes === 1, "the flood's end", 60_000);
     assert.equal(run.state.bytes, 32_000_000);
-    assert.ok(run.state.chunks >= 32_000_000 / (64 * 1024));
+    assert.ok(run.state.largest <= READ_BUFFER_BYTES, `largest chunk ${run.state.largest}`);
     const expected = createHash("sha256").update(Buffer.alloc(32_000_000, 0x61)).digest("hex");
     assert.equal(run.hash.digest("hex"), expected);
   });
@@ -61,12 +59,7 @@ describe("readOutput", () => {
         const child = spawn("bash", ["-c", "seq 1 2000000"], { stdio: ["ignore", "pipe", "ignore"] });
         const parts: Buffer[] = [];
         let closed = 0;
-        readOutput(
-          child.stdout,
-          Buffer.alloc(64 * 1024),
-          (chunk) => parts.push(Buffer.from(chunk)),
-          () => closed++,
-        );
+        readOutput(child.stdout, new ReadBatch((chunk) => parts.push(Buffer.from(chunk))), () => closed++);
         await waitFor(() => closed === 1, "the end of seq", 60_000);
         const text = Buffer.concat(parts).toString();
         const lines = text.trimEnd().split("\n");
@@ -110,11 +103,10 @@ describe("readOutput", () => {
         let bytes = 0;
         const reader = readOutput(
           source,
-          Buffer.alloc(READ_BUFFER_BYTES),
-          (chunk) => {
+          new ReadBatch((chunk) => {
             bytes += chunk.length;
             turns[turns.length - 1]! += chunk.length;
-          },
+          }),
           () => {
             closed = true;
           },
@@ -140,14 +132,13 @@ describe("readOutput", () => {
     const state = { bytes: 0, closes: 0, heldAt: -1 };
     const reader = readOutput(
       stream,
-      Buffer.alloc(READ_BUFFER_BYTES),
-      (chunk) => {
+      new ReadBatch((chunk) => {
         state.bytes += chunk.length;
         if (state.heldAt === -1 && state.bytes >= READ_TURN_BYTES) {
           reader.pause();
           state.heldAt = state.bytes;
         }
-      },
+      }),
       () => state.closes++,
     );
     await waitFor(() => state.heldAt !== -1, "a turn's share of the backlog");
@@ -173,12 +164,7 @@ describe("readOutput", () => {
     const stream = new PassThrough();
     const got: string[] = [];
     let closes = 0;
-    const reader = readOutput(
-      stream,
-      Buffer.alloc(16),
-      (chunk) => got.push(chunk.toString()),
-      () => closes++,
-    );
+    const reader = readOutput(stream, new ReadBatch((chunk) => got.push(chunk.toString())), () => closes++);
     assert.equal(reader.reusesBuffer, false);
     stream.end("via data events");
     await waitFor(() => closes === 1, "the close");

@@ -5,7 +5,7 @@
  * through one Pi host, and sixteen parallel floods through either tool with the host's loop delay.
  */
 import { spawn, spawnSync } from "node:child_process";
-import type { Run } from "../helpers/events.ts";
+import type { Run, ToolRecord } from "../helpers/events.ts";
 import type { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
 
@@ -61,6 +61,15 @@ export function execUntilExit(command: string): (view: ModelView) => ModelStep {
   };
 }
 
+/** Durations of `tools` to the microsecond, measured inside the host by the benchmark extension (Pi's own rounded figure where it has none). */
+export async function preciseMs(pi: PiRpcHost, tools: ToolRecord[]): Promise<number[]> {
+  const run = await pi.run("tool durations", (view) =>
+    view.turn === 0 ? call("bench_tool_ms", { ids: tools.map((t) => t.id) }) : say("ok"),
+  );
+  const ms = (run.tools.find((tool) => tool.name === "bench_tool_ms")?.details as { ms: (number | null)[] } | undefined)?.ms ?? [];
+  return tools.map((tool, i) => ms[i] ?? tool.durationMs!);
+}
+
 /** Latency of `true`, interleaved: exec_command, the bash tool, and a raw spawn from the benchmark. */
 export async function latencyOf(pi: PiRpcHost, bash: string, calls: number, warmup: number) {
   const raw: number[] = [];
@@ -71,11 +80,9 @@ export async function latencyOf(pi: PiRpcHost, bash: string, calls: number, warm
     return n % 2 === 0 ? call("exec_command", { cmd: "true" }) : call("bash", { command: "true" });
   });
   const tools = run.tools.slice(2 * warmup);
-  return {
-    exec: tools.filter((t) => t.name === "exec_command").map((t) => t.durationMs!),
-    bash: tools.filter((t) => t.name === "bash").map((t) => t.durationMs!),
-    raw: raw.slice(2 * warmup),
-  };
+  const exec = tools.filter((t) => t.name === "exec_command");
+  const bashCalls = tools.filter((t) => t.name === "bash");
+  return { exec: await preciseMs(pi, exec), bash: await preciseMs(pi, bashCalls), raw: raw.slice(2 * warmup) };
 }
 
 type Calls = [string, Record<string, unknown>][];

@@ -1,8 +1,11 @@
 /**
  * Benchmark-only extension: measures, from inside the Pi process where the jobs' output is handled,
- * the host's event-loop delay and its memory (resident, JS heap, and outside the heap: Buffers and
- * other native memory), and hands the figures to the benchmark through tool calls.
+ * the host's event-loop delay, its memory (resident, JS heap, and outside the heap: Buffers and
+ * other native memory) and tool calls' durations to the microsecond (Pi's own `durationMs` is
+ * rounded to whole milliseconds, a quarter of a 4 ms call), and hands the figures to the benchmark
+ * through tool calls.
  */
+import { createHook } from "node:async_hooks";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -24,6 +27,62 @@ function memoryNow() {
   return { rss: usage.rss, heap: usage.heapUsed, outside: usage.external + usage.arrayBuffers };
 }
 
+/**
+ * The main thread's CPU time per synchronous step: every callback the event loop runs (an I/O read, a
+ * timer, an immediate, a tick, each promise reaction) is one step, from its async hook's `before` to
+ * its `after` at the outermost level. Thread CPU time, not wall time: on a busy machine a step's wall
+ * time also counts the time the thread waited for a core. It covers every step of the host, ours and
+ * Pi's, so its maximum bounds ours. Needs `process.threadCpuUsage` (Node 22.19 and later here).
+ */
+class StepCpu {
+  private readonly types = new Map<number, string>();
+  private readonly steps: number[] = [];
+  private readonly top: { ms: number; type: string }[] = [];
+  private depth = 0;
+  private startedAt = 0;
+  private startedType = "";
+  private readonly hook = createHook({
+    init: (id, type) => {
+      this.types.set(id, type);
+    },
+    destroy: (id) => {
+      this.types.delete(id);
+    },
+    promiseResolve: () => {},
+    before: (id) => {
+      if (this.depth++ > 0) return;
+      this.startedType = this.types.get(id) ?? "unknown";
+      this.startedAt = cpuMs();
+    },
+    after: () => {
+      if (--this.depth > 0) return;
+      this.depth = 0;
+      const ms = cpuMs() - this.startedAt;
+      this.steps.push(ms);
+      if (this.top.length < 5 || ms > this.top.at(-1)!.ms) {
+        this.top.push({ ms, type: this.startedType });
+        this.top.sort((a, b) => b.ms - a.ms).splice(5);
+      }
+    },
+  });
+
+  start(): void {
+    this.hook.enable();
+  }
+
+  stop() {
+    this.hook.disable();
+    const sorted = [...this.steps].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    return { steps: sorted.length, p99_ms: at(0.99), p999_ms: at(0.999), max_ms: sorted.at(-1) ?? 0, longest: this.top };
+  }
+}
+
+function cpuMs(): number {
+  const usage = (process as unknown as { threadCpuUsage: () => { user: number; system: number } }).threadCpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
 export default function loopDelay(pi: ExtensionAPI): void {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
@@ -33,6 +92,30 @@ export default function loopDelay(pi: ExtensionAPI): void {
     const now = memoryNow();
     peak = { rss: Math.max(peak.rss, now.rss), heap: Math.max(peak.heap, now.heap), outside: Math.max(peak.outside, now.outside) };
   }, 20).unref();
+  // Every tool call's duration, from its start event to its end event as an extension sees them.
+  const toolStarts = new Map<string, number>();
+  const toolMs = new Map<string, number>();
+  pi.on("tool_execution_start", (event) => {
+    toolStarts.set(event.toolCallId, performance.now());
+  });
+  pi.on("tool_execution_end", (event) => {
+    const start = toolStarts.get(event.toolCallId);
+    toolStarts.delete(event.toolCallId);
+    if (start === undefined) return;
+    if (toolMs.size >= 10_000) toolMs.clear();
+    toolMs.set(event.toolCallId, performance.now() - start);
+  });
+  pi.registerTool({
+    name: "bench_tool_ms",
+    label: "bench_tool_ms",
+    description: "Benchmark only: the durations in ms of the given tool calls (null where unknown), forgotten once read.",
+    parameters: Type.Object({ ids: Type.Array(Type.String()) }, { additionalProperties: false }),
+    async execute(_id, params) {
+      const ms = params.ids.map((id) => toolMs.get(id) ?? null);
+      for (const id of params.ids) toolMs.delete(id);
+      return { content: [{ type: "text", text: JSON.stringify(ms) }], details: { ms } };
+    },
+  });
   pi.registerTool({
     name: "bench_loop_delay",
     label: "bench_loop_delay",
@@ -41,6 +124,26 @@ export default function loopDelay(pi: ExtensionAPI): void {
     async execute(_id, params) {
       const figures = { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
       if (params.reset) histogram.reset();
+      return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
+    },
+  });
+  let stepCpu: StepCpu | undefined;
+  pi.registerTool({
+    name: "bench_step_cpu",
+    label: "bench_step_cpu",
+    description: "Benchmark only: starts measuring the main thread's CPU time per synchronous step, or stops and reports it.",
+    parameters: Type.Object({ stop: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    async execute(_id, params) {
+      if (!params.stop) {
+        if (typeof (process as { threadCpuUsage?: unknown }).threadCpuUsage !== "function") {
+          return { content: [{ type: "text", text: "unavailable" }], details: { unavailable: true } };
+        }
+        stepCpu = new StepCpu();
+        stepCpu.start();
+        return { content: [{ type: "text", text: "measuring" }], details: {} };
+      }
+      const figures = stepCpu?.stop() ?? { unavailable: true };
+      stepCpu = undefined;
       return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
     },
   });

@@ -6,7 +6,9 @@
  * same entry frame (the frame under the root: a stream read, a timer, the microtask queue): one
  * synchronous step of ours lies within one such run (two steps of one kind back to back make one
  * run, so the figure is an upper bound). Prints the longest runs and where their time went, with the host's
- * event-loop delay over the same window. `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES`
+ * event-loop delay over the same window. Those are wall-clock samples: on a busy machine a stretch
+ * also counts time the thread waited for a core. So a round before it measures the main thread's
+ * CPU time per step (every callback the loop runs, Pi's too; the benchmark extension's async hooks). `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES`
  * their size (50 MB).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -27,6 +29,10 @@ interface CpuProfile {
   samples: number[];
   timeDeltas: number[];
 }
+
+type StepFigures =
+  | { steps: number; p99_ms: number; p999_ms: number; max_ms: number; longest: { ms: number; type: string }[] }
+  | { unavailable: true };
 
 const FLOODS = Number(process.env.PROFILE_FLOODS) || 16;
 const BYTES = Number(process.env.PROFILE_BYTES) || 50_000_000;
@@ -94,8 +100,15 @@ async function main() {
   });
   const file = join(dir, "floods.cpuprofile");
   let loop: Awaited<ReturnType<typeof loopDelay>>;
+  let steps: StepFigures | undefined;
   try {
     await pi.run("warm up", (view) => (view.turn === 0 ? call("exec_command", { cmd: "true" }) : say("ok")));
+    // Thread CPU per step first, in a round of its own (its hooks slow every callback a little).
+    await pi.run("step cpu", (view) => (view.turn === 0 ? call("bench_step_cpu", {}) : say("ok")));
+    const measured = await pi.run("floods, step cpu", sixteenFloods("exec_command", flood, FLOODS), 300_000);
+    const cpuRun = await pi.run("step cpu", (view) => (view.turn === 0 ? call("bench_step_cpu", { stop: true }) : say("ok")));
+    steps = cpuRun.tools.find((tool) => tool.name === "bench_step_cpu")?.details as StepFigures;
+    console.log(`${FLOODS} floods (step CPU measured): ${floodErrors(measured)} errors`);
     await pi.run("profile", (view) => (view.turn === 0 ? call("bench_profile", {}) : say("ok")));
     await loopDelay(pi);
     const t0 = performance.now();
@@ -107,6 +120,14 @@ async function main() {
     await pi.close(60_000);
   }
   console.log(`event-loop delay: p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
+  if (!steps || "unavailable" in steps) console.log("thread CPU per step: unavailable on this Node");
+  else {
+    const longest = steps.longest.map((step) => `${step.ms.toFixed(2)} (${step.type})`).join(", ");
+    console.log(
+      `thread CPU per step (every step of the host, ours included): ${steps.steps} steps, p99 ${steps.p99_ms.toFixed(2)} ms, ` +
+        `p99.9 ${steps.p999_ms.toFixed(2)} ms, max ${steps.max_ms.toFixed(2)} ms; longest: ${longest}`,
+    );
+  }
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   const busyMs = profile.samples.reduce((sum, _, i) => sum + (profile.timeDeltas[i + 1] ?? 0), 0) / 1000;
   const all = stretchesOfOurs(profile);

@@ -231,15 +231,17 @@ export class WarmShell {
    * Hands the job over (see the protocol above): resolves with the child once the shell answered that
    * it runs the job, or with why not once the shell ended without running it (it is then discarded
    * and the caller spawns the job directly). Never rejects. While no answer came, the shell is sent
-   * SIGCONT every `continueEveryMs`: a stopped shell would never answer.
+   * SIGCONT every `continueEveryMs`: a stopped shell would never answer. A shell still starting
+   * takes the job too: it reads the job after its environment.
    */
   hand(job: Buffer, continueEveryMs: number): Promise<HandResult> {
-    if (this.state !== "ready" || this.ended || this.control.destroyed) {
+    if ((this.state !== "ready" && this.state !== "starting") || this.ended || this.control.destroyed) {
       this.discard();
       return Promise.resolve({ failed: "shell" });
     }
+    // A shell still starting answers `r` (or an old bash `o`) before its answer to the job.
+    this.reply = this.state === "starting" ? this.reply : "";
     this.state = "handing";
-    this.reply = "";
     return new Promise((resolve) => {
       const finish = (result: HandResult) => {
         clearInterval(timer);
@@ -257,6 +259,10 @@ export class WarmShell {
           return finish({ child: this.child, outputs: this.outputs });
         }
         if (this.reply.includes("c")) return finish({ failed: "workdir" });
+        if (this.reply.startsWith("o")) {
+          this.unsupported = true;
+          return finish({ failed: "shell" });
+        }
         // Every answer is read before the end of the control socket: ended without one, it ran nothing.
         if (this.control.destroyed || this.control.readableEnded) finish({ failed: "shell" });
       };

@@ -19,7 +19,8 @@ export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean 
 
 /**
  * A runtime's warm shell (see `warm-shell.ts`): at most one, started for the last pipe job's
- * shell, environment and Pi settings, and used only by a job that matches all of them. Nothing
+ * shell, environment and Pi settings, and used only by a job that matches all of them (also while
+ * it is still starting: the rest of its start costs less than a fork of Pi). Nothing
  * starts before the first command; afterwards a new shell is started when a call ends, in a turn of
  * the event loop no spawn wanted (never on a call's path). A shell that no longer matches is
  * discarded and the job spawns directly; the next one is started only once the environment looks
@@ -60,11 +61,13 @@ export class WarmShells {
     this.target = target;
     if (!idle) return undefined;
     const job = handoff(spec, target);
-    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || idle.state !== "ready") {
+    // A shell still starting (reading its environment) takes the job too: it queues behind the
+    // environment, and the rest of a start costs less than a fork of Pi.
+    const usable = idle.state === "ready" || idle.state === "starting";
+    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || !usable) {
       this.counts.missed++;
-      // A longer command, or a shell still reading its environment, does not make the shell wrong: keep it.
-      if (matches && idle.state === "starting") return undefined;
-      if (matches && job.length > WARM_SHELL_HANDOFF_BYTES) return undefined;
+      // A longer command does not make the shell wrong: keep it.
+      if (matches && usable) return undefined;
       this.shell = undefined;
       idle.discard();
       return undefined;

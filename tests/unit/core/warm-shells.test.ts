@@ -177,6 +177,28 @@ describe("warm shells", () => {
     assert.equal(shells.idle, undefined, "no more shells after repeated failures");
   });
 
+  it("hand a job to a shell still starting: the job waits for the rest of the start and runs once", async () => {
+    const { shells } = pool();
+    assert.equal(await shells.take(spec("true"), "bash"), undefined, "nothing idle yet: the first job spawns");
+    shells.refill();
+    // Checked every turn, so the shell is caught before it could have read its environment.
+    const until = performance.now() + 15_000;
+    while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+    // Its `r` is kept unread (the control socket, paused through its private field): it stays starting.
+    const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+    control.pause();
+    assert.equal(shells.idle!.ready, false);
+    const pid = shells.idle!.pid!;
+    const job = spec("echo ran $$ $0");
+    const taking = shells.take(job, "bash");
+    control.resume();
+    const adopted = await taking;
+    assert.ok(adopted, "the starting shell took the job");
+    assert.equal(adopted.child.pid, pid);
+    assert.equal((await run(job, adopted)).text, `ran ${pid} /bin/bash\n`);
+    assert.deepEqual(shells.counts, { handed: 1, missed: 0, started: 1, fallbacks: 0 });
+  });
+
   it("continue a shell that was stopped while idle, and hand it the job", async () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
@@ -268,6 +290,32 @@ describe("warm shells", () => {
       shells.refill();
       await waitFor(() => shells.counts.started === 1 && shells.idle === undefined, "the old bash's shell started and gone");
       assert.equal(await shells.take(job, "bash"), undefined);
+      shells.refill();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("give up at once on a bash too old for the bootstrap that answers while it is handed a job", async () => {
+    const { shells } = pool();
+    const dir = mkdtempSync(join(tmpdir(), "piue-warm-old-"));
+    try {
+      const oldBash = join(dir, "bash");
+      writeFileSync(oldBash, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
+      const job = spec("true", { file: oldBash });
+      assert.equal(await shells.take(job, "bash"), undefined);
+      shells.refill();
+      const until = performance.now() + 15_000;
+      while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+      // Its `o` is read only once the job was handed: the answer to the job is `o`.
+      const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+      control.pause();
+      const taking = shells.take(job, "bash");
+      control.resume();
+      assert.equal(await taking, undefined, "the job spawns directly");
+      assert.equal(shells.counts.fallbacks, 1);
       shells.refill();
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");

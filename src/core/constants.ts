@@ -66,9 +66,10 @@ export const INPUT_CHUNK_BYTES = 64 * 1024;
 export const PTY_WRITE_RETRY_MAX_MS = 50;
 
 /**
- * A pipe job's output is read into one buffer of this size, reused for every read (Node's own reads
- * allocate a fresh buffer of the same 64 KiB each time, garbage that piles up outside the JS heap
- * during a flood). One read never takes more: it is also the most a single `data` event carries.
+ * Each output pipe of a pipe job is read into a buffer of this size, reused for every read (Node's
+ * own reads allocate a fresh buffer of the same 64 KiB each time, garbage that piles up outside the
+ * JS heap during a flood). Reads joined while the pipe streams never exceed it: it is also the most a
+ * single `data` event carries.
  */
 export const READ_BUFFER_BYTES = 64 * 1024;
 /**

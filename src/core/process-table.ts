@@ -71,10 +71,34 @@ function fromPs(): ProcessEntry[] | undefined {
   return table;
 }
 
+/** The table of the sweep in progress (see {@link oneTableFor}), read on its first use. */
+let sweep: { table?: ProcessEntry[] | undefined; read: boolean } | undefined;
+
 /** Every process, or undefined where the table cannot be read (Windows). */
 export function processTable(): ProcessEntry[] | undefined {
   if (process.platform === "win32") return undefined;
-  return fromProc() ?? fromPs();
+  if (!sweep) return fromProc() ?? fromPs();
+  if (!sweep.read) {
+    sweep.table = fromProc() ?? fromPs();
+    sweep.read = true;
+  }
+  return sweep.table;
+}
+
+/**
+ * Runs `fn` (synchronous) with every {@link processTable} inside it answered by one read of the
+ * table. Forgetting finished jobs asks each job for its session's groups: read per job, sixteen jobs
+ * ending together read the whole table sixteen times in one turn of Pi's loop (some 2 ms a read
+ * here, more on a machine with many processes).
+ */
+export function oneTableFor<T>(fn: () => T): T {
+  if (sweep) return fn();
+  sweep = { read: false };
+  try {
+    return fn();
+  } finally {
+    sweep = undefined;
+  }
 }
 
 /** Living (non-zombie) descendants of `pid`, at any depth, following parent links. */

@@ -2,7 +2,7 @@ import { GROUP_PROBE_INTERVAL_MS, JOB_MARKER_ENV, SHUTDOWN_GRACE_MS, SHUTDOWN_KI
 import type { Job } from "./job.ts";
 import type { OrphanGuard } from "./orphan-guard.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "./process-group.ts";
-import { processesWithEnvironment, processTable } from "./process-table.ts";
+import { oneTableFor, processesWithEnvironment, processTable } from "./process-table.ts";
 
 /** What stopping everything did, for the caller to log or test. */
 export interface ShutdownReport {
@@ -103,7 +103,7 @@ export class TrackedJobs {
    */
   prune(): void {
     const finished = [...this.jobs].filter((job) => job.exit);
-    const groups = new Map(finished.map((job) => [job, job.groups()]));
+    const groups = oneTableFor(() => new Map(finished.map((job) => [job, job.groups()])));
     const alive = new Set(aliveGroups([...groups.values()].flat()));
     for (const job of finished) {
       if (groups.get(job)!.some((group) => alive.has(group))) continue;

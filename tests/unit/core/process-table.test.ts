@@ -10,7 +10,10 @@ import { oneTableFor, processTable } from "../../../src/core/process-table.ts";
 describe("process table", { skip: process.platform === "win32" }, () => {
   it("answers every read inside a sweep with one table, and reads afresh outside it", () => {
     const [first, second, nested] = oneTableFor(() => [processTable(), processTable(), oneTableFor(() => processTable())]);
-    assert.ok(first?.some((entry) => entry.pid === process.pid), "this process is in the table");
+    assert.ok(
+      first?.some((entry) => entry.pid === process.pid),
+      "this process is in the table",
+    );
     assert.equal(second, first);
     assert.equal(nested, first);
     assert.notEqual(processTable(), processTable(), "outside a sweep every read is new");

@@ -61,6 +61,28 @@ async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): P
   return shells.idle!.pid!;
 }
 
+/**
+ * Starts the pool's next shell for `model`'s kind and catches it while it starts (checked every turn,
+ * before it could have read its environment). Its answers are kept unread (its control socket, paused
+ * through the private field) until the returned `resume`: it stays starting until then.
+ */
+async function startingShell(shells: WarmShells, model: SpawnSpec = spec("true")) {
+  assert.equal(await shells.take(model, "bash"), undefined, "nothing idle yet: the first job spawns");
+  shells.refill();
+  const until = performance.now() + 15_000;
+  while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+  const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+  control.pause();
+  return { pid: shells.idle!.pid!, ready: shells.idle!.ready, resume: () => control.resume() };
+}
+
+/** A script in `dir` started as `<bash> --norc --noprofile -c <bootstrap> <name> <slot> <env>`: answers as bash 3.2 would. */
+function oldBash(dir: string): string {
+  const file = join(dir, "bash");
+  writeFileSync(file, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
+  return file;
+}
+
 /** Runs a job on an adopted child through the real pipe transport; its output and exit. */
 function run(job: SpawnSpec, adopted: AdoptedChild) {
   let text = "";
@@ -179,19 +201,11 @@ describe("warm shells", () => {
 
   it("hand a job to a shell still starting: the job waits for the rest of the start and runs once", async () => {
     const { shells } = pool();
-    assert.equal(await shells.take(spec("true"), "bash"), undefined, "nothing idle yet: the first job spawns");
-    shells.refill();
-    // Checked every turn, so the shell is caught before it could have read its environment.
-    const until = performance.now() + 15_000;
-    while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
-    // Its `r` is kept unread (the control socket, paused through its private field): it stays starting.
-    const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
-    control.pause();
-    assert.equal(shells.idle!.ready, false);
-    const pid = shells.idle!.pid!;
+    const { pid, ready, resume } = await startingShell(shells);
+    assert.equal(ready, false);
     const job = spec("echo ran $$ $0");
     const taking = shells.take(job, "bash");
-    control.resume();
+    resume();
     const adopted = await taking;
     assert.ok(adopted, "the starting shell took the job");
     assert.equal(adopted.child.pid, pid);
@@ -282,10 +296,7 @@ describe("warm shells", () => {
     const { shells } = pool();
     const dir = mkdtempSync(join(tmpdir(), "piue-warm-old-"));
     try {
-      // Started as `<bash> --norc --noprofile -c <bootstrap> <name> <slot> <env>`: answers as bash 3.2 would.
-      const oldBash = join(dir, "bash");
-      writeFileSync(oldBash, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
-      const job = spec("true", { file: oldBash });
+      const job = spec("true", { file: oldBash(dir) });
       assert.equal(await shells.take(job, "bash"), undefined);
       shells.refill();
       await waitFor(() => shells.counts.started === 1 && shells.idle === undefined, "the old bash's shell started and gone");
@@ -302,18 +313,11 @@ describe("warm shells", () => {
     const { shells } = pool();
     const dir = mkdtempSync(join(tmpdir(), "piue-warm-old-"));
     try {
-      const oldBash = join(dir, "bash");
-      writeFileSync(oldBash, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
-      const job = spec("true", { file: oldBash });
-      assert.equal(await shells.take(job, "bash"), undefined);
-      shells.refill();
-      const until = performance.now() + 15_000;
-      while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+      const job = spec("true", { file: oldBash(dir) });
       // Its `o` is read only once the job was handed: the answer to the job is `o`.
-      const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
-      control.pause();
+      const { resume } = await startingShell(shells, job);
       const taking = shells.take(job, "bash");
-      control.resume();
+      resume();
       assert.equal(await taking, undefined, "the job spawns directly");
       assert.equal(shells.counts.fallbacks, 1);
       shells.refill();

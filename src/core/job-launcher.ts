@@ -45,7 +45,7 @@ export class JobLauncher {
       env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
       ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
     };
-    const transport = await this.starter.factory(spec, request.shell.name, admit);
+    const { factory: transport, startedMono } = await this.starter.factory(spec, request.shell.name, admit);
     const job = new Job({
       id,
       command: request.command,
@@ -54,6 +54,7 @@ export class JobLauncher {
       program: request.shell.path,
       timeoutMs: request.timeoutMs,
       ...(request.terminal ? { terminal: request.terminal } : {}),
+      ...(startedMono !== undefined ? { startedMono } : {}),
       transport,
     });
     this.unguard ??= guardAtExit({

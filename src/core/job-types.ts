@@ -79,4 +79,9 @@ export interface JobSpec {
   terminal?: { cols: number; rows: number };
   /** Hard deadline: the job is stopped this long after spawn, whether or not anyone waits on it. */
   timeoutMs: number;
+  /**
+   * When the job's process may have begun running, where that is before the job is made (a warm
+   * shell runs its job from its answer on, before the answer is read); now when absent.
+   */
+  startedMono?: number;
 }

@@ -28,8 +28,8 @@ export class Job {
   readonly id: number;
   readonly command: string;
   readonly cwd: string;
-  /** Monotonic start (performance.now()), for every duration. */
-  readonly startedMono = performance.now();
+  /** Monotonic start (performance.now()), for every duration: the call's window, the deadline, quiet. */
+  readonly startedMono: number;
   /** Monotonic time of the hard deadline. */
   readonly deadlineMono: number;
   /** Monotonic time the exit became final. */
@@ -61,6 +61,7 @@ export class Job {
   private attachedCall: string | undefined;
 
   constructor(spec: JobSpec) {
+    this.startedMono = spec.startedMono ?? performance.now();
     this.id = spec.id;
     this.command = spec.command;
     this.cwd = spec.cwd;

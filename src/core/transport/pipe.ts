@@ -10,6 +10,8 @@ import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.
 export interface AdoptedChild {
   child: ChildProcess;
   outputs: [DetachedPipe, DetachedPipe];
+  /** When the job was handed to the shell: it may run from then on, before it is adopted. */
+  handedMono: number;
 }
 
 /** Starts the spec's process: the child leads a new session and group, its stdio are our pipes. */

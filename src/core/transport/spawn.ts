@@ -50,7 +50,7 @@ export class JobStarter {
    * use a warm shell). `admit` runs again before a spawn that had to wait for its turn, and may
    * refuse (throw): meanwhile the registry may have filled or the runtime shut down.
    */
-  async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<TransportFactory> {
+  async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ factory: TransportFactory; startedMono?: number }> {
     const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell);
     if (adopted) {
       try {
@@ -60,14 +60,15 @@ export class JobStarter {
         killAdopted(adopted);
         throw error;
       }
-      return transportFactory(spec, adopted);
+      // The job's window starts when it was handed over: it may have run since, unread.
+      return { factory: transportFactory(spec, adopted), startedMono: adopted.handedMono };
     }
     const gate = spawnGate();
     if (!gate.claim()) {
       await gate.turn();
       admit();
     }
-    return transportFactory(spec);
+    return { factory: transportFactory(spec) };
   }
 
   /** A call ended: the next warm shell may start (off every call's path). */

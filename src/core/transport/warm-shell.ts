@@ -252,11 +252,13 @@ export class WarmShell {
         }
         resolve(result);
       };
+      // The job may run from its write on: its window starts here, not at its adoption.
+      const handedMono = performance.now();
       const timer = setInterval(() => this.signal("SIGCONT"), continueEveryMs);
       this.onAnswer = () => {
         if (this.reply.includes("x")) {
           this.state = "taken";
-          return finish({ child: this.child, outputs: this.outputs });
+          return finish({ child: this.child, outputs: this.outputs, handedMono });
         }
         if (this.reply.includes("c")) return finish({ failed: "workdir" });
         if (this.reply.startsWith("o")) {

@@ -5,11 +5,11 @@
  * A stretch of ours is a run of consecutive samples with this package's code on the stack and the
  * same entry frame (the frame under the root: a stream read, a timer, the microtask queue): one
  * synchronous step of ours lies within one such run (two steps of one kind back to back make one
- * run, so the figure is an upper bound). Prints the longest runs and where their time went, with the host's
- * event-loop delay over the same window. Those are wall-clock samples: on a busy machine a stretch
- * also counts time the thread waited for a core. So a round before it measures the main thread's
- * CPU time per step (every callback the loop runs, Pi's too; the benchmark extension's async hooks). `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES`
- * their size (50 MB).
+ * run, so the figure is an upper bound). Prints the longest runs and where their time went, with
+ * the host's event-loop delay over the same window. Those are wall-clock samples: on a busy machine
+ * a stretch also counts time the thread waited for a core. So a round before it measures the main
+ * thread's CPU time per step (every callback the loop runs, Pi's too; the benchmark extension's
+ * async hooks). `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES` their size (50 MB).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

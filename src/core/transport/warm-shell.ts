@@ -222,6 +222,11 @@ export class WarmShell {
     return this.child.pid;
   }
 
+  /** Idle, ready or still starting: a job may be handed to it (one still starting reads it after its environment). */
+  get takesJobs(): boolean {
+    return this.state === "ready" || this.state === "starting";
+  }
+
   /** Whether the process has been reaped (its pid may then name another process). */
   private get ended(): boolean {
     return this.child.exitCode !== null || this.child.signalCode !== null;
@@ -235,7 +240,7 @@ export class WarmShell {
    * takes the job too: it reads the job after its environment.
    */
   hand(job: Buffer, continueEveryMs: number): Promise<HandResult> {
-    if ((this.state !== "ready" && this.state !== "starting") || this.ended || this.control.destroyed) {
+    if (!this.takesJobs || this.ended || this.control.destroyed) {
       this.discard();
       return Promise.resolve({ failed: "shell" });
     }

@@ -61,13 +61,12 @@ export class WarmShells {
     this.target = target;
     if (!idle) return undefined;
     const job = handoff(spec, target);
-    // A shell still starting (reading its environment) takes the job too: it queues behind the
-    // environment, and the rest of a start costs less than a fork of Pi.
-    const usable = idle.state === "ready" || idle.state === "starting";
-    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || !usable) {
+    // A shell still starting (reading its environment) takes the job too: the rest of a start
+    // costs less than a fork of Pi.
+    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || !idle.takesJobs) {
       this.counts.missed++;
       // A longer command does not make the shell wrong: keep it.
-      if (matches && usable) return undefined;
+      if (matches && idle.takesJobs) return undefined;
       this.shell = undefined;
       idle.discard();
       return undefined;

@@ -61,6 +61,11 @@ async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): P
   return shells.idle!.pid!;
 }
 
+/** The idle shell's control socket, through its private field: pausing it keeps the shell's answers unread. */
+function controlOf(shells: WarmShells): { pause(): void; resume(): void } {
+  return (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+}
+
 /**
  * Starts the pool's next shell for `model`'s kind and catches it while it starts (checked every turn,
  * before it could have read its environment). Its answers are kept unread (its control socket, paused
@@ -71,7 +76,7 @@ async function startingShell(shells: WarmShells, model: SpawnSpec = spec("true")
   shells.refill();
   const until = performance.now() + 15_000;
   while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
-  const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+  const control = controlOf(shells);
   control.pause();
   return { pid: shells.idle!.pid!, ready: shells.idle!.ready, resume: () => control.resume() };
 }
@@ -232,7 +237,7 @@ describe("warm shells", () => {
       const pid = await idleShell(shells);
       // The answer is held back (the idle shell's control socket, paused through its private field)
       // until the job has ended and Node has reaped it: its exit and closed pipes come first.
-      const control = (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+      const control = controlOf(shells);
       control.pause();
       const job = spec(`echo once >> ${join(dir, "ran")}; echo out; exit 7`);
       const taking = shells.take(job, "bash");

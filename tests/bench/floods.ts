@@ -43,10 +43,18 @@ export async function hostMemory(pi: PiRpcHost, options: { gc?: boolean; reset?:
   return run.tools.find((tool) => tool.name === "bench_memory")!.details as MemoryFigures;
 }
 
+/** The host's event-loop delay in ms over a window: the whole of it, and while tools ran. */
+export interface LoopDelay {
+  p99: number;
+  max: number;
+  /** Only while a tool executed: the faux model's turns between tool calls are the test harness's (see the benchmark extension). */
+  whileTools: { p99: number; max: number };
+}
+
 /** The host's event-loop delay since the last reset (and resets it). */
-export async function loopDelay(pi: PiRpcHost): Promise<{ p99: number; max: number }> {
+export async function loopDelay(pi: PiRpcHost): Promise<LoopDelay> {
   const run = await pi.run("loop delay", (view) => (view.turn === 0 ? call("bench_loop_delay", { reset: true }) : say("ok")));
-  return run.tools.find((tool) => tool.name === "bench_loop_delay")!.details as { p99: number; max: number };
+  return run.tools.find((tool) => tool.name === "bench_loop_delay")!.details as LoopDelay;
 }
 
 /** Runs a command through exec_command, polling until it exits. */

@@ -8,7 +8,7 @@
 import { createHook } from "node:async_hooks";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -78,6 +78,57 @@ class StepCpu {
   }
 }
 
+/**
+ * The event-loop delay only while a tool of the run executes (any tool but the benchmark's own).
+ *
+ * Why a second figure: between tool calls the test harness's faux model takes its turn, and it posts
+ * the whole transcript to the test process from inside Pi on every turn. Late in a long benchmark
+ * session a CPU profile of the host put 100–160 ms of one synchronous step there (JSON of the
+ * transcript, the request's body), plus Pi's own handling of that turn: a loop maximum of 200–300 ms
+ * whatever the job printed. A real provider serializes the context too, but that is the harness's and
+ * Pi's, not the tools'. Sampled like `monitorEventLoopDelay` (the time between two ticks of a 10 ms
+ * interval, so an idle loop reads about 10 ms), started when the first tool starts and stopped when
+ * the last one ends; `monitorEventLoopDelay` itself cannot pause (re-enabled, its first sample would
+ * span the pause).
+ */
+class ToolWindowDelay {
+  private readonly histogram = createHistogram();
+  private running = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private previous = 0;
+
+  started(toolCallId: string): void {
+    this.running.add(toolCallId);
+    if (this.timer) return;
+    this.previous = performance.now();
+    this.timer = setInterval(() => this.tick(), 10);
+    this.timer.unref();
+  }
+
+  ended(toolCallId: string): void {
+    if (!this.running.delete(toolCallId) || this.running.size > 0 || !this.timer) return;
+    this.tick();
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** In ms, since the last reset (zeros when no tool ran). */
+  figures(): { p99: number; max: number } {
+    if (this.histogram.count === 0) return { p99: 0, max: 0 };
+    return { p99: this.histogram.percentile(99) / 1e6, max: this.histogram.max / 1e6 };
+  }
+
+  reset(): void {
+    this.histogram.reset();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    this.histogram.record(Math.max(1, Math.round((now - this.previous) * 1e6)));
+    this.previous = now;
+  }
+}
+
 function cpuMs(): number {
   const usage = (process as unknown as { threadCpuUsage: () => { user: number; system: number } }).threadCpuUsage();
   return (usage.user + usage.system) / 1000;
@@ -95,10 +146,13 @@ export default function loopDelay(pi: ExtensionAPI): void {
   // Every tool call's duration, from its start event to its end event as an extension sees them.
   const toolStarts = new Map<string, number>();
   const toolMs = new Map<string, number>();
+  const whileTools = new ToolWindowDelay();
   pi.on("tool_execution_start", (event) => {
     toolStarts.set(event.toolCallId, performance.now());
+    if (!event.toolName.startsWith("bench_")) whileTools.started(event.toolCallId);
   });
   pi.on("tool_execution_end", (event) => {
+    whileTools.ended(event.toolCallId);
     const start = toolStarts.get(event.toolCallId);
     toolStarts.delete(event.toolCallId);
     if (start === undefined) return;
@@ -119,11 +173,19 @@ export default function loopDelay(pi: ExtensionAPI): void {
   pi.registerTool({
     name: "bench_loop_delay",
     label: "bench_loop_delay",
-    description: "Benchmark only: the event-loop delay since the last reset, in ms.",
+    description: "Benchmark only: the event-loop delay since the last reset, in ms: over the whole time, and while tools ran.",
     parameters: Type.Object({ reset: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
     async execute(_id, params) {
-      const figures = { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
-      if (params.reset) histogram.reset();
+      const figures = {
+        p50: histogram.percentile(50) / 1e6,
+        p99: histogram.percentile(99) / 1e6,
+        max: histogram.max / 1e6,
+        whileTools: whileTools.figures(),
+      };
+      if (params.reset) {
+        histogram.reset();
+        whileTools.reset();
+      }
       return { content: [{ type: "text", text: JSON.stringify(figures) }], details: figures };
     },
   });

@@ -61,11 +61,20 @@ function summary(run: Run): { ms: number; modelBytes: number; calls: number; err
   };
 }
 
+/**
+ * A Pi host with both tools. Its temporary files go into its own temp dir, removed when it closes:
+ * Pi's bash tool keeps each long output in a file there (some 5 GB over a run's floods).
+ */
 const startPi = (env: Record<string, string> = {}) =>
   PiRpcHost.start(host, {
     extensions: [EXTENSION_ENTRY, join(REPO_ROOT, "tests", "bench", "loop-delay-extension.ts")],
     args: ["--keep-builtin-bash"],
     env,
+    setup: (dirs) => {
+      const tmp = join(dirs.root, "tmp");
+      mkdirSync(tmp);
+      return { TMPDIR: tmp };
+    },
   });
 
 /** Latency with warm shells off, in a Pi host of its own (the setting is read when a runtime starts). */

@@ -33,6 +33,8 @@ export interface PiDirs {
   home: string;
   agentDir: string;
   cwd: string;
+  /** Where the extension's runtime makes its private log directory: removed with the rest at cleanup. */
+  logs: string;
 }
 
 export interface LaunchedPi {
@@ -53,16 +55,21 @@ export interface LaunchedPi {
 
 export function makeDirs(): PiDirs {
   const root = mkdtempSync(join(tmpdir(), "piue-test-"));
-  const dirs = { root, home: join(root, "home"), agentDir: join(root, "agent"), cwd: join(root, "cwd") };
-  for (const dir of [dirs.home, dirs.agentDir, dirs.cwd]) mkdirSync(dir, { recursive: true });
+  const dirs = { root, home: join(root, "home"), agentDir: join(root, "agent"), cwd: join(root, "cwd"), logs: join(root, "logs") };
+  for (const dir of [dirs.home, dirs.agentDir, dirs.cwd, dirs.logs]) mkdirSync(dir, { recursive: true });
   return dirs;
 }
 
-/** The environment that isolates a test's Pi: its own HOME and agent dir, offline, the scripted model. */
+/**
+ * The environment that isolates a test's Pi: its own HOME, agent dir and job logs (a test's logs go
+ * with its temp dir, not into the system's: a run of the suite used to leave some 200 of them), offline,
+ * the scripted model.
+ */
 export function isolatedPiEnvironment(dirs: PiDirs, modelUrl: string): Record<string, string> {
   return {
     HOME: dirs.home,
     PI_CODING_AGENT_DIR: dirs.agentDir,
+    PI_UNIFIED_EXEC_LOG_DIR: dirs.logs,
     PI_OFFLINE: "1",
     PI_SKIP_VERSION_CHECK: "1",
     PI_TELEMETRY: "0",

@@ -122,7 +122,7 @@ describe("the exit tail budget", () => {
 });
 
 describe("log quotas", () => {
-  const config = (over: Partial<ReturnType<typeof logConfig>>) => ({ ...logConfig({}), parent: tmpdir(), ...over });
+  const config = (over: Partial<ReturnType<typeof logConfig>>) => ({ ...logConfig({}), parent: logConfig().parent, ...over });
 
   it("at the job quota the log gets a marker, keeps running, and gets the tail at exit", async () => {
     const logs = new LogDirectory(config({ jobQuotaBytes: 100_000 }));

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
@@ -197,7 +196,7 @@ describe("Job log", () => {
   it("pauses the child while the disk is behind: pending log bytes stay bounded and none are lost", async () => {
     let maxPending = 0;
     let written = 0;
-    const slowDisk = new LogDirectory({ ...logConfig({}), parent: tmpdir() }, () => {
+    const slowDisk = new LogDirectory({ ...logConfig({}), parent: logConfig().parent }, () => {
       const stream = new Writable({
         highWaterMark: LOG_PENDING_BYTES,
         write(chunk: Buffer, _encoding, callback) {

@@ -93,7 +93,7 @@ class StepCpu {
  */
 class ToolWindowDelay {
   private readonly histogram = createHistogram();
-  private running = new Set<string>();
+  private readonly running = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private previous = 0;
 

@@ -8,7 +8,8 @@
  * (`node --import tsx tests/bench/token-workload.ts`) it prints only the table.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ToolRecord } from "../helpers/events.ts";
@@ -147,12 +148,43 @@ export interface TokenWorkloadResult {
   table: string;
 }
 
+/**
+ * The headers counted hold `log_path`, so these hosts log where a user's Pi does, in the system's temp
+ * dir: a test's Pi logs inside its own temp dir (`pi-process.ts`), a longer path that would cost
+ * tokens no user pays. The log directories the results name are removed at the end.
+ */
+const USER_LOGS = { PI_UNIFIED_EXEC_LOG_DIR: tmpdir() };
+
+/** The private log directories that `results` name (each is one host's, under the system's temp dir). */
+function logDirectories(results: ToolRecord[]): Set<string> {
+  const dirs = new Set<string>();
+  for (const tool of results) {
+    const path = tool.details?.log_path;
+    if (typeof path === "string" && dirname(dirname(path)) === tmpdir() && basename(dirname(path)).startsWith("pi-unified-exec-"))
+      dirs.add(dirname(path));
+  }
+  return dirs;
+}
+
 /** Runs the workload on `host` and counts its tokens per format. */
 export async function tokenWorkload(host: PiHost): Promise<TokenWorkloadResult> {
   const samples: ResultSample[] = [];
-  const ours = await PiRpcHost.start(host, { args: ["--keep-builtin-bash"] });
+  const logs = new Set<string>();
+  try {
+    await countFormats(host, samples, logs);
+  } finally {
+    for (const dir of logs) rmSync(dir, { recursive: true, force: true });
+  }
+  const order = ["default", "codex", "pi-bash", "previous"];
+  const rows = tokenTable(samples).sort((a, b) => order.indexOf(a.format) - order.indexOf(b.format));
+  return { rows, table: formatTokenTable(rows) };
+}
+
+async function countFormats(host: PiHost, samples: ResultSample[], logs: Set<string>): Promise<void> {
+  const ours = await PiRpcHost.start(host, { args: ["--keep-builtin-bash"], env: USER_LOGS });
   try {
     const results = await runSteps(ours, "tokens default", workloadSteps());
+    for (const dir of logDirectories(results)) logs.add(dir);
     for (const tool of results) samples.push({ format: "default", text: tool.text });
     for (const tool of results) samples.push({ format: "previous", text: previousText(tool) });
     const bash = await runSteps(
@@ -164,15 +196,14 @@ export async function tokenWorkload(host: PiHost): Promise<TokenWorkloadResult> 
   } finally {
     await ours.close();
   }
-  const codex = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_FORMAT: "codex" } });
+  const codex = await PiRpcHost.start(host, { env: { ...USER_LOGS, PI_UNIFIED_EXEC_FORMAT: "codex" } });
   try {
-    for (const tool of await runSteps(codex, "tokens codex", workloadSteps())) samples.push({ format: "codex", text: tool.text });
+    const results = await runSteps(codex, "tokens codex", workloadSteps());
+    for (const dir of logDirectories(results)) logs.add(dir);
+    for (const tool of results) samples.push({ format: "codex", text: tool.text });
   } finally {
     await codex.close();
   }
-  const order = ["default", "codex", "pi-bash", "previous"];
-  const rows = tokenTable(samples).sort((a, b) => order.indexOf(a.format) - order.indexOf(b.format));
-  return { rows, table: formatTokenTable(rows) };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

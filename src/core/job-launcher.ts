@@ -45,7 +45,7 @@ export class JobLauncher {
       env: { ...request.env, [JOB_MARKER_ENV]: `${this.token}:${id}` },
       ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
     };
-    const { factory: transport, startedMono } = await this.starter.factory(spec, request.shell.name, admit);
+    const { transport, startedMono } = await this.starter.factory(spec, request.shell.name, admit);
     const job = new Job({
       id,
       command: request.command,

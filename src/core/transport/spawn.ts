@@ -46,11 +46,12 @@ export class JobStarter {
   }
 
   /**
-   * The factory for the next job, once it may start. `shell` names the job's shell (bash and sh may
-   * use a warm shell). `admit` runs again before a spawn that had to wait for its turn, and may
-   * refuse (throw): meanwhile the registry may have filled or the runtime shut down.
+   * The transport for the next job, once it may start, and when the job began if that was before
+   * now (a warm shell's). `shell` names the job's shell (bash and sh may use a warm shell). `admit`
+   * runs again before a spawn that had to wait for its turn, and may refuse (throw): meanwhile the
+   * registry may have filled or the runtime shut down.
    */
-  async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ factory: TransportFactory; startedMono?: number }> {
+  async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ transport: TransportFactory; startedMono?: number }> {
     const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell);
     if (adopted) {
       try {
@@ -61,14 +62,14 @@ export class JobStarter {
         throw error;
       }
       // The job's window starts when it was handed over: it may have run since, unread.
-      return { factory: transportFactory(spec, adopted), startedMono: adopted.handedMono };
+      return { transport: transportFactory(spec, adopted), startedMono: adopted.handedMono };
     }
     const gate = spawnGate();
     if (!gate.claim()) {
       await gate.turn();
       admit();
     }
-    return { factory: transportFactory(spec) };
+    return { transport: transportFactory(spec) };
   }
 
   /** A call ended: the next warm shell may start (off every call's path). */

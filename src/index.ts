@@ -4,16 +4,16 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { hostShellSettings } from "./pi/host-settings.ts";
-import { JobsUi } from "./pi/jobs-ui.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
 import { ResultFormatSetting, registerFormatNotice } from "./pi/result-format.ts";
 import { SessionRuntimes } from "./pi/session-runtimes.ts";
-import { registerSessionsCommand } from "./pi/sessions-command.ts";
 import { execCommandTool } from "./pi/tools/exec-command.ts";
 import { killSessionTool } from "./pi/tools/kill-session.ts";
 import { listSessionsTool } from "./pi/tools/list-sessions.ts";
 import { setOnExitTool } from "./pi/tools/set-on-exit.ts";
 import { writeStdinTool } from "./pi/tools/write-stdin.ts";
+import { JobsUi } from "./pi/tui/jobs-ui.ts";
+import { registerSessionsCommand } from "./pi/tui/sessions-command.ts";
 import { registerWakeRenderer } from "./pi/wake-message.ts";
 
 export default function piUnifiedExec(pi: ExtensionAPI): void {

@@ -1,8 +1,8 @@
-import type { CallKind, CompletionLedger, Lease } from "./completion-ledger.ts";
-import { ExecRequestError } from "./errors.ts";
-import type { Job } from "./job.ts";
-import type { JobReport, JobSnapshot } from "./job-snapshot.ts";
-import { type ProgressOptions, watchProgress } from "./progress.ts";
+import type { CallKind, CompletionLedger, Lease } from "./completion/completion-ledger.ts";
+import type { Job } from "./job/job.ts";
+import type { JobReport, JobSnapshot } from "./job/job-snapshot.ts";
+import { type ProgressOptions, watchProgress } from "./job/progress.ts";
+import { ExecRequestError } from "./shared/errors.ts";
 
 /** Who is asking: the tool call's id (for exactly-once completion), its cancel signal and its UI. */
 export interface CallContext extends ProgressOptions {

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { JOB_MARKER_ENV } from "./constants.ts";
-import { guardAtExit } from "./exit-guard.ts";
-import { Job } from "./job.ts";
-import type { LogDirectory } from "./job-log.ts";
-import type { OrphanGuard } from "./orphan-guard.ts";
-import type { ExecRequest } from "./request.ts";
+import { Job } from "./job/job.ts";
+import type { LogDirectory } from "./log/job-log.ts";
+import type { ExecRequest } from "./request/request.ts";
+import { JOB_MARKER_ENV } from "./shared/constants.ts";
+import { guardAtExit } from "./supervision/exit-guard.ts";
+import type { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { JobStarter } from "./transport/spawn.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 

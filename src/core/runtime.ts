@@ -1,22 +1,30 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
-import { CompletionLedger } from "./completion-ledger.ts";
-import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, WARN_JOBS } from "./constants.ts";
-import { ExecRequestError, UnknownJobError } from "./errors.ts";
-import type { Job, StepResult } from "./job.ts";
+import { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { Job, StepResult } from "./job/job.ts";
+import {
+  type JobListing,
+  type JobReport,
+  type JobSnapshot,
+  type KillReport,
+  type SlotUse,
+  snapshotOf,
+  wakeOf,
+} from "./job/job-snapshot.ts";
+import type { Termination } from "./job/job-stop.ts";
+import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
-import { LogDirectory } from "./job-log.ts";
-import { type JobListing, type JobReport, type JobSnapshot, type KillReport, type SlotUse, snapshotOf, wakeOf } from "./job-snapshot.ts";
-import type { Termination } from "./job-stop.ts";
-import { OrphanGuard } from "./orphan-guard.ts";
-import { aliveGroups } from "./process-group.ts";
-import { JobRegistry } from "./registry.ts";
-import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request.ts";
-import type { ShownPart } from "./shown-part.ts";
-import { terminalSize } from "./terminal-size.ts";
-import { type ShutdownReport, TrackedJobs } from "./tracked-jobs.ts";
+import { LogDirectory } from "./log/job-log.ts";
+import type { ShownPart } from "./output/shown-part.ts";
+import { aliveGroups } from "./processes/process-group.ts";
+import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
+import { terminalSize } from "./screen/terminal-size.ts";
+import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, WARN_JOBS } from "./shared/constants.ts";
+import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
+import { OrphanGuard } from "./supervision/orphan-guard.ts";
+import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
-export type { ShutdownReport } from "./tracked-jobs.ts";
+export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
 
 /** How a runtime runs its jobs beyond the defaults (tests turn warm shells on or off). */
 export interface RuntimeOptions {

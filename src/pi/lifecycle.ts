@@ -1,7 +1,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { JobsUi } from "./jobs-ui.ts";
 import { receiptText } from "./receipt.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
+import type { JobsUi } from "./tui/jobs-ui.ts";
 import { wakeSender } from "./wake-message.ts";
 
 export const KEEP_BASH_FLAG = "keep-builtin-bash";

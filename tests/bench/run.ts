@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { currentShellHost, resolveShell } from "../../src/core/shell.ts";
+import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
 import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";

@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES } from "../../src/core/constants.ts";
-import { TerminalScreen } from "../../src/core/terminal-screen.ts";
+import { TerminalScreen } from "../../src/core/screen/terminal-screen.ts";
+import { SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES } from "../../src/core/shared/constants.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { startOnScreen } from "../helpers/screen-pty.ts";
 

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Watchdog } from "../../src/core/watchdog.ts";
+import { Watchdog } from "../../src/core/supervision/watchdog.ts";
 
 const REGISTRATIONS = 5_000;
 const STARTS = 20;

@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { WARM_SHELL_NAME } from "../../src/core/constants.ts";
-import { descendantsOf } from "../../src/core/process-table.ts";
-import { parseRegistry, REGISTRY_FILE, REGISTRY_MAGIC, type Registry } from "../../src/core/watchdog-registry.ts";
+import { descendantsOf } from "../../src/core/processes/process-table.ts";
+import { WARM_SHELL_NAME } from "../../src/core/shared/constants.ts";
+import { parseRegistry, REGISTRY_FILE, REGISTRY_MAGIC, type Registry } from "../../src/core/supervision/watchdog-registry.ts";
 import { headerOf, outputOf, type Run } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { currentShellHost, resolveShell } from "../../src/core/shell.ts";
+import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";

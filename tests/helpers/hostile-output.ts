@@ -1,4 +1,4 @@
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../../src/core/constants.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS } from "../../src/core/shared/constants.ts";
 
 /**
  * Adversarial terminal output for tests and the benchmark: byte streams shaped to make a naive

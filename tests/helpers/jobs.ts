@@ -4,13 +4,13 @@
  * whatever of them is still alive after the file's tests (a failing test leaves nothing behind).
  */
 import { after } from "node:test";
-import { Job } from "../../src/core/job.ts";
-import { LogDirectory } from "../../src/core/job-log.ts";
-import { aliveGroups, signalGroup } from "../../src/core/process-group.ts";
-import { currentShellHost, resolveShell } from "../../src/core/shell.ts";
+import { Job } from "../../src/core/job/job.ts";
+import { type WaitEnd, waitForExit } from "../../src/core/job/wait.ts";
+import { LogDirectory } from "../../src/core/log/job-log.ts";
+import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
+import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
 import { loadPtyModule } from "../../src/core/transport/pty.ts";
 import { transportFactory } from "../../src/core/transport/spawn.ts";
-import { type WaitEnd, waitForExit } from "../../src/core/wait.ts";
 import { processAlive } from "./processes.ts";
 
 const bash = resolveShell("bash", currentShellHost());

@@ -3,9 +3,9 @@
  * tests. A report embeds the job's snapshot; the builders merge a test's base and its overrides
  * part by part (`job`, `output`, `termination`), so a test names only the fields it is about.
  */
-import type { OutputDelta } from "../../src/core/job-output.ts";
-import type { JobListing, JobReport, JobSnapshot, KillReport } from "../../src/core/job-snapshot.ts";
-import type { Termination } from "../../src/core/job-stop.ts";
+import type { OutputDelta } from "../../src/core/job/job-output.ts";
+import type { JobListing, JobReport, JobSnapshot, KillReport } from "../../src/core/job/job-snapshot.ts";
+import type { Termination } from "../../src/core/job/job-stop.ts";
 
 /** The id the model gets back while the job runs (its `session_id`); undefined once the report carries the exit. */
 export function runningId(report: JobReport): number | undefined {

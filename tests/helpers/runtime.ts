@@ -1,6 +1,7 @@
 /** A runtime for unit tests whose completion wakes are recorded here instead of sent to Pi. */
+
+import type { WakeBatch } from "../../src/core/completion/wakes.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
-import type { WakeBatch } from "../../src/core/wakes.ts";
 
 /** `ids`: a shared id source, as runtimes of one Pi process have. */
 export function runtimeWithWakes(ids?: () => number) {

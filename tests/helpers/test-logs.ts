@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOG_DIR_ENV } from "../../src/core/constants.ts";
+import { LOG_DIR_ENV } from "../../src/core/shared/constants.ts";
 
 if (!process.env[LOG_DIR_ENV]) {
   const dir = mkdtempSync(join(tmpdir(), "piue-test-logs-"));

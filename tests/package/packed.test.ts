@@ -42,7 +42,7 @@ describe("the packed tarball", () => {
       "package/LICENSE",
       "package/THIRD_PARTY_NOTICES.md",
       "package/src/index.ts",
-      "package/src/core/watchdog.sh",
+      "package/src/core/supervision/watchdog.sh",
     ]) {
       assert.ok(files.includes(required), `${required} missing`);
     }

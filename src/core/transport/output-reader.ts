@@ -1,6 +1,6 @@
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
-import { READ_TURN_BYTES } from "../constants.ts";
+import { READ_TURN_BYTES } from "../shared/constants.ts";
 import type { ReadBatch } from "./read-batch.ts";
 
 /**

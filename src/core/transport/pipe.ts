@@ -1,7 +1,7 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { spawnStdio } from "../fd-hygiene.ts";
-import { readStdinIdentity } from "../input-wait.ts";
-import { jobGroups, signalGroup } from "../process-group.ts";
+import { readStdinIdentity } from "../conditions/input-wait.ts";
+import { spawnStdio } from "../processes/fd-hygiene.ts";
+import { jobGroups, signalGroup } from "../processes/process-group.ts";
 import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
 import { ReadBatch } from "./read-batch.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";

@@ -1,9 +1,9 @@
 import { closeSync, constants as fsConstants, write as fsWrite, openSync, readSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { ReadStream } from "node:tty";
-import { PTY_WRITE_RETRY_MAX_MS } from "../constants.ts";
-import { holdMaster, ptyCommand, releaseMaster } from "../fd-hygiene.ts";
-import { jobGroups, signalGroup } from "../process-group.ts";
+import { holdMaster, ptyCommand, releaseMaster } from "../processes/fd-hygiene.ts";
+import { jobGroups, signalGroup } from "../processes/process-group.ts";
+import { PTY_WRITE_RETRY_MAX_MS } from "../shared/constants.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { constants as osConstants } from "node:os";
 import type * as NodePty from "@homebridge/node-pty-prebuilt-multiarch";
-import { signalGroup } from "../process-group.ts";
+import { signalGroup } from "../processes/process-group.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /**

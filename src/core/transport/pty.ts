@@ -1,8 +1,8 @@
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type * as NodePty from "@homebridge/node-pty-prebuilt-multiarch";
-import { PTY_MODULE, PTY_MODULE_ENV } from "../constants.ts";
-import { ExecRequestError } from "../errors.ts";
+import { PTY_MODULE, PTY_MODULE_ENV } from "../shared/constants.ts";
+import { ExecRequestError } from "../shared/errors.ts";
 import { type NativePty, UnixPtyTransport } from "./pty-unix.ts";
 import { WindowsPtyTransport } from "./pty-windows.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";

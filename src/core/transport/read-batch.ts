@@ -1,4 +1,4 @@
-import { OUTPUT_BATCH_MS, READ_BUFFER_BYTES, READ_MIN_ROOM_BYTES } from "../constants.ts";
+import { OUTPUT_BATCH_MS, READ_BUFFER_BYTES, READ_MIN_ROOM_BYTES } from "../shared/constants.ts";
 
 /**
  * Joins a job's pipe reads into fewer, larger deliveries.

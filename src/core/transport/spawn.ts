@@ -1,6 +1,6 @@
-import { signalGroup } from "../process-group.ts";
-import { spawnGate } from "../spawn-gate.ts";
-import type { TerminalSize } from "../terminal-size.ts";
+import { signalGroup } from "../processes/process-group.ts";
+import { spawnGate } from "../processes/spawn-gate.ts";
+import type { TerminalSize } from "../screen/terminal-size.ts";
 import { closeDetached } from "./output-reader.ts";
 import { type AdoptedChild, PipeTransport } from "./pipe.ts";
 import { type LoadedPty, spawnPty } from "./pty.ts";

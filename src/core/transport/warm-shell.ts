@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import type { Socket } from "node:net";
-import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../constants.ts";
-import { heldMastersKey, spawnStdio, systemBash } from "../fd-hygiene.ts";
-import { signalGroup } from "../process-group.ts";
+import { heldMastersKey, spawnStdio, systemBash } from "../processes/fd-hygiene.ts";
+import { signalGroup } from "../processes/process-group.ts";
+import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../shared/constants.ts";
 import { closeDetached, type DetachedPipe, detachPipe } from "./output-reader.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";

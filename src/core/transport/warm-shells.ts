@@ -1,6 +1,6 @@
-import { WARM_SHELL_CONTINUE_MS, WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_MAX_FAILURES } from "../constants.ts";
-import type { GuardedJob } from "../orphan-guard.ts";
-import { spawnGate } from "../spawn-gate.ts";
+import { spawnGate } from "../processes/spawn-gate.ts";
+import { WARM_SHELL_CONTINUE_MS, WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_MAX_FAILURES } from "../shared/constants.ts";
+import type { GuardedJob } from "../supervision/orphan-guard.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 import { handoff, WARM_SHELL_NAME, WarmShell, WarmShellUnsupported, type WarmTarget, warmTarget } from "./warm-shell.ts";

@@ -24,10 +24,10 @@ import {
   UNTIL_QUIET_MS_DESCRIPTION,
 } from "../guidance/conditional-waits.ts";
 import { EXEC_SCREEN_DESCRIPTION, SCREEN_GUIDELINES } from "../guidance/screens.ts";
-import { execCommandRenderer } from "../render.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { execCommandRenderer } from "../tui/render.ts";
 
 /** `max_output_tokens`, the same on both tools. */
 export const MAX_OUTPUT_TOKENS_DESCRIPTION =

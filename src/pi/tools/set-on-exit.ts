@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
 import { type SetOnExitDetails, setOnExitResult, setOnExitResultSchema } from "../results/set-on-exit-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { setOnExitRenderer } from "../summary-renderers.ts";
+import { setOnExitRenderer } from "../tui/summary-renderers.ts";
 
 export const setOnExitParameters = Type.Object(
   {

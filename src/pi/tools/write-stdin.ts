@@ -22,11 +22,11 @@ import {
   YIELD_UNTIL_PATTERN_NOTE,
 } from "../guidance/conditional-waits.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
-import { writeStdinRenderer } from "../render.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { writeStdinRenderer } from "../tui/render.ts";
 import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(

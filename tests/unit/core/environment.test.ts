@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { jobEnvironment } from "../../../src/core/environment.ts";
-import { taskkillCommand } from "../../../src/core/process-group.ts";
-import { terminalSize } from "../../../src/core/terminal-size.ts";
+import { taskkillCommand } from "../../../src/core/processes/process-group.ts";
+import { jobEnvironment } from "../../../src/core/request/environment.ts";
+import { terminalSize } from "../../../src/core/screen/terminal-size.ts";
 
 describe("job environment", () => {
   const base = { PATH: "/usr/bin:/bin", PAGER: "less", GIT_PAGER: "less -R", TERM: "screen", EDITOR: "vim", HOME: "/home/me" };

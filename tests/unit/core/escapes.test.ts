@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
-import { decodeEscapes } from "../../../src/core/escapes.ts";
-import { decodeBase64Strict, parseInput } from "../../../src/core/input.ts";
+import { decodeEscapes } from "../../../src/core/request/escapes.ts";
+import { decodeBase64Strict, parseInput } from "../../../src/core/request/input.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 const hex = (chars: string) => decodeEscapes(chars).toString("hex");
 

@@ -1,8 +1,8 @@
 /** When an exit may be reported while output still flows: a quiet window of reading time, and a cap. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/constants.ts";
-import { ExitDrain } from "../../../src/core/exit-drain.ts";
+import { ExitDrain } from "../../../src/core/job/exit-drain.ts";
+import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/shared/constants.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

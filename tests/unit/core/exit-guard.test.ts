@@ -8,7 +8,7 @@ import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 describe("process exit guard", () => {
   it("a process that exits without shutting its runtime down leaves no job behind", async () => {
     const program = `
-      import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+      import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
       import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
       const runtime = new ExecRuntime();
       const report = await runtime.exec(prepareExec({ cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 300 }, process.cwd(), process.env));

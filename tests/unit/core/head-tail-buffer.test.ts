@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { HEAD_TAIL_BYTES } from "../../../src/core/constants.ts";
-import { HeadTailBuffer, joinRetained, omissionMarker } from "../../../src/core/head-tail-buffer.ts";
+import { HeadTailBuffer, joinRetained, omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
+import { HEAD_TAIL_BYTES } from "../../../src/core/shared/constants.ts";
 
 const bytes = (text: string) => Buffer.from(text);
 const contents = (buffer: HeadTailBuffer) => {

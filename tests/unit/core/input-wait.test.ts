@@ -2,11 +2,17 @@
 import assert from "node:assert/strict";
 import { readlinkSync } from "node:fs";
 import { describe, it } from "node:test";
-import { INPUT_WAIT_QUIET_MS } from "../../../src/core/constants.ts";
-import { InputWaitProbe, type InputWaitQuery, looksLikePrompt, probeInputWait, readStdinIdentity } from "../../../src/core/input-wait.ts";
-import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/proc-wait.ts";
-import { processTable } from "../../../src/core/process-table.ts";
-import { TerminalText } from "../../../src/core/terminal-text.ts";
+import {
+  InputWaitProbe,
+  type InputWaitQuery,
+  looksLikePrompt,
+  probeInputWait,
+  readStdinIdentity,
+} from "../../../src/core/conditions/input-wait.ts";
+import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/conditions/proc-wait.ts";
+import { TerminalText } from "../../../src/core/output/terminal-text.ts";
+import { processTable } from "../../../src/core/processes/process-table.ts";
+import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
 import { PipeTransport } from "../../../src/core/transport/pipe.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { Transport } from "../../../src/core/transport/types.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConditionWatch } from "../../../src/core/condition-watch.ts";
-import { JobOutput } from "../../../src/core/job-output.ts";
-import { compileUntilPattern } from "../../../src/core/until-pattern.ts";
+import { ConditionWatch } from "../../../src/core/conditions/condition-watch.ts";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { JobOutput } from "../../../src/core/job/job-output.ts";
 
 /** Pushes `text` through one reused buffer, clobbering it after the push as the next read would. */
 function pushReused(output: JobOutput, shared: Buffer, text: string): void {

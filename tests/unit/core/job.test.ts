@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { LOG_PENDING_BYTES } from "../../../src/core/constants.ts";
-import type { Job } from "../../../src/core/job.ts";
-import { LogDirectory } from "../../../src/core/job-log.ts";
-import { logConfig } from "../../../src/core/log-settings.ts";
-import { aliveGroups } from "../../../src/core/process-group.ts";
-import { waitForExit } from "../../../src/core/wait.ts";
+import type { Job } from "../../../src/core/job/job.ts";
+import { waitForExit } from "../../../src/core/job/wait.ts";
+import { LogDirectory } from "../../../src/core/log/job-log.ts";
+import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { aliveGroups } from "../../../src/core/processes/process-group.ts";
+import { LOG_PENDING_BYTES } from "../../../src/core/shared/constants.ts";
 import { killGroup, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 

@@ -2,12 +2,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/constants.ts";
-import { LineWatch } from "../../../src/core/line-watch.ts";
-import { EchoFilter, expectedEcho } from "../../../src/core/pty-echo.ts";
-import { TerminalText } from "../../../src/core/terminal-text.ts";
+import { LineWatch } from "../../../src/core/conditions/line-watch.ts";
+import { EchoFilter, expectedEcho } from "../../../src/core/conditions/pty-echo.ts";
+import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
+import { TerminalText } from "../../../src/core/output/terminal-text.ts";
+import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/shared/constants.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
-import { compileUntilPattern, type LinePattern } from "../../../src/core/until-pattern.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";

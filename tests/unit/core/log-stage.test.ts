@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { LOG_PENDING_BYTES, LOG_STAGE_BYTES } from "../../../src/core/constants.ts";
-import { StagedWriter } from "../../../src/core/log-stage.ts";
+import { StagedWriter } from "../../../src/core/log/log-stage.ts";
+import { LOG_PENDING_BYTES, LOG_STAGE_BYTES } from "../../../src/core/shared/constants.ts";
 
 /** A disk (mocked) whose writes finish only when `complete()` is called. */
 function slowDisk() {

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OutputDecoder } from "../../../src/core/output-decoder.ts";
-import { renderTerminalText } from "../../../src/core/terminal-text.ts";
+import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
+import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { CONTROL_CHARACTER, fuzzStream, prng } from "../../helpers/hostile-output.ts";
 
 const CASES = 3_000;

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { after, describe, it } from "node:test";
-import { OutputDecoder } from "../../../src/core/output-decoder.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { CONTROL_CHARACTER, HOSTILE_SHAPES } from "../../helpers/hostile-output.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { omissionMarker } from "../../../src/core/head-tail-buffer.ts";
-import { OutputDecoder } from "../../../src/core/output-decoder.ts";
-import { renderTerminalText } from "../../../src/core/terminal-text.ts";
+import { omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
+import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
+import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 
 const read = (head: Buffer | string, tail: Buffer | string = "", omittedBytes = 0) => ({
   head: Buffer.from(head),

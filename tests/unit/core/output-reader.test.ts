@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
-import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/constants.ts";
+import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/shared/constants.ts";
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
 import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
 import { startBurners } from "../../helpers/load.ts";

@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { JobOutput } from "../../../src/core/job-output.ts";
-import { newlinesIn, PrintedTally } from "../../../src/core/printed-tally.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request.ts";
+import { JobOutput } from "../../../src/core/job/job-output.ts";
+import { newlinesIn, PrintedTally } from "../../../src/core/output/printed-tally.ts";
+import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { runningId } from "../../helpers/reports.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { oneTableFor, processTable } from "../../../src/core/process-table.ts";
+import { oneTableFor, processTable } from "../../../src/core/processes/process-table.ts";
 
 describe("process table", { skip: process.platform === "win32" }, () => {
   it("answers every read inside a sweep with one table, and reads afresh outside it", () => {

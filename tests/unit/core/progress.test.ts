@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { WaitProgress } from "../../../src/core/job-snapshot.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request.ts";
+import type { WaitProgress } from "../../../src/core/job/job-snapshot.ts";
+import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";

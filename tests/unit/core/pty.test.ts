@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { jobEnvironment } from "../../../src/core/environment.ts";
-import type { Job } from "../../../src/core/job.ts";
-import { LogDirectory } from "../../../src/core/job-log.ts";
-import { logConfig } from "../../../src/core/log-settings.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import type { Job } from "../../../src/core/job/job.ts";
+import { LogDirectory } from "../../../src/core/log/job-log.ts";
+import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { jobEnvironment } from "../../../src/core/request/environment.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
 import { killGroup, StartedJobs, untilExit } from "../../helpers/jobs.ts";

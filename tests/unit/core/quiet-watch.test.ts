@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
-import { checkQuietMs, type QuietClock, QuietWatch } from "../../../src/core/quiet-watch.ts";
-import { TerminalText } from "../../../src/core/terminal-text.ts";
-import { UntilConditions, type UntilOutcome } from "../../../src/core/until-conditions.ts";
-import { compileUntilPattern } from "../../../src/core/until-pattern.ts";
+import { checkQuietMs, type QuietClock, QuietWatch } from "../../../src/core/conditions/quiet-watch.ts";
+import { UntilConditions, type UntilOutcome } from "../../../src/core/conditions/until-conditions.ts";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { TerminalText } from "../../../src/core/output/terminal-text.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { startBurners } from "../../helpers/load.ts";
 
 /** A clock the test moves by hand (mocked: real timers are tested below with a real process). */

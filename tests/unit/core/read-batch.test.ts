@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OUTPUT_BATCH_MS, READ_BUFFER_BYTES, READ_MIN_ROOM_BYTES } from "../../../src/core/constants.ts";
+import { OUTPUT_BATCH_MS, READ_BUFFER_BYTES, READ_MIN_ROOM_BYTES } from "../../../src/core/shared/constants.ts";
 import { type BatchSlot, ReadBatch } from "../../../src/core/transport/read-batch.ts";
 import { waitFor } from "../../helpers/processes.ts";
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
-import type { Job } from "../../../src/core/job.ts";
-import { JobRegistry } from "../../../src/core/registry.ts";
-import { normalizeSignal } from "../../../src/core/signals.ts";
+import type { Job } from "../../../src/core/job/job.ts";
+import { JobRegistry } from "../../../src/core/job/registry.ts";
+import { normalizeSignal } from "../../../src/core/processes/signals.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 /** Stand-ins with only what the registry reads. */
 const running = (id: number) => ({ id, exit: undefined, attached: undefined }) as unknown as Job;

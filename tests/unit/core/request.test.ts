@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 describe("prepareExec", () => {
   const base = mkdtempSync(join(tmpdir(), "piue-request-"));

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { WAKE_DEBOUNCE_MS } from "../../../src/core/constants.ts";
-import { UnknownJobError } from "../../../src/core/errors.ts";
-import type { Job } from "../../../src/core/job.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import type { Job } from "../../../src/core/job/job.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
+import { UnknownJobError } from "../../../src/core/shared/errors.ts";
 import { StartedJobs, statusOf } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { pidsIn, waitFor } from "../../helpers/processes.ts";

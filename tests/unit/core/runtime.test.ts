@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { UnknownJobError } from "../../../src/core/errors.ts";
-import type { JobReport } from "../../../src/core/job-snapshot.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { UnknownJobError } from "../../../src/core/shared/errors.ts";
 import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";

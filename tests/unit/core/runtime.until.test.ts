@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
-import { LogDirectory } from "../../../src/core/job-log.ts";
-import { logConfig } from "../../../src/core/log-settings.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request.ts";
+import { LogDirectory } from "../../../src/core/log/job-log.ts";
+import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";

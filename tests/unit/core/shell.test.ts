@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { ExecRequestError } from "../../../src/core/errors.ts";
 import {
   clearShellCache,
   currentShellHost,
@@ -9,7 +8,8 @@ import {
   resolveShell,
   type ShellHost,
   shellInvocation,
-} from "../../../src/core/shell.ts";
+} from "../../../src/core/request/shell.ts";
+import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 /** A synthetic machine: the files that exist and are executable (case-insensitive on Windows). */
 function host(platform: NodeJS.Platform, env: NodeJS.ProcessEnv, files: string[]): ShellHost {

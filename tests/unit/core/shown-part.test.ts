@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { truncateTail } from "@earendil-works/pi-coding-agent";
-import { PARTIAL_DECODE_MIN_SKIP_BYTES } from "../../../src/core/constants.ts";
-import { HeadTailBuffer } from "../../../src/core/head-tail-buffer.ts";
-import { OutputDecoder } from "../../../src/core/output-decoder.ts";
-import { type ShownPart, safeLineStart } from "../../../src/core/shown-part.ts";
+import { HeadTailBuffer } from "../../../src/core/output/head-tail-buffer.ts";
+import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
+import { type ShownPart, safeLineStart } from "../../../src/core/output/shown-part.ts";
+import { PARTIAL_DECODE_MIN_SKIP_BYTES } from "../../../src/core/shared/constants.ts";
 import { fuzzStream, prng } from "../../helpers/hostile-output.ts";
 
 const SEEDS = 60;

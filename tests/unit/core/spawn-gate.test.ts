@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { connect, createServer, type Socket } from "node:net";
 import { describe, it } from "node:test";
-import { spawnGate } from "../../../src/core/spawn-gate.ts";
+import { spawnGate } from "../../../src/core/processes/spawn-gate.ts";
 import { startBurners } from "../../helpers/load.ts";
 
 /** Settles the gate: lets every pending turn pass. */

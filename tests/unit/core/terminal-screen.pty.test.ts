@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { renderTerminalText } from "../../../src/core/terminal-text.ts";
+import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { type ScreenJob, type ScreenJobOptions, startOnScreen } from "../../helpers/screen-pty.ts";

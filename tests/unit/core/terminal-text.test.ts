@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/constants.ts";
-import { renderTerminalText } from "../../../src/core/terminal-text.ts";
+import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/shared/constants.ts";
 
 describe("renderTerminalText strips control sequences", () => {
   const cases: [string, string, string][] = [

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { WaitRequestError } from "../../../src/core/errors.ts";
-import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/utc-deadline.ts";
+import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/request/utc-deadline.ts";
+import { WaitRequestError } from "../../../src/core/shared/errors.ts";
 
 describe("yield_until timestamps", () => {
   it("accepts strict RFC 3339 UTC, with or without milliseconds", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { INVISIBLE_RANGES, metadataLine, SPECIAL_IN_TEXT, SPECIAL_UNITS, visibleText } from "../../../src/core/visible-text.ts";
+import { INVISIBLE_RANGES, metadataLine, SPECIAL_IN_TEXT, SPECIAL_UNITS, visibleText } from "../../../src/core/output/visible-text.ts";
 
 describe("metadataLine", () => {
   const cases: [string, string, string][] = [

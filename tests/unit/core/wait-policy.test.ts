@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { WaitRequestError } from "../../../src/core/errors.ts";
-import { emptyPollCapMs, emptyPollWindow, execWindow } from "../../../src/core/wait-policy.ts";
+import { emptyPollCapMs, emptyPollWindow, execWindow } from "../../../src/core/request/wait-policy.ts";
+import { WaitRequestError } from "../../../src/core/shared/errors.ts";
 
 describe("wait policy", () => {
   it("exec_command: default 10 s, clamped to [250, 30 000], clamps visible", () => {

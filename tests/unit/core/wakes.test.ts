@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/wakes.ts";
+import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
 
 /** A clock whose timers fire only when the test says so. */
 class ManualClock implements Clock {

@@ -11,15 +11,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/constants.ts";
-import { LogDirectory } from "../../../src/core/job-log.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import { LogDirectory } from "../../../src/core/log/job-log.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/shared/constants.ts";
+import { REGISTRY_FILE } from "../../../src/core/supervision/watchdog-registry.ts";
 import { type AdoptedChild, PipeTransport } from "../../../src/core/transport/pipe.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
 import { WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
-import { REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { startNodeHost } from "../../helpers/node-host.ts";
@@ -400,7 +400,7 @@ describe("warm shells", () => {
   for (const how of ["alone", "with its watchdog"] as const) {
     it(`do not outlive a Pi process killed with SIGKILL (${how})`, async () => {
       const program = `
-        import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+        import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
         import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
         const runtime = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
         await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5000 }, process.cwd(), process.env));

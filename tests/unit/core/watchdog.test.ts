@@ -10,14 +10,14 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { WARM_SHELL_NAME } from "../../../src/core/constants.ts";
-import { LogDirectory } from "../../../src/core/job-log.ts";
-import { logConfig } from "../../../src/core/log-settings.ts";
-import { descendantsOf } from "../../../src/core/process-table.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import { LogDirectory } from "../../../src/core/log/job-log.ts";
+import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { descendantsOf } from "../../../src/core/processes/process-table.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { Watchdog } from "../../../src/core/watchdog.ts";
-import { parseRegistry, REGISTRY_FILE } from "../../../src/core/watchdog-registry.ts";
+import { WARM_SHELL_NAME } from "../../../src/core/shared/constants.ts";
+import { Watchdog } from "../../../src/core/supervision/watchdog.ts";
+import { parseRegistry, REGISTRY_FILE } from "../../../src/core/supervision/watchdog-registry.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
@@ -86,9 +86,9 @@ async function startHost(
   jobs: { cmd: string; tty?: boolean }[],
 ): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
   const program = `
-    import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/job-log.ts"))};
-    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log-settings.ts"))};
-    import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request.ts"))};
+    import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/job-log.ts"))};
+    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/log-settings.ts"))};
+    import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
     const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));
     for (const job of ${JSON.stringify(jobs)}) {

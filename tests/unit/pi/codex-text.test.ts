@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { omissionMarker } from "../../../src/core/head-tail-buffer.ts";
+import { omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
 import {
   CODEX_ERROR_TEXT,
   codexChunkId,

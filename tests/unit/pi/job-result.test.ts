@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Value } from "typebox/value";
-import type { JobExit } from "../../../src/core/job.ts";
-import type { JobReport } from "../../../src/core/job-snapshot.ts";
+import type { JobExit } from "../../../src/core/job/job.ts";
+import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { completionNote, jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
 import { jobReport, type ReportParts } from "../../helpers/reports.ts";
 

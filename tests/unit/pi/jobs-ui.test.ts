@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
-import type { JobSnapshot } from "../../../src/core/job-snapshot.ts";
+import type { JobSnapshot } from "../../../src/core/job/job-snapshot.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
-import { JobsUi, jobLabel } from "../../../src/pi/jobs-ui.ts";
+import { JobsUi, jobLabel } from "../../../src/pi/tui/jobs-ui.ts";
 import { snapshot } from "../../helpers/reports.ts";
 
 /** A runtime stand-in: the jobs it reports, and the change listener the UI registers. */

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Value } from "typebox/value";
-import type { JobExit } from "../../../src/core/job.ts";
-import type { KillReport } from "../../../src/core/job-snapshot.ts";
+import type { JobExit } from "../../../src/core/job/job.ts";
+import type { KillReport } from "../../../src/core/job/job-snapshot.ts";
 import { killResult, killResultSchema } from "../../../src/pi/results/kill-result.ts";
 import { type KillParts, killReport } from "../../helpers/reports.ts";
 

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Value } from "typebox/value";
-import type { JobExit } from "../../../src/core/job.ts";
-import type { JobListing } from "../../../src/core/job-snapshot.ts";
+import type { JobExit } from "../../../src/core/job/job.ts";
+import type { JobListing } from "../../../src/core/job/job-snapshot.ts";
 import { listResult, listResultSchema } from "../../../src/pi/results/list-result.ts";
 import { listing as listingOf } from "../../helpers/reports.ts";
 

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import { execCommandRenderer, showInput, writeStdinRenderer } from "../../../src/pi/render.ts";
-import { killSessionRenderer, listSessionsRenderer, setOnExitRenderer } from "../../../src/pi/summary-renderers.ts";
+import { execCommandRenderer, showInput, writeStdinRenderer } from "../../../src/pi/tui/render.ts";
+import { killSessionRenderer, listSessionsRenderer, setOnExitRenderer } from "../../../src/pi/tui/summary-renderers.ts";
 import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
 
 // The expand hint reads Pi's global theme, as it does in the TUI.

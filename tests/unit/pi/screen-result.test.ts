@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_MAX_BYTES, initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import { Value } from "typebox/value";
-import type { ScreenView } from "../../../src/core/job-screen.ts";
-import type { JobReport } from "../../../src/core/job-snapshot.ts";
-import { viewLines } from "../../../src/pi/job-view.ts";
-import { writeStdinRenderer } from "../../../src/pi/render.ts";
+import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
+import type { ScreenView } from "../../../src/core/screen/job-screen.ts";
 import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
+import { viewLines } from "../../../src/pi/tui/job-view.ts";
+import { writeStdinRenderer } from "../../../src/pi/tui/render.ts";
 import { jobReport, type ReportParts, snapshot } from "../../helpers/reports.ts";
 
 const screen = (over: Partial<ScreenView> = {}): ScreenView => ({

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { prepareExec } from "../../../src/core/request.ts";
+import type { WakeBatch } from "../../../src/core/completion/wakes.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import type { WakeBatch } from "../../../src/core/wakes.ts";
 import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
 import { SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
 import { waitFor } from "../../helpers/processes.ts";

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import type { JobReport } from "../../../src/core/job-snapshot.ts";
-import { prepareExec } from "../../../src/core/request.ts";
+import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
+import type { ShownPart } from "../../../src/core/output/shown-part.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import type { ShownPart } from "../../../src/core/shown-part.ts";
 import type { ResultFormat } from "../../../src/pi/result-format.ts";
 import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
 import { killResult } from "../../../src/pi/results/kill-result.ts";

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { truncateTail } from "@earendil-works/pi-coding-agent";
-import { HeadTailBuffer } from "../../../src/core/head-tail-buffer.ts";
-import { OutputDecoder } from "../../../src/core/output-decoder.ts";
+import { HeadTailBuffer } from "../../../src/core/output/head-tail-buffer.ts";
+import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
 import { capOutputToBudget } from "../../../src/pi/results/token-budget.ts";
 import {
   notShownBytes,

@@ -1,0 +1,219 @@
+import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
+import { CompletionCoordinator, type SetOnExitStatus, type WakeJob, type WakeSender } from "./wakes.ts";
+
+/**
+ * Exactly-once completion, owned here and nowhere else.
+ *
+ * Invariant: while Pi runs, the end of a job whose wake is armed reaches the model through a
+ * finalized tool result **or** one wake prompt — never both, never neither.
+ *
+ * The rules that keep it, all in this module:
+ * 1. Arming: `exec_command` arms a wake only when it hands back a live id; `set_on_exit` arms or
+ *    disarms later, also for an exited job whose wake has not gone out.
+ * 2. Leases: a call attached to a job leases it, and while any lease on it is held its wake waits.
+ * 3. Settling: a call whose result carries the exit has observed it; the wake is consumed when Pi
+ *    finalizes that call without an error. A result without the exit, a cancel, a throw or an error
+ *    result releases the lease, and the wake stays eligible.
+ * 4. A listing that reports an exit, and a `kill_session` that reports one, observe it the same way.
+ * 5. A stop on purpose (a kill by the model or the user, shutdown) holds the wake back before any
+ *    signal; a kill that fails gives it back, one that worked drops it.
+ * 6. Nesting: a call inside another tool's call (`ctx.executeTool`) hands what it observed to the
+ *    outermost call, committed when that one is finalized; the outermost result gets a receipt naming
+ *    the exits; a nested read of a job whose exit an earlier nested read reported replays that result
+ *    until the outermost call is finalized.
+ * 7. Delivery: an eligible exit with no lease is scheduled, and exits close together go out as one
+ *    prompt ({@link CompletionCoordinator}, private to this module); shutdown drops every pending wake.
+ *
+ * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
+ */
+
+/** Which kind of call reported an exit (the Pi layer names the tool). */
+export type CallKind = "exec" | "write" | "kill" | "list";
+
+/** A job's end as a call reported it, for receipts. */
+export interface ObservedExit {
+  kind: CallKind;
+  jobId: number;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** The exits calls nested inside one outermost call reported: the last few, and how many in all. */
+export interface Receipt {
+  exits: ObservedExit[];
+  total: number;
+}
+
+/** A call's hold on one job, from attaching to its result. */
+export interface Lease<Report> {
+  /**
+   * The call returns `report`; `exit` when the report carries the job's exit. Returns whether that
+   * consumed an armed wake. Without `exit` (or after a throw: `settle(undefined)`) the lease is released.
+   */
+  settle(report: Report | undefined, exit?: ObservedExit): boolean;
+}
+
+export class CompletionLedger<Report> {
+  private readonly wakes = new CompletionCoordinator(undefined);
+  /** Call → the call it runs inside (nested calls only). */
+  private readonly parents = new Map<string, string>();
+  /** Exits each nested call reported, until it ends and hands them to its outermost call. */
+  private readonly observations = new Map<string, ObservedExit[]>();
+  /** Per outermost call: the exits its nested calls reported, named once each. */
+  private readonly receipts = new Map<string, { kept: ObservedExit[]; total: number; jobs: Set<number> }>();
+  /** Results saved for repeated nested reads, by job id, until their outermost call is finalized. */
+  private readonly replays = new Map<number, { scope: string; report: Report }>();
+
+  // ---- the Pi layer's side ------------------------------------------------------------------------
+
+  /** Binds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
+  bindSender(sender: WakeSender | undefined): void {
+    this.wakes.setSender(sender);
+    if (sender) this.wakes.retry();
+  }
+
+  /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
+  retry(): void {
+    this.wakes.retry();
+  }
+
+  /** A tool call started (`tool_execution_start`); `parentId` when it runs inside another call. */
+  callStarted(callId: string, parentId?: string): void {
+    if (parentId) this.parents.set(callId, parentId);
+  }
+
+  /**
+   * Pi finalized a call (`tool_execution_end`). A nested call hands what it observed to its outermost
+   * call (or releases it, if it failed); an outermost call commits, or releases when it ended as an error.
+   */
+  callEnded(callId: string, isError: boolean): void {
+    const seen = this.observations.get(callId) ?? [];
+    this.observations.delete(callId);
+    if (!this.parents.has(callId)) {
+      this.wakes.finalize(callId, isError);
+      for (const [jobId, replay] of this.replays) if (replay.scope === callId) this.replays.delete(jobId);
+      this.receipts.delete(callId);
+      return;
+    }
+    const root = this.rootOf(callId);
+    this.parents.delete(callId);
+    if (isError) {
+      this.wakes.release(callId);
+      return;
+    }
+    this.wakes.transfer(callId, root);
+    const receipt = this.receipts.get(root) ?? { kept: [], total: 0, jobs: new Set<number>() };
+    // A job's exit is named once, however often nested reads replayed it.
+    for (const exit of seen) {
+      if (receipt.jobs.has(exit.jobId)) continue;
+      receipt.jobs.add(exit.jobId);
+      receipt.kept.push(exit);
+      receipt.total++;
+    }
+    receipt.kept.splice(0, Math.max(0, receipt.kept.length - RECEIPT_MAX_KEPT));
+    if (receipt.total > 0) this.receipts.set(root, receipt);
+  }
+
+  /** The exits nested calls reported inside outermost call `callId`, for its result; undefined if none. */
+  receipt(callId: string): Receipt | undefined {
+    const receipt = this.receipts.get(callId);
+    if (!receipt || this.parents.has(callId)) return undefined;
+    return { exits: receipt.kept.slice(-RECEIPT_MAX_SHOWN), total: receipt.total };
+  }
+
+  /** Forgets every call (the session ended). */
+  forgetCalls(): void {
+    this.parents.clear();
+    this.observations.clear();
+    this.receipts.clear();
+  }
+
+  // ---- the runtime's side -------------------------------------------------------------------------
+
+  arm(jobId: number): void {
+    this.wakes.arm(jobId);
+  }
+
+  isArmed(jobId: number): boolean {
+    return this.wakes.isArmed(jobId);
+  }
+
+  /** Knows the job: armed, ended with its wake on its way (a tombstone), or just woken. */
+  knows(jobId: number): boolean {
+    return this.wakes.knows(jobId);
+  }
+
+  setOnExit(jobId: number, policy: "none" | "wake", jobExited: boolean): SetOnExitStatus {
+    return this.wakes.setOnExit(jobId, policy, jobExited);
+  }
+
+  /** The job's exit is final: its wake goes out once nobody watching it remains. */
+  jobExited(job: WakeJob): void {
+    this.wakes.jobExited(job);
+  }
+
+  /** A call attaches to a job. Without a call id (a caller outside Pi) nothing is leased. */
+  lease(callId: string | undefined, jobId: number): Lease<Report> {
+    if (callId === undefined) return { settle: () => false };
+    this.wakes.lease(callId, jobId);
+    return {
+      settle: (report, exit) => {
+        if (!report || !exit) {
+          this.wakes.release(callId);
+          return false;
+        }
+        const consumed = this.wakes.isArmed(jobId);
+        this.observe(callId, exit);
+        if (this.parents.has(callId)) this.replays.set(jobId, { scope: this.rootOf(callId), report });
+        return consumed;
+      },
+    };
+  }
+
+  /** A result carries a job's exit without a lease (a listing, a kill, an exit inside exec's window). */
+  observed(callId: string | undefined, exit: ObservedExit): void {
+    if (callId !== undefined) this.observe(callId, exit);
+  }
+
+  /** The result an earlier nested read inside the same outermost call reported for `jobId`, if any. */
+  replay(callId: string | undefined, jobId: number): Report | undefined {
+    const replay = this.replays.get(jobId);
+    if (!replay || callId === undefined || !this.parents.has(callId)) return undefined;
+    return this.rootOf(callId) === replay.scope ? replay.report : undefined;
+  }
+
+  /** Holds a job's wake back before it is stopped on purpose; returns `restore` for a stop that failed. */
+  hold(jobId: number): () => void {
+    return this.wakes.suppress(jobId);
+  }
+
+  /** The job was stopped on purpose: its wake is gone for good. */
+  drop(jobId: number): void {
+    this.wakes.dropWake(jobId);
+  }
+
+  /** Shutdown: every pending wake is dropped, nothing more is sent. */
+  dropAll(): void {
+    this.wakes.dropAll();
+  }
+
+  /** Wakes scheduled and not yet sent, plus batches waiting for a retry (for tests). */
+  get waiting(): number {
+    return this.wakes.waiting;
+  }
+
+  private observe(callId: string, exit: ObservedExit): void {
+    this.wakes.observed(callId, exit.jobId);
+    if (!this.parents.has(callId)) return;
+    const list = this.observations.get(callId) ?? [];
+    list.push(exit);
+    this.observations.set(callId, list);
+  }
+
+  /** The outermost call `callId` runs in (itself when it is not nested). */
+  private rootOf(callId: string): string {
+    let current = callId;
+    for (let parent = this.parents.get(current); parent; parent = this.parents.get(current)) current = parent;
+    return current;
+  }
+}

@@ -1,0 +1,279 @@
+import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
+
+/**
+ * Completion wake-ups, delivered exactly once. The invariant: a job's exit reaches the model through
+ * a finalized tool result *or* one synthetic prompt, never both and never neither (while Pi runs).
+ *
+ * - A call that can return a job's exit takes an observation lease on it. While any lease is held,
+ *   the wake waits. A call whose result carries the exit marks it observed; when Pi finalizes that call
+ *   the wake is consumed. A call that returns without the exit, is cancelled, or fails releases its
+ *   lease and the wake stays eligible.
+ * - An eligible exit is scheduled; exits within the debounce window go out as one batch.
+ * - Stopping a job on purpose (kill, shutdown) suppresses its wake before any signal; a failed kill
+ *   restores it.
+ *
+ * Knows nothing of Pi: the sender and the clock are injected.
+ */
+
+/** What a wake says about one job: bounded metadata, never output. */
+export interface WakeJob {
+  jobId: number;
+  command: string;
+  cwd: string;
+  exitCode: number | null;
+  signal: string | null;
+  elapsedMs: number;
+  logPath: string;
+  /** Why the job ended, when the runtime ended it or it failed. */
+  reason?: string;
+}
+
+export interface WakeBatch {
+  /** Listed jobs (at most {@link WAKE_MAX_LISTED}). */
+  jobs: WakeJob[];
+  /** Jobs in the batch beyond those listed. */
+  more: number;
+}
+
+/** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
+export type WakeSender = (batch: WakeBatch) => void;
+
+export interface Clock {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** How many delivered wakes are remembered for `set_on_exit`'s `too_late`. */
+const DELIVERED_MEMORY = 256;
+
+const realClock: Clock = {
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    timer.unref();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export type SetOnExitStatus = "disarmed" | "already_none" | "armed" | "already_armed" | "too_late";
+
+/** What the coordinator knows of a job with a wake armed (or recently delivered). */
+interface WakeRecord {
+  jobId: number;
+  /** The exit, once the job has exited. */
+  exit?: WakeJob;
+  /** Held back on purpose (a kill in progress). */
+  suppressed: boolean;
+  /** Handed to the sender; it can no longer be recalled. */
+  sent: boolean;
+}
+
+export class CompletionCoordinator {
+  private readonly records = new Map<number, WakeRecord>();
+  /** Leases: call id → the jobs it watches, and which of them it has observed exiting. */
+  private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
+  /** Exits waiting for the debounce to end, in order. */
+  private readonly pending: number[] = [];
+  /** Batches whose send threw; retried by `retry`. */
+  private unsent: WakeBatch[] = [];
+  /** Jobs whose wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
+  private readonly delivered = new Set<number>();
+  private timer: unknown;
+
+  constructor(
+    private sender: WakeSender | undefined,
+    private readonly clock: Clock = realClock,
+    private readonly debounceMs: number = WAKE_DEBOUNCE_MS,
+  ) {}
+
+  /** Rebinds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
+  setSender(sender: WakeSender | undefined): void {
+    this.sender = sender;
+  }
+
+  /** Arms the wake of a running job. */
+  arm(jobId: number): void {
+    if (!this.records.has(jobId)) this.records.set(jobId, { jobId, suppressed: false, sent: false });
+  }
+
+  isArmed(jobId: number): boolean {
+    const record = this.records.get(jobId);
+    return record !== undefined && !record.sent;
+  }
+
+  /** Knows the job: armed, an exited job whose wake is still on its way (a tombstone), or one just woken. */
+  knows(jobId: number): boolean {
+    return this.records.has(jobId) || this.delivered.has(jobId);
+  }
+
+  /**
+   * Changes the wake policy without touching the process. `jobExited`: the job has exited (so a new
+   * wake is too late); undefined when the runtime does not know the job at all.
+   */
+  setOnExit(jobId: number, policy: "none" | "wake", jobExited: boolean): SetOnExitStatus {
+    const record = this.records.get(jobId);
+    if (this.delivered.has(jobId)) return "too_late";
+    if (policy === "none") {
+      if (!record) return "already_none";
+      if (record.sent) return "too_late";
+      this.forget(jobId);
+      return "disarmed";
+    }
+    if (record) return record.sent ? "too_late" : "already_armed";
+    if (jobExited) return "too_late";
+    this.arm(jobId);
+    return "armed";
+  }
+
+  /** A call starts watching a job: the job's wake waits until the call says what it saw. */
+  lease(callId: string, jobId: number): void {
+    const lease = this.leases.get(callId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
+    lease.jobs.add(jobId);
+    this.leases.set(callId, lease);
+    this.unschedule(jobId);
+  }
+
+  /** The call's result carries the job's exit: it is consumed when Pi finalizes the call. */
+  observed(callId: string, jobId: number): void {
+    this.lease(callId, jobId);
+    this.leases.get(callId)!.observed.add(jobId);
+  }
+
+  /** The call returned without the exit, was cancelled, or failed: its leases end, wakes stay eligible. */
+  release(callId: string): void {
+    const lease = this.leases.get(callId);
+    if (!lease) return;
+    this.leases.delete(callId);
+    for (const jobId of lease.jobs) this.scheduleIfEligible(jobId);
+  }
+
+  /**
+   * Pi finalized the call (`tool_execution_end`). A successful call consumes the wakes of the exits it
+   * observed; a call that ended as an error releases them instead.
+   */
+  finalize(callId: string, isError: boolean): void {
+    const lease = this.leases.get(callId);
+    if (!lease) return;
+    if (isError) {
+      this.release(callId);
+      return;
+    }
+    this.leases.delete(callId);
+    for (const jobId of lease.observed) this.forget(jobId);
+    for (const jobId of lease.jobs) if (!lease.observed.has(jobId)) this.scheduleIfEligible(jobId);
+  }
+
+  /** A nested call's observations become its enclosing call's, and commit when that one is finalized. */
+  transfer(callId: string, toCallId: string): void {
+    const lease = this.leases.get(callId);
+    if (!lease) return;
+    this.leases.delete(callId);
+    const target = this.leases.get(toCallId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
+    for (const jobId of lease.jobs) target.jobs.add(jobId);
+    for (const jobId of lease.observed) target.observed.add(jobId);
+    this.leases.set(toCallId, target);
+  }
+
+  /** The job exited: its wake goes out once nobody watching it remains. */
+  jobExited(job: WakeJob): void {
+    const record = this.records.get(job.jobId);
+    if (!record || record.sent) return;
+    record.exit = job;
+    this.scheduleIfEligible(job.jobId);
+  }
+
+  /**
+   * Holds a job's wake back before it is stopped on purpose. Returns `restore`, for a stop that
+   * failed: the wake becomes eligible again.
+   */
+  suppress(jobId: number): () => void {
+    const record = this.records.get(jobId);
+    if (!record || record.sent) return () => {};
+    record.suppressed = true;
+    this.unschedule(jobId);
+    return () => {
+      if (this.records.get(jobId) !== record) return;
+      record.suppressed = false;
+      this.scheduleIfEligible(jobId);
+    };
+  }
+
+  /** The job was stopped on purpose: its wake is gone for good. */
+  dropWake(jobId: number): void {
+    this.forget(jobId);
+  }
+
+  /** Shutdown: every pending wake is dropped, nothing more is sent. */
+  dropAll(): void {
+    this.records.clear();
+    this.delivered.clear();
+    this.leases.clear();
+    this.pending.length = 0;
+    this.unsent = [];
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
+  retry(): void {
+    const batches = this.unsent;
+    this.unsent = [];
+    for (const batch of batches) this.deliver(batch);
+  }
+
+  /** Wakes scheduled and not yet sent, plus batches waiting for a retry. */
+  get waiting(): number {
+    return this.pending.length + this.unsent.reduce((sum, batch) => sum + batch.jobs.length + batch.more, 0);
+  }
+
+  private eligible(jobId: number): boolean {
+    const record = this.records.get(jobId);
+    if (!record?.exit || record.sent || record.suppressed) return false;
+    for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
+    return true;
+  }
+
+  private scheduleIfEligible(jobId: number): void {
+    if (!this.eligible(jobId) || this.pending.includes(jobId)) return;
+    this.pending.push(jobId);
+    if (this.timer === undefined) this.timer = this.clock.setTimeout(() => this.flush(), this.debounceMs);
+  }
+
+  private unschedule(jobId: number): void {
+    const index = this.pending.indexOf(jobId);
+    if (index !== -1) this.pending.splice(index, 1);
+  }
+
+  private forget(jobId: number): void {
+    this.records.delete(jobId);
+    this.unschedule(jobId);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const ready = this.pending.splice(0).filter((jobId) => this.eligible(jobId));
+    if (ready.length === 0) return;
+    const jobs = ready.map((jobId) => this.records.get(jobId)!.exit!);
+    for (const jobId of ready) this.records.get(jobId)!.sent = true;
+    this.deliver({ jobs: jobs.slice(0, WAKE_MAX_LISTED), more: Math.max(0, jobs.length - WAKE_MAX_LISTED) });
+    // A delivered wake is done; the job stays readable in the registry, and reading it wakes nothing.
+    for (const jobId of ready) {
+      this.records.delete(jobId);
+      this.delivered.add(jobId);
+    }
+    for (const old of this.delivered) {
+      if (this.delivered.size <= DELIVERED_MEMORY) break;
+      this.delivered.delete(old);
+    }
+  }
+
+  private deliver(batch: WakeBatch): void {
+    try {
+      if (!this.sender) throw new Error("no sender bound");
+      this.sender(batch);
+    } catch {
+      // Only a synchronous failure is observable here; the batch waits for `retry`.
+      this.unsent.push(batch);
+    }
+  }
+}

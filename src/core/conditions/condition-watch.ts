@@ -1,0 +1,70 @@
+import type { RetainedOutput } from "../output/head-tail-buffer.ts";
+import { OutputDecoder } from "../output/output-decoder.ts";
+import { UntilConditions, type UntilOutcome, type UntilSpec } from "./until-conditions.ts";
+
+/**
+ * A conditional wait (`until_pattern`, `until_quiet_ms`) watching a job's bytes as they arrive. The
+ * conditions judge rendered text — what the model sees — so each chunk is rendered here by a decoder
+ * of the watch's own (the model's decoder stays lazy: it decodes only when a call takes output). When
+ * a line matches, the watch says where in the chunk's *bytes* the matched line ends, so the job can
+ * return the output up to and including it and keep the rest unread: the byte position is found by
+ * counting the line ends after the match, which rendering never adds or removes.
+ */
+export class ConditionWatch {
+  private readonly conditions: UntilConditions;
+  private readonly decoder = new OutputDecoder();
+
+  constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void) {
+    this.conditions = new UntilConditions(spec, { partialLine, onMet });
+  }
+
+  get outcome(): UntilOutcome | undefined {
+    return this.conditions.outcome;
+  }
+
+  /**
+   * The call begins with `unread` (retained, not yet returned), last printed at `unreadSince`.
+   * Returns how many of those retained bytes (head, then tail) the call returns when a line in them
+   * already matches; undefined otherwise.
+   */
+  begin(unread: RetainedOutput, unreadSince: number | undefined, now: number): number | undefined {
+    const bytes = Buffer.concat([unread.head, unread.tail]);
+    const text = this.decoder.take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
+    const outcome = this.conditions.begin(text, unreadSince, now);
+    return outcome?.status === "matched" ? byteEnd(bytes, text, outcome.match.end) : undefined;
+  }
+
+  /** After the call wrote to a PTY: the terminal's echo of it never matches. */
+  wrote(written: string): void {
+    this.conditions.wrote(written);
+  }
+
+  /** A chunk arrived: the number of its bytes the call returns when a line in it matches; undefined otherwise. */
+  feed(chunk: Buffer, now: number): number | undefined {
+    const text = this.decoder.take({ head: chunk, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
+    const outcome = this.conditions.feed(text, now);
+    return outcome?.status === "matched" ? byteEnd(chunk, text, outcome.match.end) : undefined;
+  }
+
+  stop(): void {
+    this.conditions.stop();
+  }
+}
+
+/**
+ * Where in `bytes` the rendered `text` position `end` falls, for a cut just after a matched line: as
+ * many line ends must follow the cut in the bytes as follow `end` in the text. A match that ends the
+ * text (an unfinished last line, or the last line of the chunk) takes the whole chunk.
+ */
+export function byteEnd(bytes: Buffer, text: string, end: number): number {
+  if (end >= text.length) return bytes.length;
+  let after = 0;
+  for (let i = text.indexOf("\n", end); i !== -1; i = text.indexOf("\n", i + 1)) after++;
+  // The remainder starts just after the line end that precedes those `after` line ends.
+  let at = bytes.length;
+  for (let seen = 0; seen <= after; seen++) {
+    at = bytes.lastIndexOf(0x0a, at - 1);
+    if (at === -1) return 0;
+  }
+  return at + 1;
+}

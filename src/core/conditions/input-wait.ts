@@ -1,0 +1,212 @@
+/**
+ * "Is this job blocked reading its own stdin?" — the `input_wait` field of a running job's results.
+ * It only reports; it never writes or stops anything. Owns the rule for what counts as waiting.
+ *
+ * Signals, strongest first:
+ * - `syscall` (Linux): a process of the job (the leader and its descendants, plus the leader's session
+ *   when a process table is given) sleeps in a system call that waits to read the job's own stdin —
+ *   the pipe or terminal we hold the other end of, identified by the link of the leader's fd 0 taken
+ *   at spawn (`socket:[…]` for Node's stdio pipes, `/dev/pts/N` for a PTY; `/dev/tty` also counts on a
+ *   PTY). `read`/`readv`/`pread` on it is always waiting. `select`/`poll`/`epoll_wait` with it among
+ *   the descriptors waited on counts only when a prompt is drawn (the unfinished last line is not
+ *   blank) and, on a PTY, the process is in the terminal's foreground group: REPLs with line editing
+ *   wait like that after drawing their prompt, while a server that merely watches stdin has ended
+ *   its last line. A pipe between two of the job's processes (`sleep 5 | cat`) is not the job's stdin.
+ * - `wchan` (Linux, where `/proc/<pid>/syscall` is refused, e.g. Yama ptrace_scope ≥ 2, or the
+ *   architecture's numbers are unknown): the kernel function a thread sleeps in names a read on a
+ *   socket, pipe or terminal (or a poll, with a prompt drawn) and the process's fd 0 is our stdin.
+ * - `prompt` (everywhere, the only one off Linux): the unfinished last line looks like a prompt (see
+ *   {@link looksLikePrompt}) and the job has been quiet for `INPUT_WAIT_QUIET_MS`, while no process of
+ *   the job is running on a CPU (where that is known).
+ *
+ * Interface:
+ * - `readStdinIdentity(pid)`: the link of `/proc/<pid>/fd/0`; call right after a pipe spawn (for a
+ *   PTY the slave path is known from the spawn and is the identity).
+ * - `probeInputWait(query)` → `{ likely, reason?, pid? }`; `reason` goes to `details.input_wait_reason`.
+ * - `InputWaitProbe`: one per tool call (or listing); `check(query)` answers each job once per probe.
+ */
+
+import { descendantsOf, type ProcessEntry, processTable, procStat } from "../processes/process-table.ts";
+import { INPUT_WAIT_MAX_PROCESSES, INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import {
+  childrenOf,
+  fdTarget,
+  kernelListsChildren,
+  type ProcReader,
+  realProcReader,
+  threadCall,
+  threadsOf,
+  threadWchan,
+  waitedFds,
+  waitingCalls,
+} from "./proc-wait.ts";
+
+export type InputWaitReason = "syscall" | "wchan" | "prompt";
+
+export interface InputWait {
+  likely: boolean;
+  reason?: InputWaitReason;
+  /** The process found waiting (syscall and wchan signals). */
+  pid?: number;
+}
+
+export interface InputWaitQuery {
+  /** The job's leader pid; it leads its own session (sid = pid). */
+  pid: number;
+  /** The job's stdin identity: the leader's fd 0 link at spawn, or the PTY slave path. Undefined: unknown. */
+  stdin: string | undefined;
+  tty: boolean;
+  /** The unfinished last line of the rendered output: the text after the last `\n` ("" at a line start). */
+  lastLine: string;
+  /** How long the job has printed nothing, in ms. */
+  quietMs: number;
+  /** A process table already read for this call; without it the job's tree is walked from the leader. */
+  table?: ProcessEntry[] | undefined;
+}
+
+/** Reads the link of `/proc/<pid>/fd/0` (Linux), or undefined. */
+export function readStdinIdentity(pid: number, reader: ProcReader = realProcReader): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    return reader.readLink(`/proc/${pid}/fd/0`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The prompt rule. The last {@link PROMPT_LINE_CHARS} characters of the unfinished line, trailing
+ * blanks ignored, end in `?`, `:`, `>`, `»`, `›`, `❯`, a shell prompt's `$` or `#` (after a blank,
+ * `~`, `]`, `)` or `>`, or after one word such as `bash-5.2`), or a choice such as `[y/N]`, `(yes/no)`, `[Y/n/q]`; or the line ends in `password`,
+ * `passphrase` or `PIN`; or it asks to press a key ("Press Enter to continue...").
+ */
+export function looksLikePrompt(lastLine: string): boolean {
+  const line = lastLine.slice(-PROMPT_LINE_CHARS).trimEnd();
+  if (!line) return false;
+  if (/[?:>»›❯]$/u.test(line)) return true;
+  // A shell prompt: `$ `, `# `, `user@host:~$ `, `[root@box ~]# `, `bash-5.2# ` (not a bar of `#`s).
+  if (/(?:^|[\s~\])>])[$#]$/.test(line) || /^[\w.-]+[$#]$/.test(line)) return true;
+  if (/[[(]\s*[a-z]{1,3}(?:\s*\/\s*[a-z]{1,3}){1,3}\s*[\])]$/i.test(line)) return true;
+  if (/(?:password|passphrase|\bpin)$/i.test(line)) return true;
+  return /\bpress (?:enter|return|any key)\b/i.test(line);
+}
+
+/** What the job's processes are doing, as far as /proc tells. */
+interface Scan {
+  waiting?: InputWait;
+  /** Some process of the job is running on a CPU. */
+  running: boolean;
+}
+
+/**
+ * The job's processes with their threads: the leader and its descendants (walked through the kernel's
+ * children lists, or the given table), plus its session's members from a given table.
+ */
+function jobProcesses(query: InputWaitQuery, reader: ProcReader): Map<number, number[]> {
+  const found = new Map<number, number[]>();
+  if (query.table) {
+    const pids = new Set([query.pid, ...descendantsOf(query.pid, query.table)]);
+    for (const entry of query.table) if (entry.sid === query.pid && !entry.zombie) pids.add(entry.pid);
+    for (const pid of pids) found.set(pid, threadsOf(pid, reader));
+    return found;
+  }
+  if (!kernelListsChildren(reader)) return jobProcesses({ ...query, table: processTable() ?? [] }, reader);
+  const queue = [query.pid];
+  while (queue.length > 0 && found.size < INPUT_WAIT_MAX_PROCESSES) {
+    const pid = queue.shift()!;
+    if (found.has(pid)) continue;
+    const threads = threadsOf(pid, reader);
+    found.set(pid, threads);
+    queue.push(...childrenOf(pid, threads, reader));
+  }
+  return found;
+}
+
+const READ_WCHANS = new Set([
+  "unix_stream_read_generic",
+  "unix_stream_data_wait",
+  "pipe_read",
+  "anon_pipe_read",
+  "pipe_wait",
+  "pipe_wait_readable",
+  "n_tty_read",
+]);
+const POLL_WCHANS = /^(?:do_select|core_sys_select|do_sys_poll|poll_schedule_timeout|ep_poll|do_epoll_wait)\b/;
+
+function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
+  const { stdin } = query;
+  const scan: Scan = { running: false };
+  if (!stdin) return scan;
+  const calls = waitingCalls();
+  const promptDrawn = query.lastLine.trim().length > 0;
+  const ours = (target: string | undefined) => target !== undefined && (target === stdin || (query.tty && target === "/dev/tty"));
+  for (const [pid, threads] of jobProcesses(query, reader)) {
+    const stat = procStat(pid);
+    if (!stat) continue;
+    const state = stat[0];
+    if (state === "R") scan.running = true;
+    if (state !== "S" && state !== "D" && state !== "R") continue; // stopped, traced, zombie
+    // On a terminal only the foreground group gets the input; tpgid is the terminal's foreground group.
+    const foreground = !query.tty || stat[5] === stat[2];
+    for (const tid of threads) {
+      const call = calls ? threadCall(pid, tid, reader) : undefined;
+      if (call === "running") {
+        scan.running = true;
+        continue;
+      }
+      if (call === undefined) {
+        if (wchanWaits(pid, tid, reader, ours, foreground, promptDrawn))
+          return { ...scan, waiting: { likely: true, reason: "wchan", pid } };
+        continue;
+      }
+      const kind = calls![call.nr];
+      if (!kind || (kind !== "read" && !(promptDrawn && foreground))) continue;
+      const fds = waitedFds(pid, kind, call.args, reader);
+      if (fds?.some((fd) => ours(fdTarget(pid, fd, reader)))) return { ...scan, waiting: { likely: true, reason: "syscall", pid } };
+    }
+  }
+  return scan;
+}
+
+/** The fallback without the syscall file: a sleeping thread's kernel function, with fd 0 as the descriptor. */
+function wchanWaits(
+  pid: number,
+  tid: number,
+  reader: ProcReader,
+  ours: (target: string | undefined) => boolean,
+  foreground: boolean,
+  promptDrawn: boolean,
+): boolean {
+  if (!foreground) return false;
+  const wchan = threadWchan(pid, tid, reader);
+  if (!wchan) return false;
+  const reads = READ_WCHANS.has(wchan);
+  // `wait_woken` is where a terminal read sleeps on newer kernels, but a socket wait sleeps there too.
+  const polls = POLL_WCHANS.test(wchan) || wchan === "wait_woken";
+  if (!reads && !(polls && promptDrawn)) return false;
+  return ours(fdTarget(pid, 0, reader));
+}
+
+/** Whether the job is likely blocked waiting for input on its own stdin, and which signal says so. */
+export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realProcReader): InputWait {
+  const scan: Scan = process.platform === "linux" ? scanJob(query, reader) : { running: false };
+  if (scan.waiting) return scan.waiting;
+  if (!scan.running && query.quietMs >= INPUT_WAIT_QUIET_MS && looksLikePrompt(query.lastLine)) return { likely: true, reason: "prompt" };
+  return { likely: false };
+}
+
+/** Answers each job once per tool call: results and listings built in one call share the reading. */
+export class InputWaitProbe {
+  private readonly answers = new Map<number, InputWait>();
+
+  constructor(private readonly reader: ProcReader = realProcReader) {}
+
+  check(query: InputWaitQuery): InputWait {
+    let answer = this.answers.get(query.pid);
+    if (!answer) {
+      answer = probeInputWait(query, this.reader);
+      this.answers.set(query.pid, answer);
+    }
+    return answer;
+  }
+}

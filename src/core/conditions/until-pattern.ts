@@ -1,0 +1,213 @@
+/**
+ * The `until_pattern` engine: compiles the model's regular expression with re2js (RE2's linear-time
+ * automata, pure JavaScript) and tests it against one rendered output line at a time. Owns what a
+ * pattern may be and every error about it; never touches a job.
+ *
+ * Interface (for the wait that uses it):
+ * - `compileUntilPattern(source)` → `LinePattern`, or throws `ExecRequestError` naming the problem:
+ *   empty, longer than {@link MAX_PATTERN_CHARS}, invalid syntax (what and where), a construct the
+ *   engine cannot run (look-ahead, look-behind, back-reference, atomic group, possessive repeat,
+ *   conditional; each with an alternative), or a program over {@link MAX_PATTERN_INSTRUCTIONS}.
+ *   Call it before anything is spawned or written.
+ * - `LinePattern.test(line)`: does the pattern match somewhere in `line` (one line, no `\n`)? Linear
+ *   in the line and bounded: a line over {@link LINE_TEST_CHARS} is tested as its first and last
+ *   halves of that size only. `(?i)` at the start makes it case-insensitive; `(?s)`, `(?m)`, `(?U)`
+ *   and scoped `(?i:…)` work too. Syntax is RE2's: `\d`, `\w`, `\b` are ASCII, `\p{L}` is Unicode.
+ * - `LinePattern.excerpt(line)`: the line as `matched_line` shows it, at most
+ *   {@link MATCHED_LINE_CHARS} characters around the match, cut ends marked with `…`.
+ */
+import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
+import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../shared/constants.ts";
+import { ExecRequestError } from "../shared/errors.ts";
+
+export interface LinePattern {
+  /** The pattern as the model wrote it. */
+  readonly source: string;
+  /** True when the pattern matches somewhere in `line` (bounded as the module comment says). */
+  test(line: string): boolean;
+  /** `line` cut to at most {@link MATCHED_LINE_CHARS} characters around its match, for `matched_line`. */
+  excerpt(line: string): string;
+}
+
+const HALF = LINE_TEST_CHARS / 2;
+const ELLIPSIS = "…";
+
+/** Where a cut at `index` of `text` would split a surrogate pair, the index moved to keep the pair whole. */
+function codePointBoundary(text: string, index: number): number {
+  if (index <= 0 || index >= text.length) return index;
+  const code = text.charCodeAt(index);
+  return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
+}
+
+/** The parts of `line` a test looks at: the whole line, or its first and last halves. */
+export function testedParts(line: string): string[] {
+  if (line.length <= LINE_TEST_CHARS) return [line];
+  return [line.slice(0, codePointBoundary(line, HALF)), line.slice(codePointBoundary(line, line.length - HALF))];
+}
+
+class Re2LinePattern implements LinePattern {
+  constructor(
+    readonly source: string,
+    private readonly re: RE2JS,
+  ) {}
+
+  test(line: string): boolean {
+    for (const part of testedParts(line)) if (this.re.test(part)) return true;
+    return false;
+  }
+
+  excerpt(line: string): string {
+    if (line.length <= MATCHED_LINE_CHARS) return line;
+    // Find the match in the part that holds it, to show the matched text rather than the line's start.
+    const parts = testedParts(line);
+    for (const [k, part] of parts.entries()) {
+      const matcher = this.re.matcher(part);
+      if (!matcher.find()) continue;
+      const offset = k === 0 ? 0 : line.length - part.length;
+      return cutAround(line, offset + matcher.start(), offset + matcher.end());
+    }
+    return cutAround(line, 0, 0);
+  }
+}
+
+/** At most {@link MATCHED_LINE_CHARS} characters of `line` showing `[start, end)`, cut ends marked. */
+export function cutAround(line: string, start: number, end: number): string {
+  if (line.length <= MATCHED_LINE_CHARS) return line;
+  const room = MATCHED_LINE_CHARS - 2; // both ends may carry a marker
+  const span = Math.min(end - start, room);
+  let from = Math.max(0, start - Math.floor((room - span) / 2));
+  from = Math.min(from, line.length - room);
+  from = codePointBoundary(line, from);
+  const to = codePointBoundary(line, Math.min(line.length, from + room));
+  return `${from > 0 ? ELLIPSIS : ""}${line.slice(from, to)}${to < line.length ? ELLIPSIS : ""}`;
+}
+
+/** The first unescaped `(?<=` or `(?<!` of `source`, outside a character class, or -1. */
+function lookBehindAt(source: string): number {
+  let inClass = false;
+  for (let k = 0; k < source.length; k++) {
+    const c = source[k];
+    if (c === "\\") {
+      k++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "(" && (source.startsWith("(?<=", k) || source.startsWith("(?<!", k))) return k;
+  }
+  return -1;
+}
+
+const PREFIX = "until_pattern";
+
+/** "at character N" for `fragment` of `source`, when it can be found there. */
+function where(source: string, fragment: string | null | undefined, known?: number): string {
+  const at = known ?? (fragment ? source.indexOf(fragment) : -1);
+  return at >= 0 ? ` at character ${[...source.slice(0, at)].length + 1}` : "";
+}
+
+function unsupported(construct: string, fragment: string, at: string, instead: string): ExecRequestError {
+  return new ExecRequestError(
+    `${PREFIX} uses ${construct} \`${fragment}\`${at}, which the linear-time pattern engine cannot run. ${instead} Nothing was started or written.`,
+  );
+}
+
+/** Names the construct behind a parse error, or undefined when the pattern is simply invalid. */
+function unsupportedConstruct(source: string, error: RE2JSSyntaxException): ExecRequestError | undefined {
+  const input = error.input ?? "";
+  const behind = lookBehindAt(source);
+  if (behind >= 0 && (error.error === "invalid named capture" || input.startsWith("(?<"))) {
+    const fragment = source.slice(behind, behind + 4);
+    return unsupported(
+      "look-behind",
+      fragment,
+      where(source, fragment, behind),
+      "Include the text before in the pattern itself (`error: .*failed` rather than `(?<=error: ).*failed`): the line is matched anywhere, so nothing is lost.",
+    );
+  }
+  const at = where(source, input);
+  if (input === "(?=" || input === "(?!") {
+    const instead =
+      input === "(?="
+        ? "Match the following text as part of the pattern (`foobar` rather than `foo(?=bar)`)."
+        : "Match the line you wait for positively, or exclude with a character class (`foo[^b]` rather than `foo(?!b)`).";
+    return unsupported(input === "(?=" ? "look-ahead" : "negative look-ahead", input, at, instead);
+  }
+  if (/^\\[1-9]/.test(input) || input === "\\k" || input === "(?P") {
+    return unsupported(
+      "a back-reference",
+      input === "(?P" ? "(?P=" : input,
+      at,
+      "Write the repeated text out, or match it with a class (`(\\w+) \\w+` rather than `(\\w+) \\1`).",
+    );
+  }
+  if (input === "(?>")
+    return unsupported("an atomic group", input, at, "Use a plain group `(?:…)`: this engine never backtracks, so it means the same here.");
+  if (input === "(?(") return unsupported("a conditional", input, at, "Use an alternation `(?:a|b)`.");
+  if (error.error === "invalid nested repetition operator" && input.length >= 2 && input.endsWith("+")) {
+    return unsupported("a possessive repeat", input, at, "Drop the extra `+` (`a+` rather than `a++`): this engine never backtracks.");
+  }
+  return undefined;
+}
+
+/** Hints for escapes from other regex dialects that RE2 spells differently. */
+const ESCAPE_HINTS: Record<string, string> = {
+  "\\u": "write a code point as `\\x{0041}`",
+  "\\Z": "use `$` (a line is tested without its line break)",
+  "\\e": "escape sequences are removed from the output before matching; match the visible text",
+  "\\c": "control characters are removed from the output before matching; match the visible text",
+  "\\h": "use `[ \\t]`",
+  "\\R": "a line never contains a line break; match one line",
+  "\\G": "anchor with `^`",
+};
+
+function invalid(source: string, error: RE2JSSyntaxException): ExecRequestError {
+  const input = error.input ?? "";
+  const detail = input ? `${error.error} \`${input}\`${where(source, input)}` : String(error.error ?? error.message);
+  const hint = ESCAPE_HINTS[input] ? ` (${ESCAPE_HINTS[input]})` : "";
+  return new ExecRequestError(
+    `${PREFIX} is not a valid regular expression: ${detail}${hint}. The syntax is RE2's (like JavaScript's without look-around and back-references); ` +
+      "escape a literal `(`, `[`, `.`, `*`, `+` or `?` with `\\`. Nothing was started or written.",
+  );
+}
+
+/**
+ * Compiles the model's `until_pattern`. Throws {@link ExecRequestError} with what is wrong and what to
+ * do instead; call it before anything is spawned or written.
+ */
+export function compileUntilPattern(source: string): LinePattern {
+  if (source.length === 0) {
+    throw new ExecRequestError(
+      `${PREFIX} is empty. Give a regular expression for the line to wait for, e.g. \`ready|listening on\` (\`(?i)ready\` ignores case).`,
+    );
+  }
+  const chars = [...source].length;
+  if (chars > MAX_PATTERN_CHARS) {
+    throw new ExecRequestError(
+      `${PREFIX} is ${chars} characters long; the limit is ${MAX_PATTERN_CHARS}. Match a short distinctive part of the line (the pattern is found anywhere in it). Nothing was started or written.`,
+    );
+  }
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(source);
+  } catch (error) {
+    if (error instanceof RE2JSSyntaxException) throw unsupportedConstruct(source, error) ?? invalid(source, error);
+    if (error instanceof RE2JSException) {
+      throw new ExecRequestError(
+        `${PREFIX} could not be compiled: ${error.message}. Simplify it (fewer or smaller repetitions). Nothing was started or written.`,
+      );
+    }
+    throw error;
+  }
+  const size = re.programSize();
+  if (size > MAX_PATTERN_INSTRUCTIONS) {
+    throw new ExecRequestError(
+      `${PREFIX} is too complex: it compiles to ${size} instructions, the limit is ${MAX_PATTERN_INSTRUCTIONS} (each costs time on every character of output). ` +
+        "Large counted repetitions such as `.{1000}` cause this; use a smaller count, `+` or `.*`. Nothing was started or written.",
+    );
+  }
+  return new Re2LinePattern(source, re);
+}

@@ -1,0 +1,173 @@
+import type { ConditionWatch } from "../conditions/condition-watch.ts";
+import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
+import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
+import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
+import type { Elision, ShownPart } from "../output/shown-part.ts";
+import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+
+/** Output of one read: model text since the previous read, and the bytes retention dropped. */
+export interface OutputDelta {
+  text: string;
+  omittedBytes: number;
+  /** What the job printed for this read, dropped bytes included (absent where nothing was read). */
+  printed?: PrintedCount;
+  /** A large read decoded in part: the middle no result could show (see shown-part.ts). */
+  elided?: Elision;
+}
+
+/**
+ * What a job printed, as the model and the UI read it: the bytes retained since the previous read
+ * (bounded head and tail), the streaming decoder that turns them into text across reads, a separate
+ * tail for the UI's live preview (watching never drains what the model reads), and the counters
+ * every report carries. The log is the job's; this holds only what reads need.
+ */
+export class JobOutput {
+  private readonly retained = new HeadTailBuffer();
+  private readonly decoder = new OutputDecoder();
+  private readonly preview = new HeadTailBuffer(PREVIEW_BYTES, 0);
+  private total = 0;
+  /** The stream position (in bytes since spawn) the last read ended at. */
+  private readTotal = 0;
+  private lastChunkMono: number | undefined;
+  /** A conditional wait watching what arrives, while a call has one. */
+  private watch: ConditionWatch | undefined;
+  /** Bytes that arrived after a matched line: the next read's, kept out of this one. */
+  private deferred: Buffer[] | undefined;
+  /** The unfinished last line of the text returned so far (what a prompt looks like). */
+  private returnedLastLine = "";
+  /** Raw bytes and lines for the next read, and for the deferred bytes after it. */
+  private pending = new PrintedTally();
+  private deferredTally: PrintedTally | undefined;
+  private readCount = 0;
+
+  constructor(private readonly startedMono: number) {}
+
+  /** Every byte since spawn, including bytes retention dropped. */
+  get bytesTotal(): number {
+    return this.total;
+  }
+
+  /** Reads taken so far: a job's first result is the one after its first read. */
+  get reads(): number {
+    return this.readCount;
+  }
+
+  /** Bytes of the stream up to where the last read ended: a call previews what came after it. */
+  get bytesRead(): number {
+    return this.readTotal;
+  }
+
+  push(chunk: Buffer, nowMono: number = performance.now()): void {
+    this.total += chunk.length;
+    this.lastChunkMono = nowMono;
+    this.preview.push(chunk);
+    if (this.deferred) {
+      this.deferred.push(Buffer.from(chunk)); // a pipe reuses its read buffer: keep a copy
+      this.deferredTally?.add(chunk);
+      return;
+    }
+    const cut = this.watch?.feed(chunk, nowMono);
+    if (cut === undefined || cut >= chunk.length) {
+      this.retained.push(chunk);
+      this.pending.add(chunk);
+      return;
+    }
+    this.retained.push(chunk.subarray(0, cut));
+    this.pending.add(chunk.subarray(0, cut));
+    this.deferred = [Buffer.from(chunk.subarray(cut))];
+    this.deferredTally = new PrintedTally();
+    this.deferredTally.add(chunk.subarray(cut));
+  }
+
+  /**
+   * A call starts a conditional wait: `watch` sees the output not yet returned first, then every
+   * chunk. When a line matches, what follows it stays out of this call's read.
+   */
+  startWatch(watch: ConditionWatch, nowMono: number = performance.now()): void {
+    this.watch = watch;
+    const retained = this.retained.snapshot();
+    const cut = watch.begin(retained, this.lastChunkMono, nowMono);
+    // What was retained past the match goes after this call's read.
+    if (cut !== undefined) {
+      this.deferred = this.retained.cutAfter(cut);
+      this.deferredTally = this.tallyAfter(retained, cut);
+    }
+  }
+
+  /** Moves the count of what follows offset `cut` of the retained bytes (the dropped middle too, when it follows) to its own tally. */
+  private tallyAfter({ head, tail, omittedBytes }: RetainedOutput, cut: number): PrintedTally {
+    const tailNewlines = newlinesIn(tail);
+    if (cut > head.length) {
+      const inTail = cut - head.length;
+      return this.pending.splitOff(tail.length - inTail, newlinesIn(tail, inTail), tail[inTail - 1] === 0x0a);
+    }
+    // The dropped middle's newlines are what the tally counted beyond the retained bytes'.
+    const omittedNewlines = Math.max(0, this.pending.newlines - newlinesIn(head) - tailNewlines);
+    const bytes = head.length - cut + omittedBytes + tail.length;
+    return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
+  }
+
+  /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */
+  get lastLine(): string {
+    return this.returnedLastLine;
+  }
+
+  /** Milliseconds since the last byte (since spawn when there was none). */
+  quietMs(nowMono: number = performance.now()): number {
+    return Math.max(0, Math.round(nowMono - (this.lastChunkMono ?? this.startedMono)));
+  }
+
+  /**
+   * Model text of what was retained since the previous read; `final` once nothing more will follow.
+   * With `shown`, a large read is decoded only as far as a result can show it.
+   */
+  take(final: boolean, shown?: ShownPart): OutputDelta {
+    const retained = this.retained.drain();
+    const { text, elided } = this.decoder.take(retained, final, shown);
+    // A part decoded from a line start on: the line the model was last given has ended.
+    if (elided) this.returnedLastLine = "";
+    this.remember(text);
+    this.readCount++;
+    const printed = this.pending.count();
+    this.pending = this.deferredTally ?? new PrintedTally();
+    this.deferredTally = undefined;
+    // A matched line ended this read: the output after it is the next read's, in order.
+    this.watch?.stop();
+    this.watch = undefined;
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+    this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
+    return { text, omittedBytes: retained.omittedBytes, printed, ...(elided ? { elided } : {}) };
+  }
+
+  /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */
+  stopWatch(): void {
+    this.watch?.stop();
+    this.watch = undefined;
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (deferred) for (const chunk of deferred) this.retained.push(chunk);
+    if (this.deferredTally) this.pending.merge(this.deferredTally);
+    this.deferredTally = undefined;
+  }
+
+  private remember(text: string): void {
+    const lf = text.lastIndexOf("\n");
+    this.returnedLastLine = lf === -1 ? this.returnedLastLine + text : text.slice(lf + 1);
+    if (this.returnedLastLine.length > PROMPT_LINE_CHARS) this.returnedLastLine = this.returnedLastLine.slice(-PROMPT_LINE_CHARS);
+  }
+
+  /**
+   * The latest output for a live preview: at most the last {@link PREVIEW_BYTES}, and only what
+   * arrived after byte `sinceTotal` of the stream (so a call previews its own output). Terminal
+   * controls are stripped; it drains nothing.
+   */
+  previewText(sinceTotal = 0): string {
+    const want = Math.min(PREVIEW_BYTES, this.total - sinceTotal);
+    if (want <= 0) return "";
+    const { tail } = this.preview.snapshot();
+    const bytes = tail.subarray(Math.max(0, tail.length - want));
+    return new OutputDecoder().take({ head: Buffer.alloc(0), tail: bytes.subarray(continuationPrefix(bytes)), omittedBytes: 0 }, true).text;
+  }
+}

@@ -1,0 +1,166 @@
+import type { WakeJob } from "../completion/wakes.ts";
+import type { InputWait } from "../conditions/input-wait.ts";
+import type { Window } from "../request/wait-policy.ts";
+import type { ScreenView } from "../screen/job-screen.ts";
+import type { TerminalSize } from "../screen/terminal-size.ts";
+import type { Job, JobExit } from "./job.ts";
+import type { OutputDelta } from "./job-output.ts";
+import type { InputOutcome } from "./job-stdin.ts";
+import type { Termination } from "./job-stop.ts";
+import type { WaitEnd } from "./wait.ts";
+
+/**
+ * One view of a job at one moment, and the reports built on it. Every result, listing, wake, live
+ * progress and UI row reads a {@link JobSnapshot}, so a field means the same everywhere; a report adds
+ * only what its call did.
+ */
+export interface JobSnapshot {
+  jobId: number;
+  /** The command as the model wrote it. */
+  command: string;
+  cwd: string;
+  tty: boolean;
+  /** The PTY's size now; pipes have none. */
+  terminal?: { cols: number; rows: number };
+  /** Once the exit is final (a cancelled call's report leaves it out: it read nothing). */
+  exit?: JobExit;
+  /** From spawn to now, or to the exit once there is one. */
+  elapsedMs: number;
+  /** Since the last output byte (since spawn when there was none). */
+  quietMs: number;
+  /** Every output byte since spawn, including bytes retention dropped. */
+  outputBytesTotal: number;
+  /** Reads of the output so far: at most 1 in the job's first result (0 when that call was cancelled). */
+  outputReads: number;
+  logPath: string;
+  /** Why the log is incomplete, if it is. */
+  logPartialReason?: string;
+  /** Until the hard deadline, while the job runs. */
+  deadlineRemainingMs?: number;
+  wakeArmed: boolean;
+  /** A call is attached to the job right now. */
+  attached: boolean;
+  /** An exited job whose process groups still have members (a backgrounded descendant). */
+  cleanup?: "unconfirmed";
+}
+
+/** What the snapshot builder needs beyond the job. */
+export interface SnapshotContext {
+  now?: number;
+  wakeArmed: boolean;
+  /** Leave the exit out (a cancelled call consumed nothing). */
+  hideExit?: boolean;
+  /** The exited job's groups were found alive (only listings look: it reads the process table). */
+  lingering?: boolean;
+}
+
+export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
+  const now = context.now ?? performance.now();
+  const exit = context.hideExit ? undefined : job.exit;
+  const size = job.terminalSize;
+  return {
+    jobId: job.id,
+    command: job.command,
+    cwd: job.cwd,
+    tty: job.tty,
+    ...(size ? { terminal: size } : {}),
+    ...(exit ? { exit } : {}),
+    elapsedMs: Math.round((job.exitedMono ?? now) - job.startedMono),
+    quietMs: job.quietMs(now),
+    outputBytesTotal: job.outputBytesTotal,
+    outputReads: job.outputReads,
+    logPath: job.logPath,
+    ...(job.logPartialReason ? { logPartialReason: job.logPartialReason } : {}),
+    ...(job.exit ? {} : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),
+    wakeArmed: context.wakeArmed,
+    attached: job.attached !== undefined,
+    ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
+  };
+}
+
+/** Slots in use, for the warning results carry when the registry runs full. */
+export interface SlotUse {
+  used: number;
+  capacity: number;
+}
+
+/** What one `exec_command` or `write_stdin` learned: the job now, and what this call did and read. */
+export interface JobReport {
+  job: JobSnapshot;
+  window: Window;
+  waitEnd: WaitEnd;
+  /** Milliseconds this call spent attached to the job. */
+  wallMs: number;
+  /** The output since the previous call (decoded, terminal-rendered, not yet capped). */
+  output: OutputDelta;
+  /** What this call sent to the job, if anything. */
+  input?: InputOutcome;
+  /** The PTY's size after this call, with what was asked where clamped. */
+  terminal?: TerminalSize;
+  /** Present when the registry is nearly full. */
+  slots?: SlotUse;
+  /** The call was cancelled (Esc): nothing was read, the job stays as it was. */
+  cancelled?: boolean;
+  /** `consumed`: this result carries the exit of a job whose wake was armed; `armed`: it stays armed. */
+  wake?: "consumed" | "armed";
+  /** The call asked for a conditional wait (`until_pattern`, `until_quiet_ms`). */
+  conditional?: boolean;
+  /** The line `until_pattern` matched, bounded, when that ended the wait. */
+  matchedLine?: string;
+  /** Present when the running job seems blocked reading its own stdin. */
+  inputWait?: InputWait;
+  /**
+   * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
+   * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.
+   */
+  screen?: ScreenView;
+}
+
+/** What `kill_session` did. */
+export interface KillReport {
+  job: JobSnapshot;
+  termination: Termination;
+  /** The job had exited before the kill; nothing was signalled. */
+  alreadyExited: boolean;
+  wallMs: number;
+  output: OutputDelta;
+}
+
+/** One job of `list_sessions`. */
+export interface JobListing extends JobSnapshot {
+  /** The exit was reported before; the job is listed again only because its groups linger. */
+  alreadyReported?: boolean;
+  /** Present when the running job seems blocked reading its own stdin. */
+  inputWait?: InputWait;
+}
+
+/** A wait in progress, for the UI: the job, and what this call has seen so far. */
+export interface WaitProgress {
+  job: JobSnapshot;
+  /** The latest output of this call (at most 32 KiB, controls stripped). */
+  preview: string;
+  /** Bytes this call has seen so far. */
+  outputBytes: number;
+  /** Since this call started. */
+  elapsedMs: number;
+}
+
+/** What a wake says about a job that ended: bounded metadata only, never its output. */
+export function wakeOf(job: JobSnapshot): WakeJob {
+  const exit = job.exit;
+  const reasons = [
+    exit?.stoppedBy === "timeout" ? "stopped at its timeout_s deadline" : undefined,
+    exit?.stoppedBy === "log_quota" ? "stopped when its log reached the quota" : undefined,
+    exit?.failure,
+  ].filter((reason): reason is string => reason !== undefined);
+  return {
+    jobId: job.jobId,
+    command: job.command,
+    cwd: job.cwd,
+    exitCode: exit?.exitCode ?? null,
+    signal: exit?.signal ?? null,
+    elapsedMs: job.elapsedMs,
+    logPath: job.logPath,
+    ...(reasons.length ? { reason: reasons.join("; ") } : {}),
+  };
+}

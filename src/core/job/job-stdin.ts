@@ -1,0 +1,103 @@
+import type { JobInput } from "../request/input.ts";
+import type { Transport } from "../transport/types.ts";
+import { InputQueue } from "./input-queue.ts";
+
+/** What a `send` did: the kind of input, what is still waiting or was refused, and why it failed if it did. */
+export interface InputOutcome {
+  input: "bytes" | "interrupt" | "eof";
+  failure?: string;
+  /** Bytes of the job's stdin the child has not read yet (this call's and earlier ones'). */
+  pendingBytes?: number;
+  /** Bytes of this input that did not fit in the job's bounded stdin within the call's window. */
+  refusedBytes?: number;
+}
+
+/**
+ * A job's input side. On pipes: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF
+ * after the bytes queued before it. On a PTY every byte goes to the terminal, whose line discipline
+ * gives Ctrl-C and Ctrl-D their meaning (or passes them on, to a program in raw mode). Bytes go
+ * through the bounded {@link InputQueue}: a send waits until its bytes are handed to the OS or its
+ * deadline passes, then says what still waits and what did not fit. Nothing here ever throws.
+ */
+export class JobStdin {
+  private readonly queue: InputQueue;
+
+  constructor(
+    private readonly transport: Transport,
+    /** True once the job is over: nothing more is sent. */
+    private readonly over: () => boolean,
+  ) {
+    this.queue = new InputQueue(transport);
+  }
+
+  async send(input: JobInput, deadlineMono: number): Promise<InputOutcome> {
+    const tty = this.transport.kind === "pty";
+    const kind = tty ? "bytes" : input.kind;
+    if (this.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };
+    if (!tty && input.kind === "interrupt") {
+      try {
+        this.transport.signal("SIGINT");
+        return { input: kind };
+      } catch (error) {
+        return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
+      }
+    }
+    if (!tty && input.kind === "eof") {
+      this.queue.end();
+      return this.outcome(kind, 0, Number.POSITIVE_INFINITY); // an end of input fails with the stream
+    }
+    const bytes = terminalBytes(input);
+    let offset = this.queue.offer(bytes);
+    while (offset < bytes.length && !this.queue.failed && (await this.changed(deadlineMono))) {
+      offset += this.queue.offer(bytes.subarray(offset));
+    }
+    // The call's own bytes are delivered when the OS has everything up to the last of them; a write
+    // already under way when the job ended is waited for, since the job may have read it.
+    const end = this.queue.accepted;
+    while (this.queue.flushed < end && (!this.queue.failed || this.queue.writeInFlight) && (await this.changed(deadlineMono)));
+    return this.outcome(kind, bytes.length - offset, end);
+  }
+
+  /** The job is gone: input nobody will read is dropped, and a send waiting on it returns. */
+  close(): void {
+    this.queue.dispose("stdin write failed: the job has exited");
+  }
+
+  /** Waits for the queue to change; false once the deadline passed, or the job is over and no write is under way. */
+  private async changed(deadlineMono: number): Promise<boolean> {
+    if ((this.over() && !this.queue.writeInFlight) || performance.now() >= deadlineMono) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadlineMono - performance.now()));
+    });
+    try {
+      return await Promise.race([this.queue.changed().then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** `end`: the position just after this call's last byte; a failure after the OS had them all is not this call's. */
+  private outcome(kind: InputOutcome["input"], refusedBytes: number, end: number): InputOutcome {
+    const pendingBytes = this.queue.pendingBytes;
+    const failure =
+      this.queue.failed && this.queue.flushed < end
+        ? this.queue.failed
+        : refusedBytes > 0
+          ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
+            "send them again once it reads (for bulk data, give the command a file instead)"
+          : undefined;
+    return {
+      input: kind,
+      ...(failure ? { failure } : {}),
+      ...(pendingBytes > 0 ? { pendingBytes } : {}),
+      ...(refusedBytes > 0 ? { refusedBytes } : {}),
+    };
+  }
+}
+
+/** The bytes a terminal receives for an input: Ctrl-C and Ctrl-D are just 0x03 and 0x04 there. */
+function terminalBytes(input: JobInput): Buffer {
+  if (input.kind === "bytes") return input.bytes;
+  return Buffer.of(input.kind === "interrupt" ? 0x03 : 0x04);
+}

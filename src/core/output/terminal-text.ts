@@ -1,0 +1,317 @@
+/**
+ * Terminal output as text for the model and the UI: what a terminal would finally show of each line,
+ * with every control sequence and control character (except TAB and LF) removed and invisible
+ * characters made visible (`<U+202E>`). It works on decoded code points, never on raw bytes: a
+ * byte-level filter would cut a UTF-8 character whose continuation byte falls in the C1 range.
+ *
+ * One pass, linear in its input: a native regex skips plain text between special characters; each
+ * control sequence is parsed once from its introducer and never for more than
+ * {@link MAX_CONTROL_SEQUENCE_CHARS} characters; a control string ends at the first ESC or C1
+ * control, so no character is looked at more than twice; CR redraws go to {@link LineCells}, whose
+ * operations are O(1). Text without a special character is returned as it is.
+ */
+import { MAX_CONTROL_SEQUENCE_CHARS } from "../shared/constants.ts";
+import { LineCells } from "./line-cells.ts";
+import { TextBuilder } from "./text-builder.ts";
+import { codePointBefore, codePointName, isInvisible, joinsEmoji, SPECIAL_IN_TEXT, SPECIAL_UNITS } from "./visible-text.ts";
+
+const BEL = 0x07;
+const LF = 0x0a;
+const CR = 0x0d;
+const CAN = 0x18;
+const SUB = 0x1a;
+const ESC = 0x1b;
+const BACKSLASH = 0x5c;
+const C1_DCS = 0x90;
+const C1_SOS = 0x98;
+const C1_CSI = 0x9b;
+const C1_ST = 0x9c;
+const C1_OSC = 0x9d;
+const C1_PM = 0x9e;
+const C1_APC = 0x9f;
+const ZWJ = 0x200d;
+
+// Local bindings: a module loader that compiles imports to property getters (tsx, jiti) would
+// otherwise call a getter for every character of the hot loop.
+const SPECIAL = SPECIAL_IN_TEXT;
+const UNITS = SPECIAL_UNITS;
+
+/** Returned by a parser instead of an index: the text ends inside this sequence; hold it for the next read. */
+const HOLD = -1;
+
+/** True for a code unit the plain-text scan stops at (see {@link SPECIAL_IN_TEXT}). */
+function isSpecial(code: number): boolean {
+  return UNITS[code] === 1;
+}
+
+/** Plain runs shorter than this are scanned in JavaScript: between dense controls a regex call costs more. */
+const SHORT_RUN = 32;
+
+/** Index of the first special character at or after `from`, or the text's length. */
+function nextSpecial(text: string, from: number): number {
+  const short = Math.min(text.length, from + SHORT_RUN);
+  for (let k = from; k < short; k++) if (isSpecial(text.charCodeAt(k))) return k;
+  if (short >= text.length) return text.length;
+  SPECIAL.lastIndex = short;
+  const match = SPECIAL.exec(text);
+  return match ? match.index : text.length;
+}
+
+/** One pass over one read's text. */
+class Pass {
+  /** The output so far (a line being redrawn is in `cells` until it ends). */
+  private readonly out = new TextBuilder();
+  /** A LF of the text at or after the current position, or -1 when not looked for yet. */
+  private nextLf = -1;
+  /** The current line since its first lone CR, when it has one. */
+  private cells: LineCells | undefined;
+  private spareCells: LineCells | undefined;
+
+  constructor(
+    private readonly text: string,
+    private readonly final: boolean,
+    /** The code point before `text` (the previous read's last), for the emoji joiner rule. */
+    private readonly before: number | undefined,
+  ) {}
+
+  /** Renders the whole text; returns where an unfinished sequence that must be held back starts, or -1. */
+  run(): number {
+    const { text } = this;
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      let j = i;
+      if (!isSpecial(text.charCodeAt(i))) {
+        j = nextSpecial(text, i + 1);
+        this.plain(i, j);
+        if (j >= n) break;
+      }
+      const next = this.special(j);
+      if (next === HOLD) return j;
+      i = next;
+    }
+    return -1;
+  }
+
+  result(): string {
+    this.cells?.render(this.out);
+    return this.out.result();
+  }
+
+  /** Handles the special character at `j`; returns where the text goes on, or {@link HOLD}. */
+  private special(j: number): number {
+    const c = this.text.charCodeAt(j);
+    if (c === ESC) return this.escape(j);
+    if (c === CR) return this.carriageReturn(j);
+    if (c >= 0x80 && c <= 0x9f) return this.c1(j);
+    if (c < 0x20 || c === 0x7f) return j + 1; // any other control: dropped
+    return this.invisible(j);
+  }
+
+  private escape(j: number): number {
+    const { text } = this;
+    if (j + 1 >= text.length) return this.unfinished(j + 1);
+    const next = text.charCodeAt(j + 1);
+    if (next === 0x5b) return this.csi(j + 2); // [
+    if (next === 0x5d) return this.controlString(j + 2, true); // ]
+    if (next === 0x50 || next === 0x58 || next === 0x5e || next === 0x5f) return this.controlString(j + 2, false); // P X ^ _
+    if (next >= 0x20 && next <= 0x2f) return this.nF(j);
+    if (next >= 0x30 && next <= 0x7e) return j + 2; // a two-character escape (ESC 7, ESC =, ESC c, a lone ST)
+    return j + 1; // ESC before a character that cannot follow it: only the ESC goes
+  }
+
+  private c1(j: number): number {
+    const c = this.text.charCodeAt(j);
+    if (c === C1_CSI) return this.csi(j + 1);
+    if (c === C1_OSC) return this.controlString(j + 1, true);
+    if (c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) return this.controlString(j + 1, false);
+    return j + 1;
+  }
+
+  /**
+   * The text ends inside a sequence whose body starts at `body`: hold it back for the next read to
+   * complete, or, when nothing more will come, drop only its introducer and go on with the body as text.
+   */
+  private unfinished(body: number): number {
+    return this.final ? body : HOLD;
+  }
+
+  /** CSI parameters and intermediates (0x20–0x3F) up to a final byte (0x40–0x7E). */
+  private csi(body: number): number {
+    const { text } = this;
+    const last = body + MAX_CONTROL_SEQUENCE_CHARS; // past the bound, only the final byte may stand
+    for (let k = body; k < text.length; k++) {
+      const c = text.charCodeAt(k);
+      if (c >= 0x40 && c <= 0x7e) {
+        if (c === 0x4b && this.cells) this.eraseInLine(body, k); // K
+        return k + 1;
+      }
+      if (c < 0x20 || c > 0x3f || k === last) return body; // malformed or too long: the introducer goes, the rest is text
+    }
+    return this.unfinished(body);
+  }
+
+  /** `ESC[K`, `ESC[0K`, `ESC[1K`, `ESC[2K` on a line being redrawn. */
+  private eraseInLine(body: number, final: number): void {
+    const param = final === body ? 0x30 : final === body + 1 ? this.text.charCodeAt(body) : 0;
+    if (param >= 0x30 && param <= 0x32) this.cells!.erase((param - 0x30) as 0 | 1 | 2);
+  }
+
+  /**
+   * The body of OSC (ended by ST or BEL) or DCS, SOS, PM, APC (ended by ST). Any other ESC, CAN, SUB
+   * or C1 control abandons the string, as in a terminal; an abandoned string is shown as text.
+   */
+  private controlString(body: number, osc: boolean): number {
+    const { text } = this;
+    const n = text.length;
+    const last = body + MAX_CONTROL_SEQUENCE_CHARS; // past the bound, only a terminator may stand
+    for (let k = body; k < n; k++) {
+      const c = text.charCodeAt(k);
+      if (c === ESC) {
+        if (k + 1 >= n) return this.unfinished(body); // perhaps the first half of ST
+        return text.charCodeAt(k + 1) === BACKSLASH ? k + 2 : body;
+      }
+      if (c === C1_ST || (c === BEL && osc)) return k + 1;
+      if (c === CAN || c === SUB || (c >= 0x80 && c <= 0x9f) || k === last) return body;
+    }
+    return this.unfinished(body);
+  }
+
+  /** ESC, intermediates (0x20–0x2F), one final byte (0x30–0x7E): ESC ( B selects a character set. */
+  private nF(j: number): number {
+    const { text } = this;
+    const last = j + 1 + MAX_CONTROL_SEQUENCE_CHARS;
+    for (let k = j + 1; k < text.length; k++) {
+      const c = text.charCodeAt(k);
+      if (c >= 0x30 && c <= 0x7e) return k + 1;
+      if (c < 0x20 || c > 0x2f || k === last) return j + 1;
+    }
+    return this.unfinished(j + 1);
+  }
+
+  /**
+   * CR before LF is part of the line end. A lone CR returns to column 0: from then on the line is
+   * kept as cells, where later characters overwrite earlier ones and erase-in-line applies.
+   */
+  private carriageReturn(j: number): number {
+    const { text } = this;
+    if (j + 1 >= text.length || text.charCodeAt(j + 1) === LF) return j + 1;
+    if (!this.cells) this.startRedraw();
+    this.cells!.carriageReturn();
+    return j + 1;
+  }
+
+  /** Moves the current line, as written so far, into cells. */
+  private startRedraw(): void {
+    const cells = this.spareCells ?? new LineCells();
+    cells.reset();
+    this.out.moveLineTo(cells);
+    this.cells = cells;
+  }
+
+  private invisible(j: number): number {
+    const { text } = this;
+    const cp = text.codePointAt(j)!;
+    const length = cp > 0xffff ? 2 : 1;
+    if (!isInvisible(cp) || (cp === ZWJ && joinsEmoji(j === 0 ? this.before : codePointBefore(text, j)))) this.plain(j, j + length);
+    else this.visible(codePointName(cp));
+    return j + length;
+  }
+
+  /** Plain text `text[start, end)`. */
+  private plain(start: number, end: number): void {
+    if (start === end) return;
+    if (this.cells) {
+      this.lineText(start, end);
+      return;
+    }
+    this.append(start, end);
+  }
+
+  /** Text that is not in the input (`<U+202E>`). */
+  private visible(text: string): void {
+    if (this.cells) this.cells.write(text, 0, text.length);
+    else this.out.appendShort(text, 0, text.length);
+  }
+
+  /** Plain text on a line being redrawn: into the cells up to a LF, which finishes the line. */
+  private lineText(start: number, end: number): void {
+    const lf = this.cells!.write(this.text, start, end);
+    if (lf === -1) return;
+    this.cells!.render(this.out);
+    this.spareCells = this.cells;
+    this.cells = undefined;
+    this.append(lf, end);
+  }
+
+  /**
+   * Copies plain text out. The builder must know where the current line starts (a lone CR may still
+   * redraw it): a short run is copied unit by unit, which finds its LFs on the way; a long one is
+   * kept as a string, with its last LF found here. That stays linear: the forward search for a LF
+   * starts only past the previous one found, and the backward search stops at the LF known to be in
+   * the run.
+   */
+  private append(start: number, end: number): void {
+    if (end - start <= SHORT_RUN) {
+      this.out.appendShort(this.text, start, end);
+      return;
+    }
+    const { text } = this;
+    if (this.nextLf < start) {
+      this.nextLf = text.indexOf("\n", start);
+      if (this.nextLf === -1) this.nextLf = text.length;
+    }
+    if (this.nextLf >= end) {
+      this.out.appendLong(text, start, end, -1);
+      return;
+    }
+    this.out.appendLong(text, start, end, text.lastIndexOf("\n", end - 1));
+    this.nextLf = -1;
+  }
+}
+
+/**
+ * Renders one job's output as it arrives in reads: a control sequence cut by the end of a read
+ * (at most {@link MAX_CONTROL_SEQUENCE_CHARS} long) is held back and completed by the next read.
+ * Each read's lines are rendered on their own: a line redrawn across two reads shows its state at
+ * the end of the first in the first.
+ */
+export class TerminalText {
+  private held = "";
+  private last: number | undefined;
+
+  /** A renderer in the same state: what this one holds back, and the code point before it. */
+  clone(): TerminalText {
+    const copy = new TerminalText();
+    copy.held = this.held;
+    copy.last = this.last;
+    return copy;
+  }
+
+  /** Text of `input`; `final` when nothing more will follow (whatever is held is flushed as text). */
+  write(input: string, final: boolean): string {
+    const text = this.held ? this.held + input : input;
+    this.held = "";
+    SPECIAL.lastIndex = 0;
+    if (!SPECIAL.test(text)) {
+      this.last = codePointBefore(text, text.length) ?? this.last;
+      return text;
+    }
+    const pass = new Pass(text, final, this.last);
+    const heldFrom = pass.run();
+    const end = heldFrom === -1 ? text.length : heldFrom;
+    if (heldFrom !== -1) this.held = text.slice(heldFrom);
+    this.last = codePointBefore(text, end) ?? this.last;
+    return pass.result();
+  }
+}
+
+/**
+ * Text as a terminal would finally show it, for text complete in itself: each line reduced to its
+ * final state (a progress bar redrawn a thousand times with CR becomes its last state; CRLF becomes
+ * LF), every control sequence and control character except TAB and LF removed, invisible characters
+ * shown as `<U+XXXX>`.
+ */
+export function renderTerminalText(text: string): string {
+  return new TerminalText().write(text, true);
+}

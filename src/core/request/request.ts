@@ -1,0 +1,234 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { checkQuietMs } from "../conditions/quiet-watch.ts";
+import type { UntilSpec } from "../conditions/until-conditions.ts";
+import { compileUntilPattern } from "../conditions/until-pattern.ts";
+import type { ShownPart } from "../output/shown-part.ts";
+import { metadataLine } from "../output/visible-text.ts";
+import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
+import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "../shared/constants.ts";
+import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
+import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
+import { jobEnvironment } from "./environment.ts";
+import { type JobInput, parseInput } from "./input.ts";
+import {
+  currentShellHost,
+  DEFAULT_SHELL,
+  LOGIN_SHELLS,
+  type ResolvedShell,
+  resolveShell,
+  type ShellHost,
+  type ShellInvocation,
+  shellInvocation,
+} from "./shell.ts";
+import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
+import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";
+
+/** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
+export interface ExecParams {
+  cmd: string;
+  workdir?: string;
+  shell?: string;
+  tty?: boolean;
+  cols?: number;
+  rows?: number;
+  yield_time_ms?: number;
+  timeout_s?: number;
+  until_pattern?: string;
+  until_quiet_ms?: number;
+  /** Codex's parameter: run bash, zsh or sh as a login shell. */
+  login?: boolean;
+  screen?: boolean;
+}
+
+/** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
+export interface HostShellSettings {
+  /** Pi's `shellPath` setting: the bash to use. */
+  bashPath?: string;
+  /** Pi's `shellCommandPrefix` setting: a line run before every bash command (aliases, shopt). */
+  commandPrefix?: string;
+  /** Pi's `<agentDir>/bin`, put first on PATH. */
+  binDir?: string;
+}
+
+/** A request the runtime can spawn without further checks. */
+export interface ExecRequest {
+  /** The command as the model wrote it. */
+  command: string;
+  /** Absolute, existing directory. */
+  cwd: string;
+  shell: ResolvedShell;
+  /** The shell's arguments, with Pi's command prefix applied for bash. */
+  invocation: ShellInvocation;
+  /** The job's whole environment. */
+  env: NodeJS.ProcessEnv;
+  /** PTY size for `tty: true`; pipes when absent. */
+  terminal?: TerminalSize;
+  /** The PTY module, loaded (once, here) for `tty: true`. */
+  pty?: LoadedPty;
+  window: Window;
+  /** Hard deadline after spawn. */
+  timeoutMs: number;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
+  /** `screen` as given (PTY only): true the screen, false the stream, absent the screen on the alternate screen. */
+  screen?: boolean;
+  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
+  shown?: ShownPart;
+}
+
+function existingDirectory(turnCwd: string, workdir: string | undefined): string {
+  const cwd = resolve(turnCwd, workdir ?? ".");
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const shown = metadataLine(cwd); // the model reads it: a crafted workdir must not add lines to the error
+    throw new ExecRequestError(
+      code === "ENOENT"
+        ? `workdir does not exist: ${shown}`
+        : `workdir cannot be used: ${shown} (${metadataLine((error as Error).message)})`,
+    );
+  }
+  if (!isDirectory) throw new ExecRequestError(`workdir is not a directory: ${metadataLine(cwd)}`);
+  return cwd;
+}
+
+/**
+ * Checks and resolves everything about a command before it is spawned, so a bad request fails with a
+ * clear message and leaves nothing behind: the command is not blank, the workdir exists and is a
+ * directory (relative paths resolve against the turn's cwd), the shell is supported and found, and
+ * for `tty: true` the PTY module loads.
+ */
+export function prepareExec(
+  params: ExecParams,
+  turnCwd: string,
+  env: NodeJS.ProcessEnv,
+  settings: HostShellSettings = {},
+  shellHost: ShellHost = currentShellHost(env),
+): ExecRequest {
+  if (params.cmd.trim() === "") throw new ExecRequestError("cmd is empty: give the shell command to run.");
+  // The OS passes arguments as C strings; Node would refuse the spawn with a less helpful message.
+  if (params.cmd.includes("\0")) throw new ExecRequestError("cmd contains a NUL character, which no shell command can carry.");
+  const timeoutS = params.timeout_s ?? DEFAULT_TIMEOUT_S;
+  if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > MAX_TIMEOUT_S) {
+    throw new ExecRequestError(
+      `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`,
+    );
+  }
+  const until = untilSpec(params);
+  if (params.screen === true && params.tty !== true) {
+    throw new ExecRequestError(
+      "screen: true returns a terminal's screen, but this command would run on pipes: add tty: true to run it on a terminal " +
+        "(full-screen programs such as vim, less or top need one), or leave screen out to get its output. Nothing was started.",
+    );
+  }
+  const cwd = existingDirectory(turnCwd, params.workdir);
+  if (params.login === true) checkLoginShell(params.shell ?? DEFAULT_SHELL);
+  const shell = resolveShell(params.shell ?? DEFAULT_SHELL, shellHost, settings.bashPath);
+  // Windows may stand PowerShell in for a missing bash.
+  if (params.login === true) checkLoginShell(shell.name);
+  const tty = params.tty === true;
+  const pty = tty ? loadPtyModule(env) : undefined;
+  const script = shell.name === "bash" && settings.commandPrefix ? `${settings.commandPrefix}\n${params.cmd}` : params.cmd;
+  return {
+    command: params.cmd,
+    cwd,
+    shell,
+    invocation: shellInvocation(shell.name, script, params.login === true),
+    env: jobEnvironment(env, { tty, ...(settings.binDir ? { binDir: settings.binDir } : {}) }),
+    ...(pty ? { terminal: terminalSize(params.cols, params.rows), pty } : {}),
+    window: execWindow(params.yield_time_ms, until !== undefined),
+    timeoutMs: timeoutS * 1000,
+    ...(until ? { until } : {}),
+    ...(params.screen !== undefined ? { screen: params.screen } : {}),
+  };
+}
+
+/** `login: true` is for shells that have a login mode; refused before anything runs. */
+function checkLoginShell(name: string): void {
+  if ((LOGIN_SHELLS as readonly string[]).includes(name)) return;
+  throw new ExecRequestError(
+    `login: true starts a login shell, which only ${LOGIN_SHELLS.join(", ")} have; this command would run in ${metadataLine(name)}. ` +
+      "Omit login (or set it to false), or pick one of those shells. Nothing was started.",
+  );
+}
+
+/** `write_stdin`'s parameters as the model gave them (types already checked by the tool layer). */
+export interface WriteParams {
+  session_id: number;
+  chars?: string;
+  chars_b64?: string;
+  cols?: number;
+  rows?: number;
+  yield_time_ms?: number;
+  yield_until?: string;
+  until_pattern?: string;
+  until_quiet_ms?: number;
+  screen?: boolean;
+}
+
+/** A `write_stdin` the runtime can run: what to send, what to resize, and for how long to stay. */
+export interface WriteRequest {
+  jobId: number;
+  input?: JobInput;
+  resize?: { cols?: number; rows?: number };
+  window: Window;
+  /** For an absolute wait: its deadline as UTC, to say in the result. */
+  absoluteUntil?: string;
+  /** A conditional wait: return once a line matches or the job goes quiet. */
+  until?: UntilSpec;
+  /** `screen` as given: true the screen (PTY jobs only), false the stream, absent the screen on the alternate screen. */
+  screen?: boolean;
+  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
+  shown?: ShownPart;
+}
+
+/**
+ * Checks a `write_stdin` before anything is written: `chars` and `chars_b64` are exclusive and
+ * valid, `yield_until` is alone and a strict UTC time (converted once to the monotonic clock), and
+ * the window follows the kind of call — input or a resize (the program redraws, so it waits like a
+ * write), an empty poll (at least 5 s, above its cap an error), or an absolute wait.
+ */
+export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
+  const input = parseInput(params.chars, params.chars_b64);
+  const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
+  if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined || params.until_quiet_ms !== undefined)) {
+    throw new WaitRequestError(
+      "yield_until is for an empty poll only: it cannot be combined with yield_time_ms, chars, chars_b64, cols, rows or until_quiet_ms " +
+        "(until_pattern may go with it: an absolute wait for a line). Nothing was written.",
+    );
+  }
+  const until = untilSpec(params);
+  const request = {
+    jobId: params.session_id,
+    ...(input ? { input } : {}),
+    ...(resize ? { resize } : {}),
+    ...(until ? { until } : {}),
+    ...(params.screen !== undefined ? { screen: params.screen } : {}),
+  };
+  if (params.yield_until !== undefined) {
+    const epoch = parseUtcDeadline(params.yield_until);
+    const ms = Math.max(0, monotonicDeadline(epoch) - performance.now());
+    return { ...request, window: { ms }, absoluteUntil: new Date(epoch).toISOString() };
+  }
+  return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
+}
+
+/** `screen: true` on a job that runs on pipes is refused before anything is written: there is no screen to show. */
+export function refuseScreenOnPipes(request: WriteRequest, tty: boolean): void {
+  if (request.screen !== true || tty) return;
+  throw new ExecRequestError(
+    `screen: true returns a terminal's screen, but session ${request.jobId} runs on pipes (it was started without tty: true), ` +
+      "so its output is the stream: leave screen out. Nothing was written.",
+  );
+}
+
+/** The conditions of a conditional wait, checked before anything runs; undefined when there are none. */
+function untilSpec(params: { until_pattern?: string; until_quiet_ms?: number }): UntilSpec | undefined {
+  const pattern = params.until_pattern !== undefined ? compileUntilPattern(params.until_pattern) : undefined;
+  const quietMs = params.until_quiet_ms !== undefined ? checkQuietMs(params.until_quiet_ms) : undefined;
+  if (!pattern && quietMs === undefined) return undefined;
+  return { ...(pattern ? { pattern } : {}), ...(quietMs !== undefined ? { quietMs } : {}) };
+}

@@ -1,0 +1,63 @@
+import {
+  DEFAULT_EXEC_YIELD_MS,
+  DEFAULT_WRITE_YIELD_MS,
+  MAX_CONDITIONAL_EXEC_YIELD_MS,
+  MAX_EMPTY_POLL_ENV,
+  MAX_EMPTY_POLL_MS,
+  MAX_YIELD_MS,
+  MIN_EMPTY_POLL_MS,
+  MIN_YIELD_MS,
+} from "../shared/constants.ts";
+import { wholeNumber } from "../shared/env-values.ts";
+import { WaitRequestError } from "../shared/errors.ts";
+
+/** A window in milliseconds, and the value the caller asked for when it was clamped. */
+export interface Window {
+  ms: number;
+  requestedMs?: number;
+}
+
+function clamp(requested: number, min: number, max: number): Window {
+  const ms = Math.min(max, Math.max(min, requested));
+  return ms === requested ? { ms } : { ms, requestedMs: requested };
+}
+
+/**
+ * `exec_command`'s attachment window: default 10 s, clamped to [250 ms, 30 s] — or to 300 s when a
+ * condition (`until_pattern`, `until_quiet_ms`) can end it early: a server that takes 45 s to get
+ * ready is then one call, not several polls.
+ */
+export function execWindow(requested: number | undefined, conditional = false): Window {
+  return clamp(requested ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS);
+}
+
+/** A `write_stdin` window when it carries input: default 250 ms, clamped to [250 ms, 30 s]. */
+export function inputWindow(requested: number | undefined): Window {
+  return clamp(requested ?? DEFAULT_WRITE_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS);
+}
+
+/**
+ * The empty-poll cap: 290 s, or lower through the environment. Values below the 5 s floor are raised to
+ * it; anything that is not a positive integer is ignored (a typo must not silently allow busy-polling).
+ */
+export function emptyPollCapMs(env: NodeJS.ProcessEnv): number {
+  const value = wholeNumber(env[MAX_EMPTY_POLL_ENV]);
+  return value === undefined ? MAX_EMPTY_POLL_MS : Math.min(MAX_EMPTY_POLL_MS, Math.max(MIN_EMPTY_POLL_MS, value));
+}
+
+/**
+ * An empty poll's window: at least 5 s so a model cannot busy-poll, at most the cap. Asking for more
+ * than the cap is refused rather than clamped: the model meant to wait longer than any call may, and
+ * should learn the limit (and the time) instead of silently returning early.
+ */
+export function emptyPollWindow(requested: number | undefined, env: NodeJS.ProcessEnv): Window {
+  const cap = emptyPollCapMs(env);
+  const asked = requested ?? DEFAULT_WRITE_YIELD_MS;
+  if (asked > cap) {
+    throw new WaitRequestError(
+      `yield_time_ms ${asked} is above the ${cap} ms limit of an empty poll. Poll again with yield_time_ms ≤ ${cap}; ` +
+        "the job keeps running between polls.",
+    );
+  }
+  return clamp(asked, MIN_EMPTY_POLL_MS, cap);
+}

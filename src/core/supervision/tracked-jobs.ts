@@ -1,0 +1,130 @@
+import type { Job } from "../job/job.ts";
+import { aliveGroups, signalGroup, waitForGroupsEmpty } from "../processes/process-group.ts";
+import { oneTableFor, processesWithEnvironment, processTable } from "../processes/process-table.ts";
+import { GROUP_PROBE_INTERVAL_MS, JOB_MARKER_ENV, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "../shared/constants.ts";
+import type { OrphanGuard } from "./orphan-guard.ts";
+
+/** What stopping everything did, for the caller to log or test. */
+export interface ShutdownReport {
+  terminated: number;
+  killed: number;
+  /** Groups still alive after SIGKILL (a process in uninterruptible sleep, or one we may not signal). */
+  survivors: number[];
+  /**
+   * Descendants of jobs that had left their job's process groups (setsid), found by the marker every
+   * job's environment carries, and stopped with the rest.
+   */
+  escaped: number[];
+  /** Signals that could not be sent, with the reason. */
+  errors: string[];
+}
+
+/**
+ * Every job of a runtime whose processes may still exist, registered or not: from spawn until its
+ * exit is final, its groups are proven empty and its streams are closed. Shutdown, session boundaries
+ * and the process-exit guard reach everything through here, including the backgrounded descendants of
+ * a job whose exit was reported long ago, and (by the marker in their environment) descendants that
+ * left the job's session.
+ */
+export class TrackedJobs {
+  private readonly jobs = new Set<Job>();
+
+  constructor(
+    /** This runtime's marker, the value every job's {@link JOB_MARKER_ENV} starts with. */
+    private readonly token: string,
+    private readonly orphans: OrphanGuard,
+  ) {}
+
+  add(job: Job): void {
+    this.jobs.add(job);
+    this.orphans.started(job);
+  }
+
+  /** A tracked job by id whose exit was reported but whose groups may linger. */
+  exited(jobId: number): Job | undefined {
+    return [...this.jobs].find((job) => job.id === jobId && job.exit);
+  }
+
+  /** Exited jobs, among `except`'s complement, whose groups still have living members. */
+  lingering(except: readonly Job[]): Job[] {
+    return [...this.jobs].filter((job) => job.exit && !except.includes(job) && aliveGroups(job.groups()).length > 0);
+  }
+
+  /** Every tracked job. */
+  all(): Job[] {
+    return [...this.jobs];
+  }
+
+  /**
+   * Stops everything: SIGTERM to every live group (and to the groups of escaped descendants),
+   * {@link SHUTDOWN_GRACE_MS} of grace, SIGKILL to the survivors, a bounded wait for the kernel to
+   * confirm, then our end of every job's streams closed, so a daemon holding one cannot keep a print
+   * or JSON run from exiting.
+   */
+  async stopAll(): Promise<ShutdownReport> {
+    const errors: string[] = [];
+    const send = (pgid: number, signal: NodeJS.Signals) => {
+      try {
+        signalGroup(pgid, signal);
+      } catch (error) {
+        errors.push(`${signal} to process group ${pgid} failed: ${(error as Error).message}`);
+      }
+    };
+    const jobGroups = this.liveGroups();
+    const escaped = this.escapees(jobGroups);
+    const groups = [...new Set([...jobGroups, ...escaped.map(({ pgid }) => pgid)])];
+    for (const pgid of groups) send(pgid, "SIGTERM");
+    const stubborn = await waitForGroupsEmpty(groups, SHUTDOWN_GRACE_MS, GROUP_PROBE_INTERVAL_MS);
+    for (const pgid of stubborn) send(pgid, "SIGKILL");
+    const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
+    for (const job of this.jobs) job.closeStreams();
+    this.prune();
+    return { terminated: groups.length, killed: stubborn.length, survivors, escaped: escaped.map(({ pid }) => pid), errors };
+  }
+
+  /** At process exit, with no time left for grace: SIGKILL to every group still alive. */
+  killNow(): void {
+    for (const job of this.jobs) {
+      for (const pgid of job.groups()) {
+        try {
+          signalGroup(pgid, "SIGKILL");
+        } catch {
+          // The process is exiting; there is no one left to report to.
+        }
+      }
+    }
+  }
+
+  /**
+   * Forgets jobs that are over, whose groups are proven empty and whose streams are closed. Done
+   * after each exec (in a later turn), at each listing and at shutdown. A job whose groups were once
+   * seen empty never names them again, so a reused id is never mistaken for it; one whose streams a
+   * daemon still holds stays, so shutdown finds the daemon and closes our end.
+   */
+  prune(): void {
+    const finished = [...this.jobs].filter((job) => job.exit);
+    const groups = oneTableFor(() => new Map(finished.map((job) => [job, job.groups()])));
+    const alive = new Set(aliveGroups([...groups.values()].flat()));
+    for (const job of finished) {
+      if (groups.get(job)!.some((group) => alive.has(group))) continue;
+      job.noteGroupsEnded();
+      if (job.streamsOpen) continue;
+      this.jobs.delete(job);
+      this.orphans.forgotten(job);
+    }
+  }
+
+  /** Process groups of tracked jobs that still have living members, deduplicated. */
+  private liveGroups(): number[] {
+    this.prune();
+    return aliveGroups([...new Set([...this.jobs].flatMap((job) => job.groups()))]);
+  }
+
+  /** Living processes outside `groups` that carry this runtime's job marker, with their own groups. */
+  private escapees(groups: readonly number[]): { pid: number; pgid: number }[] {
+    const marked = new Set(processesWithEnvironment(JOB_MARKER_ENV, `${this.token}:`));
+    if (marked.size === 0) return [];
+    const ours = new Set(groups);
+    return (processTable() ?? []).filter((entry) => marked.has(entry.pid) && !ours.has(entry.pgid)).map(({ pid, pgid }) => ({ pid, pgid }));
+  }
+}

@@ -1,6 +1,4 @@
-import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
-import { procStat } from "./process-table.ts";
+import { processTable, procStat } from "./process-table.ts";
 
 /**
  * Which process a pid names, and which process groups are still the ones a runtime started. A pid
@@ -19,67 +17,36 @@ export interface ProcessIdentity {
   zombie: boolean;
 }
 
-const isLinux = () => process.platform === "linux";
-
 /**
  * The start time of `pid` on Linux, read from /proc (tens of microseconds); undefined elsewhere or
  * when the process is gone. Taken right after spawn, it cannot name another process: Node reaps a
  * pipe child only in a later turn of the event loop, so the pid is still the child's (or its zombie's).
  */
 export function linuxStartTime(pid: number): string | undefined {
-  if (!isLinux()) return undefined;
+  if (process.platform !== "linux") return undefined;
   return procStat(pid)?.[19];
 }
 
-function fromProc(): ProcessIdentity[] | undefined {
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  const table: ProcessIdentity[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const fields = procStat(name);
-    if (!fields || fields.length < 20) continue;
-    table.push({
-      pid: Number(name),
-      pgid: Number(fields[2]),
-      sid: Number(fields[3]),
-      start: fields[19]!,
-      zombie: fields[0] === "Z" || fields[0] === "X",
-    });
-  }
-  return table;
-}
-
-function fromPs(): ProcessIdentity[] | undefined {
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,pgid=,stat=,lstart="], {
-    encoding: "utf8",
-    timeout: 10_000,
-    env: { ...process.env, LC_ALL: "C" },
-  });
-  if (ps.status !== 0 || !ps.stdout) return undefined;
-  const table: ProcessIdentity[] = [];
-  for (const line of ps.stdout.split("\n")) {
-    const [pid, pgid, stat, ...lstart] = line.trim().split(/\s+/);
-    if (!pid || !/^\d+$/.test(pid) || lstart.length < 5) continue;
-    table.push({
-      pid: Number(pid),
-      pgid: Number(pgid),
-      sid: undefined,
-      start: lstart.slice(0, 5).join("_"),
-      zombie: (stat ?? "").startsWith("Z"),
-    });
-  }
-  return table;
-}
-
-/** Every process with its identity, or undefined where none can be read (Windows, no /proc and no ps). */
+/**
+ * Every process with its identity, or undefined where none can be read (Windows, no /proc and no ps).
+ * Sessions count only where start times are clock ticks (Linux): the rules below compare a session's
+ * members' starts with a bound, which `ps`'s lstart text cannot do.
+ */
 export function identitySnapshot(): ProcessIdentity[] | undefined {
-  if (process.platform === "win32") return undefined;
-  return (isLinux() ? fromProc() : undefined) ?? fromPs();
+  const table = processTable();
+  if (!table) return undefined;
+  const identities: ProcessIdentity[] = [];
+  for (const entry of table) {
+    if (entry.start === undefined) continue;
+    identities.push({
+      pid: entry.pid,
+      pgid: entry.pgid,
+      sid: entry.startInTicks ? entry.sid : undefined,
+      start: entry.start,
+      zombie: entry.zombie,
+    });
+  }
+  return identities;
 }
 
 /** What a registry says about one job's group. */

@@ -1,10 +1,20 @@
+/*
+ * processes/ — the operating system's processes as the core sees them: the one reader of the process
+ * table (this file), pid + start-time identities, process groups and their signals, signal names,
+ * the shutdown's signal hold, one spawn per turn of the event loop, and descriptors kept out of
+ * children.
+ *
+ * May import: shared, output.
+ */
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * The operating system's process table, as far as evidence about a job's processes needs it: who is
- * alive (zombies are not), who belongs to which group, who descends from whom. Read from /proc on
- * Linux and from `ps` elsewhere on POSIX; Windows has no such view here.
+ * alive (zombies are not), who belongs to which group and session, who descends from whom, and when
+ * each started. Read from /proc on Linux and from `ps` elsewhere on POSIX; Windows has no such view
+ * here. This is the one reader of the table: identities (process-identity.ts), groups, descendants,
+ * input waits and listening sockets all read it here.
  */
 
 export interface ProcessEntry {
@@ -15,6 +25,14 @@ export interface ProcessEntry {
   sid?: number;
   /** Dead but not yet reaped: it holds a pid and answers `kill(pid, 0)`, yet runs nothing. */
   zombie: boolean;
+  /**
+   * When the process started, which with the pid names one process for good: on Linux clock ticks
+   * since boot (`/proc/<pid>/stat` field 22, comparable as numbers), elsewhere `ps`'s lstart with
+   * spaces made `_` (comparable only for equality). Undefined where neither could be read.
+   */
+  start?: string;
+  /** Whether `start` is Linux's clock ticks (numbers that order starts) rather than `ps`'s text. */
+  startInTicks: boolean;
 }
 
 /** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
@@ -46,17 +64,24 @@ function fromProc(): ProcessEntry[] | undefined {
       pgid: Number(fields[2]),
       sid: Number(fields[3]),
       zombie: fields[0] === "Z" || fields[0] === "X",
+      ...(fields[19] !== undefined ? { start: fields[19] } : {}),
+      startInTicks: fields[19] !== undefined,
     });
   }
   return table;
 }
 
 function fromPs(): ProcessEntry[] | undefined {
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,sess=,stat="], { encoding: "utf8", timeout: 5_000 });
+  // lstart last: it is several words. LC_ALL=C keeps its words in one format.
+  const ps = spawnSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,sess=,stat=,lstart="], {
+    encoding: "utf8",
+    timeout: 10_000,
+    env: { ...process.env, LC_ALL: "C" },
+  });
   if (ps.status !== 0 || !ps.stdout) return undefined;
   const table: ProcessEntry[] = [];
   for (const line of ps.stdout.split("\n")) {
-    const [pid, ppid, pgid, sess, stat] = line.trim().split(/\s+/);
+    const [pid, ppid, pgid, sess, stat, ...lstart] = line.trim().split(/\s+/);
     if (!pid || !/^\d+$/.test(pid)) continue;
     // Some `ps` print a kernel address rather than a session id; then sessions are unknown here.
     const sid = sess && /^\d+$/.test(sess) ? Number(sess) : undefined;
@@ -66,9 +91,16 @@ function fromPs(): ProcessEntry[] | undefined {
       pgid: Number(pgid),
       ...(sid !== undefined ? { sid } : {}),
       zombie: (stat ?? "").startsWith("Z"),
+      ...(lstart.length >= 5 ? { start: lstart.slice(0, 5).join("_") } : {}),
+      startInTicks: false,
     });
   }
   return table;
+}
+
+/** /proc where it has Linux's layout, else `ps`. */
+function readTable(): ProcessEntry[] | undefined {
+  return (process.platform === "linux" ? fromProc() : undefined) ?? fromPs();
 }
 
 /** The table of the sweep in progress (see {@link oneTableFor}), read on its first use. */
@@ -77,9 +109,9 @@ let sweep: { table?: ProcessEntry[] | undefined; read: boolean } | undefined;
 /** Every process, or undefined where the table cannot be read (Windows). */
 export function processTable(): ProcessEntry[] | undefined {
   if (process.platform === "win32") return undefined;
-  if (!sweep) return fromProc() ?? fromPs();
+  if (!sweep) return readTable();
   if (!sweep.read) {
-    sweep.table = fromProc() ?? fromPs();
+    sweep.table = readTable();
     sweep.read = true;
   }
   return sweep.table;

@@ -1,5 +1,4 @@
 import { MAX_TIMER_MS } from "../shared/constants.ts";
-import type { Job } from "./job.ts";
 
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
@@ -18,6 +17,13 @@ export interface WaitEnds {
   condition?: Promise<"matched" | "quiet"> | undefined;
 }
 
+/** What a wait needs of a job: whether its exit is final, and a call when it becomes final. */
+export interface ExitSource {
+  readonly exit: unknown;
+  /** Calls `listener` once the exit is final; returns an unsubscribe. */
+  onExit(listener: () => void): () => void;
+}
+
 /**
  * Waits until the job's exit is final, the monotonic deadline passes, or one of `ends` happens,
  * whichever comes first. Output arriving never ends a wait by itself (a REPL call would otherwise
@@ -25,7 +31,7 @@ export interface WaitEnds {
  * wait, never the job. When several ends are ready at once, the exit wins, so a caller never reports
  * "running" for a job that is already gone.
  */
-export function waitForExit(job: Job, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
+export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
   const { signal, steer, condition } = ends;
   if (job.exit) return Promise.resolve("exited");
   if (signal?.aborted) return Promise.resolve("aborted");

@@ -1,15 +1,23 @@
 import { spawnGate } from "../processes/spawn-gate.ts";
 import { WARM_SHELL_CONTINUE_MS, WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_MAX_FAILURES } from "../shared/constants.ts";
-import type { GuardedJob } from "../supervision/orphan-guard.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 import { handoff, WARM_SHELL_NAME, WarmShell, WarmShellUnsupported, type WarmTarget, warmTarget } from "./warm-shell.ts";
 
-/** What keeps a warm shell from outliving Pi: the runtime's watchdog, as for jobs (see orphan-guard). */
+/** A warm shell as the guard registers it: its leader (pid, group and session id) and a name. */
+export interface GuardedShell {
+  pid: number | undefined;
+  command: string;
+}
+
+/**
+ * What keeps a warm shell from outliving Pi: the runtime's watchdog, as for jobs. The runtime passes
+ * its orphan guard (supervision/), which takes any such shell; transport does not import it.
+ */
 export interface WarmShellGuard {
-  started(shell: GuardedJob): void;
-  leaderExited(shell: GuardedJob): void;
-  forgotten(shell: GuardedJob): void;
+  started(shell: GuardedShell): void;
+  leaderExited(shell: GuardedShell): void;
+  forgotten(shell: GuardedShell): void;
 }
 
 /** Warm shells are on unless `PI_UNIFIED_EXEC_WARM_SHELL=0` (never on Windows). */

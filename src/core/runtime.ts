@@ -1,24 +1,18 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
-import type { Job, StepResult } from "./job/job.ts";
-import {
-  type JobListing,
-  type JobReport,
-  type JobSnapshot,
-  type KillReport,
-  type SlotUse,
-  snapshotOf,
-  wakeOf,
-} from "./job/job-snapshot.ts";
+import type { Job } from "./job/job.ts";
+import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
+import { stepJob } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
+import { JobReports } from "./job-reports.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
 import { terminalSize } from "./screen/terminal-size.ts";
-import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, WARN_JOBS } from "./shared/constants.ts";
+import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS } from "./shared/constants.ts";
 import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
 import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
@@ -26,8 +20,14 @@ import type { WarmShells } from "./transport/warm-shells.ts";
 
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
 
-/** How a runtime runs its jobs beyond the defaults (tests turn warm shells on or off). */
+/** How a runtime is made; every field has a default (tests give their own logs, sizes and shells). */
 export interface RuntimeOptions {
+  /** Where the jobs' logs go (default: a private directory under the OS temp dir, made on first use). */
+  logs?: LogDirectory;
+  /** Registry slots (default 64). */
+  capacity?: number;
+  /** A source shared by every runtime of the Pi process, so no id ever names two jobs there. */
+  ids?: () => number;
   /** Warm shells for pipe jobs (default: on unless `PI_UNIFIED_EXEC_WARM_SHELL=0`). */
   warmShells?: boolean;
 }
@@ -52,6 +52,7 @@ export class ExecRuntime {
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;
+  private readonly reports: JobReports;
   /** Starts jobs: a warm shell or a spawn in a turn of its own, the job's marker, the exit guard. */
   private readonly launcher: JobLauncher;
   private readonly changeListeners = new Set<() => void>();
@@ -60,12 +61,13 @@ export class ExecRuntime {
   private closed = false;
   private pruneScheduled = false;
 
-  /** `ids`: a source shared by every runtime of the Pi process, so no id ever names two jobs there. */
-  constructor(logs: LogDirectory = new LogDirectory(), capacity?: number, ids?: () => number, options: RuntimeOptions = {}) {
-    this.registry = new JobRegistry(capacity, ids);
+  constructor(options: RuntimeOptions = {}) {
+    const logs = options.logs ?? new LogDirectory();
+    this.registry = new JobRegistry(options.capacity, options.ids);
     this.orphans = new OrphanGuard(logs);
     this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
+    this.reports = new JobReports(this.registry, this.completions, this.tracked);
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
@@ -106,7 +108,7 @@ export class ExecRuntime {
       if (end !== "matched") job.endWatch();
       const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
       const screen = output ? await job.screenView(request.screen) : undefined;
-      report = this.callReport(job, {
+      report = this.reports.call(job, {
         window: request.window,
         end,
         startMono: callStart,
@@ -119,7 +121,7 @@ export class ExecRuntime {
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
         this.completions.arm(job.id);
-        if (job.exit) this.completions.jobExited(wakeOf(this.snapshot(job)));
+        if (job.exit) this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       }
       return report;
     } finally {
@@ -152,7 +154,7 @@ export class ExecRuntime {
     let report: JobReport | undefined;
     try {
       const size = request.resize && current ? terminalSize(request.resize.cols, request.resize.rows, current) : undefined;
-      const step = await job.step({
+      const step = await stepJob(job, {
         deadlineMono: attached.startMono + request.window.ms,
         steer: attached.steer,
         ...(size ? { resize: size } : {}),
@@ -162,7 +164,7 @@ export class ExecRuntime {
         ...(request.shown ? { shown: request.shown } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
-      report = this.callReport(job, {
+      report = this.reports.call(job, {
         ...step,
         window: request.window,
         startMono: attached.startMono,
@@ -214,14 +216,14 @@ export class ExecRuntime {
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownJobError(jobId);
       const done: Termination = { signal, escalated: false, cleanup: "confirmed", survivors: [] };
-      return this.killReport(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown });
+      return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown });
     }
     // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
     const restore = this.completions.hold(job.id);
     const termination = await job.terminate(signal, forModel ? "killed" : "user");
     if (termination.failure || !job.exit) restore();
     else this.completions.drop(job.id);
-    const report = this.killReport(job, startMono, termination, {
+    const report = this.reports.kill(job, startMono, termination, {
       alreadyExited: false,
       consume: forModel && registered !== undefined,
       callId,
@@ -236,35 +238,14 @@ export class ExecRuntime {
    * more and then forgotten, unless a call is attached to them (that call reports the exit).
    */
   list(callId?: string): JobListing[] {
-    this.tracked.prune();
-    const now = performance.now();
-    const registered = this.registry.jobs();
-    const listing: JobListing[] = registered.map((job) => {
-      const inputWait = job.exit ? undefined : job.inputWait();
-      return {
-        ...this.snapshot(job, { now, lingering: job.exit !== undefined && aliveGroups(job.groups()).length > 0 }),
-        ...(inputWait?.likely ? { inputWait } : {}),
-      };
-    });
-    for (const job of this.tracked.lingering(registered))
-      listing.push({ ...this.snapshot(job, { now, lingering: true }), alreadyReported: true });
-    for (const job of registered) {
-      if (!job.exit || job.attached) continue;
-      this.registry.remove(job.id);
-      // Listing an exit reports it: it consumes a wake not yet sent.
-      this.completions.observed(callId, { kind: "list", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
-    }
+    const listing = this.reports.list(callId);
     this.changed();
     return listing;
   }
 
   /** Running jobs, oldest first, as the footer and the sessions picker show them. */
   liveJobs(): JobSnapshot[] {
-    const now = performance.now();
-    return this.registry
-      .jobs()
-      .filter((job) => !job.exit)
-      .map((job) => this.snapshot(job, { now }));
+    return this.reports.live();
   }
 
   /** Calls `listener` whenever a job starts, exits or is forgotten. Returns an unsubscribe. */
@@ -346,14 +327,14 @@ export class ExecRuntime {
     this.tracked.add(job);
     job.onExit(() => {
       this.orphans.leaderExited(job);
-      this.completions.jobExited(wakeOf(this.snapshot(job)));
+      this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       this.changed();
     });
     return job;
   }
 
   private attach(job: Job, kind: "exec" | "write", call: CallContext): AttachedCall {
-    const attached = new AttachedCall(job, kind, call, this.completions, () => this.snapshot(job));
+    const attached = new AttachedCall(job, kind, call, this.completions, () => this.reports.snapshot(job));
     this.attachedCalls.add(attached);
     return attached;
   }
@@ -362,53 +343,6 @@ export class ExecRuntime {
     this.attachedCalls.delete(attached);
     attached.end(report);
     this.changed();
-  }
-
-  private snapshot(job: Job, extra: { now?: number; lingering?: boolean; hideExit?: boolean } = {}): JobSnapshot {
-    return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id) });
-  }
-
-  /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
-  private callReport(job: Job, step: StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean }): JobReport {
-    const cancelled = step.end === "aborted";
-    if (job.exit && !cancelled) this.registry.remove(job.id);
-    const slots = this.slotUse();
-    const inputWait = job.exit ? undefined : job.inputWait();
-    return {
-      job: this.snapshot(job, { hideExit: cancelled }),
-      window: step.window,
-      waitEnd: step.end,
-      wallMs: performance.now() - step.startMono,
-      output: step.output ?? { text: "", omittedBytes: 0 },
-      ...(step.conditional ? { conditional: true } : {}),
-      ...(step.matchedLine !== undefined ? { matchedLine: step.matchedLine } : {}),
-      ...(step.screen ? { screen: step.screen } : {}),
-      ...(step.input ? { input: step.input } : {}),
-      ...(inputWait?.likely ? { inputWait } : {}),
-      ...(slots ? { slots } : {}),
-      ...(cancelled ? { cancelled } : {}),
-    };
-  }
-
-  /** `consume`: the result carries the exit and the unread output (the model's kill of a registered job). */
-  private killReport(
-    job: Job,
-    startMono: number,
-    termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined },
-  ): KillReport {
-    if (job.exit && options.consume) {
-      this.registry.remove(job.id);
-      // The kill's result reports the exit: it observes it like a poll would.
-      this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
-    }
-    const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
-    return { job: this.snapshot(job), termination, alreadyExited: options.alreadyExited, wallMs: performance.now() - startMono, output };
-  }
-
-  private slotUse(): SlotUse | undefined {
-    const used = this.registry.size;
-    return used >= WARN_JOBS ? { used, capacity: this.registry.capacity } : undefined;
   }
 
   private changed(): void {

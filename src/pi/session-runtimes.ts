@@ -63,7 +63,7 @@ export class SessionRuntimes {
       return adoption.adopted;
     }
     if (adoption) void adoption.refused.shutdown();
-    const runtime = new ExecRuntime(undefined, undefined, () => this.state.nextId++);
+    const runtime = new ExecRuntime({ ids: () => this.state.nextId++ });
     runtime.inherit(this.takeHandover(manager));
     this.state.runtimes.set(manager, { format: RUNTIME_FORMAT, runtime });
     if (manager === this.manager) this.connect(runtime);

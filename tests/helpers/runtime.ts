@@ -5,7 +5,7 @@ import { ExecRuntime } from "../../src/core/runtime.ts";
 
 /** `ids`: a shared id source, as runtimes of one Pi process have. */
 export function runtimeWithWakes(ids?: () => number) {
-  const runtime = new ExecRuntime(undefined, undefined, ids);
+  const runtime = new ExecRuntime({ ids });
   const batches: WakeBatch[] = [];
   runtime.completions.bindSender((batch) => batches.push(batch));
   /** The job ids every wake so far announced, in order. */

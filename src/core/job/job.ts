@@ -1,3 +1,10 @@
+/*
+ * job/ — one job's life and every view of it: the state machine (this file), output, stdin, stop with
+ * escalation, the exit drain, waits, the snapshot every result reads, progress, and the registry of
+ * a runtime's jobs.
+ *
+ * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
+ */
 import { constants as osConstants } from "node:os";
 import { ConditionWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
@@ -12,7 +19,7 @@ import { ExitDrain } from "./exit-drain.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
-import { type JobExit, type JobSpec, type StepPlan, type StepResult, type StopReason, writtenText } from "./job-types.ts";
+import type { JobExit, JobSpec, StopReason } from "./job-types.ts";
 import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
 export type { JobExit, JobSpec, StepPlan, StepResult, StopReason } from "./job-types.ts";
@@ -195,34 +202,6 @@ export class Job {
   /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */
   takeOutput(shown?: ShownPart): OutputDelta {
     return this.output.take(this.final !== undefined, shown);
-  }
-
-  /**
-   * One call's turn: resize the terminal first (what the input starts sees the new size), start the
-   * conditional wait (it sees the output not yet returned first), send the input within the window,
-   * wait, then take the output — up to and including a matched line; what follows stays unread. A
-   * cancelled call reads nothing, so the job stays exactly as it was for the next call.
-   */
-  async step(plan: StepPlan): Promise<StepResult> {
-    if (plan.resize && this.state === "running") this.resize(plan.resize);
-    const watch = plan.until ? this.watchUntil(plan.until) : undefined;
-    if (watch && plan.input && this.tty) watch.wrote(writtenText(plan.input));
-    const input = plan.input ? await this.stdin.send(plan.input, plan.deadlineMono) : undefined;
-    let end = await this.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });
-    // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
-    if (plan.signal?.aborted) end = "aborted";
-    const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
-    // Only a match keeps what follows it for the next read; the exit's report carries everything.
-    if (end !== "matched") this.endWatch();
-    const output = end === "aborted" ? undefined : this.takeOutput(plan.shown);
-    const screen = output ? await this.screenView(plan.screen) : undefined;
-    return {
-      end,
-      ...(input ? { input } : {}),
-      ...(output ? { output } : {}),
-      ...(matchedLine ? { matchedLine } : {}),
-      ...(screen ? { screen } : {}),
-    };
   }
 
   /**

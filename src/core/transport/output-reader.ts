@@ -78,6 +78,38 @@ export function closeDetached(pipe: DetachedPipe): void {
   (pipe.handle as { close?: () => void }).close?.();
 }
 
+/**
+ * A socket over `handle` that reads into the batch's own buffer (the socket's user-buffer path), or
+ * undefined when Node will not build one: then `stream` gets its handle back and is read through
+ * `'data'` events. Without a stream to fall back on, the failure is thrown.
+ */
+function socketOnOwnBuffer(
+  handle: object,
+  stream: Readable | undefined,
+  batch: ReadBatch,
+  counted: (bytes: number) => void,
+): Socket | undefined {
+  try {
+    const slot = batch.slot();
+    const callback = (bytes: number): boolean => {
+      slot.read(bytes);
+      counted(bytes);
+      return true; // pausing goes through `pause()`
+    };
+    // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
+    return new Socket({
+      handle,
+      readable: true,
+      writable: false,
+      onread: { buffer: () => slot.next(), callback },
+    } as unknown as ConstructorParameters<typeof Socket>[0]);
+  } catch (error) {
+    if (!stream) throw error;
+    (stream as unknown as NodeSocketInternals)._handle = handle as NodeSocketInternals["_handle"];
+    return undefined;
+  }
+}
+
 export function readOutput(source: Readable | DetachedPipe, batch: ReadBatch, onClosed: () => void): OutputReader {
   const stream = "handle" in source ? undefined : source;
   const handle = stream ? takeHandle(stream) : (source as DetachedPipe).handle;
@@ -98,28 +130,7 @@ export function readOutput(source: Readable | DetachedPipe, batch: ReadBatch, on
     readable.pause();
     setImmediate(endYield);
   };
-  let socket: Socket | undefined;
-  if (handle) {
-    try {
-      const slot = batch.slot();
-      const callback = (bytes: number): boolean => {
-        slot.read(bytes);
-        counted(bytes);
-        return true; // pausing goes through `pause()`
-      };
-      // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
-      socket = new Socket({
-        handle,
-        readable: true,
-        writable: false,
-        onread: { buffer: () => slot.next(), callback },
-      } as unknown as ConstructorParameters<typeof Socket>[0]);
-    } catch (error) {
-      if (!stream) throw error;
-      (stream as unknown as NodeSocketInternals)._handle = handle as NodeSocketInternals["_handle"];
-      socket = undefined;
-    }
-  }
+  const socket = handle ? socketOnOwnBuffer(handle, stream, batch, (bytes) => counted(bytes)) : undefined;
   const readable: Readable = socket ?? stream!;
   if (!socket)
     readable.on("data", (chunk: Buffer) => {

@@ -151,7 +151,7 @@ describe("startup sweep", { skip: POSIX_ONLY }, () => {
     const parent = logParent();
     const left = detached("sleep 300");
     plant(parent, [HOST_GONE, `+ ${left.pid} ${left.start} 100 npm run dev`]);
-    const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
+    const runtime = new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent }) });
     assert.equal(runtime.takeNotice(), undefined, "nothing is swept before the first job");
     const report = await runtime.exec(prepareExec({ cmd: "echo $$", yield_time_ms: 2_000 }, process.cwd(), process.env));
     assert.ok(report.job.exit);
@@ -207,7 +207,7 @@ describe("log retention", { skip: POSIX_ONLY }, () => {
     const parent = logParent();
     const old = plant(parent, [HOST_GONE]);
     age(old, 3);
-    const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
+    const runtime = new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent }) });
     // The runtime reads the retention from process.env; 2 days makes the 3-day-old directory expire.
     const saved = process.env.PI_UNIFIED_EXEC_LOG_RETENTION_DAYS;
     process.env.PI_UNIFIED_EXEC_LOG_RETENTION_DAYS = "2";

@@ -144,7 +144,7 @@ describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () 
               setTimeout(callback, 1);
             },
           });
-        const runtime = new ExecRuntime(new LogDirectory(logConfig(), slowDisk));
+        const runtime = new ExecRuntime({ logs: new LogDirectory(logConfig(), slowDisk) });
         const request = prepareExec(
           { cmd: 'for i in $(seq 1 3000); do echo "numbered line $i of the output that matters"; done', tty: true, yield_time_ms: 20_000 },
           process.cwd(),

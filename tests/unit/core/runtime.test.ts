@@ -239,7 +239,7 @@ describe("runtime supervision", () => {
   });
 
   it("at capacity: completed records make room; all-live refuses before spawning; the first job still answers", async () => {
-    const runtime = new ExecRuntime(undefined, 3);
+    const runtime = new ExecRuntime({ capacity: 3 });
     const jobs = [];
     for (let i = 0; i < 3; i++) jobs.push(await runtime.exec(request("sleep 300", 250)));
     await assert.rejects(runtime.exec(request("echo never > /dev/null")), /All 3 job slots hold running jobs/);
@@ -252,7 +252,7 @@ describe("runtime supervision", () => {
   });
 
   it("warns from 60 slots in use", async () => {
-    const runtime = new ExecRuntime(undefined, 64);
+    const runtime = new ExecRuntime({ capacity: 64 });
     const first = await Promise.all(Array.from({ length: 59 }, () => runtime.exec(request("sleep 300", 250))));
     assert.ok(first.every((report) => report.slots === undefined));
     const sixtieth = await runtime.exec(request("sleep 300", 250));

@@ -78,7 +78,7 @@ describe("until_pattern", () => {
   it("refuses an invalid or unsupported pattern before anything runs, naming the problem", async () => {
     const parent = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/piue-until-`);
     const logs = new LogDirectory({ ...logConfig(), parent });
-    const runtime = new ExecRuntime(logs);
+    const runtime = new ExecRuntime({ logs });
     for (const [pattern, why] of [
       ["(unclosed", /until_pattern/],
       ["(?=ahead)x", /look-?ahead/i],

@@ -173,8 +173,8 @@ after(async () => {
 });
 
 async function compareAll(rounds: number) {
-  const warm = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
-  const direct = new ExecRuntime(undefined, undefined, undefined, { warmShells: false });
+  const warm = new ExecRuntime({ warmShells: true });
+  const direct = new ExecRuntime({ warmShells: false });
   runtimes.push(warm, direct);
   await exec(warm, "true"); // the first command starts the first shell
   for (let round = 0; round < rounds; round++) {
@@ -192,7 +192,7 @@ describe("warm shells are indistinguishable from direct spawns", () => {
   });
 
   it("a job handed to the warm shell runs as the shell's own pid", async () => {
-    const runtime = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
+    const runtime = new ExecRuntime({ warmShells: true });
     runtimes.push(runtime);
     await exec(runtime, "true");
     await waitFor(() => runtime.warmShells.idle?.ready === true, "an idle warm shell", 15_000);

@@ -354,7 +354,7 @@ describe("warm shells", () => {
 
   it("in a runtime: none before the first command, one after it, none after shutdown", async () => {
     const logs = new LogDirectory();
-    const runtime = new ExecRuntime(logs, undefined, undefined, { warmShells: true });
+    const runtime = new ExecRuntime({ logs, warmShells: true });
     assert.equal(runtime.warmShells.idle, undefined);
     await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5_000 }, process.cwd(), process.env));
     await waitFor(() => runtime.warmShells.idle?.ready === true, "a ready warm shell", 15_000);
@@ -372,7 +372,7 @@ describe("warm shells", () => {
     "in a runtime: a handed-over job's stdin is its pipe, so a read is input_wait: likely (20 hand-offs)",
     { skip: process.platform !== "linux" && "reads /proc" },
     async () => {
-      const runtime = new ExecRuntime(new LogDirectory(), undefined, undefined, { warmShells: true });
+      const runtime = new ExecRuntime({ logs: new LogDirectory(), warmShells: true });
       try {
         const missed: number[] = [];
         for (let round = 0; round < 20; round++) {
@@ -402,7 +402,7 @@ describe("warm shells", () => {
       const program = `
         import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
         import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
-        const runtime = new ExecRuntime(undefined, undefined, undefined, { warmShells: true });
+        const runtime = new ExecRuntime({ warmShells: true });
         await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 5000 }, process.cwd(), process.env));
         const started = performance.now();
         while (!runtime.warmShells.idle?.ready && performance.now() - started < 15000) await new Promise((r) => setTimeout(r, 20));

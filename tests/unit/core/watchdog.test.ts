@@ -27,7 +27,7 @@ import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { runningId } from "../../helpers/reports.ts";
 
-const SCRIPT = join(REPO_ROOT, "src", "core", "watchdog.sh");
+const SCRIPT = join(REPO_ROOT, "src", "core", "supervision", "watchdog.sh");
 const parents: string[] = [];
 /** Detached processes the tests start (each leads its own group), killed after the file's tests. */
 const strays = new StartedJobs();
@@ -39,7 +39,7 @@ function logParent(): string {
 }
 
 function runtimeIn(parent: string): ExecRuntime {
-  return new ExecRuntime(new LogDirectory({ ...logConfig(), parent }));
+  return new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent }) });
 }
 
 const startTime = startTimeOf;
@@ -90,7 +90,7 @@ async function startHost(
     import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/log-settings.ts"))};
     import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
-    const runtime = new ExecRuntime(new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }));
+    const runtime = new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }) });
     for (const job of ${JSON.stringify(jobs)}) {
       // Until the job has printed its pid (a loaded machine starts a PTY job slowly), not a fixed window.
       const report = await runtime.exec(prepareExec({ ...job, yield_time_ms: 20_000, until_pattern: "^[0-9]+$" }, process.cwd(), process.env));

@@ -1,3 +1,10 @@
+/*
+ * completion/ — exactly-once delivery of what a job has to tell the model when nobody is watching:
+ * every wake kind goes through this ledger (leases, observations, nesting, replays, suppression) and
+ * its private batcher (wakes.ts); nothing sends a wake beside it.
+ *
+ * May import: shared.
+ */
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
 import { CompletionCoordinator, type SetOnExitStatus, type WakeJob, type WakeSender } from "./wakes.ts";
 

@@ -1,3 +1,10 @@
+/*
+ * conditions/ — what may end a wait besides the exit and the deadline, and what a line of output
+ * may set off: `until_pattern` and its linear-time engine, `until_quiet_ms`, the PTY echo that never
+ * matches, the watch a call runs over its output (this file), and whether a job waits for input.
+ *
+ * May import: shared, output, processes.
+ */
 import type { RetainedOutput } from "../output/head-tail-buffer.ts";
 import { OutputDecoder } from "../output/output-decoder.ts";
 import { UntilConditions, type UntilOutcome, type UntilSpec } from "./until-conditions.ts";

@@ -1,3 +1,10 @@
+/*
+ * log/ — each job's log on disk: the private directory, exclusive 0600 files, the bounded write
+ * queue with backpressure (log-stage), and the per-job and per-runtime quotas (this file, with
+ * log-settings for the environment's say).
+ *
+ * May import: shared, output.
+ */
 import { createWriteStream, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";

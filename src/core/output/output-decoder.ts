@@ -1,3 +1,11 @@
+/*
+ * output/ — a job's bytes as the text the model and the TUI read: retention between reads
+ * (head-tail-buffer), the streaming decode (this file), terminal control stripped and invisible
+ * characters made visible (terminal-text, line-cells, text-builder, visible-text), what a result can
+ * show of a read (shown-part) and what the job printed for the honest footer (printed-tally).
+ *
+ * May import: shared.
+ */
 import { PARTIAL_DECODE_MIN_SKIP_BYTES } from "../shared/constants.ts";
 import { omissionMarker, type RetainedOutput } from "./head-tail-buffer.ts";
 import { type Elision, exceedsTail, type ShownPart, safeLineStart } from "./shown-part.ts";

@@ -1,3 +1,9 @@
+/*
+ * request/ — a call checked and resolved before anything runs (this file): the command, workdir and
+ * shell, the environment, `chars` escapes and base64, the attachment window and `yield_until`.
+ *
+ * May import: shared, output, screen, processes, conditions, transport.
+ */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkQuietMs } from "../conditions/quiet-watch.ts";

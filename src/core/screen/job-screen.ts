@@ -1,3 +1,9 @@
+/*
+ * screen/ — the headless terminal screen every PTY job feeds (terminal-screen, this file) and the
+ * size of a job's terminal (terminal-size).
+ *
+ * May import: shared, output.
+ */
 import { SCREEN_REPLY_PENDING_BYTES } from "../shared/constants.ts";
 import { type ScreenSnapshot, TerminalScreen } from "./terminal-screen.ts";
 

@@ -1,3 +1,10 @@
+/*
+ * shared/ — what every other folder of the core reads: each limit and default with the reason for
+ * its value (constants.ts), the errors the model is told to act on (errors.ts), and reading the
+ * environment (env-values.ts).
+ *
+ * May import: nothing.
+ */
 /**
  * Every limit and default of the job runtime, in one place. Codex's values are kept where the model
  * was trained on them; each divergence says why.

@@ -1,3 +1,10 @@
+/*
+ * supervision/ — nothing a runtime started outlives it: the jobs whose processes may still exist
+ * (tracked-jobs), the watchdog process and its registry, the sweep of what a dead Pi left
+ * (leftovers), the process-wide exit guard, and the calls the runtime makes (this file).
+ *
+ * May import: shared, processes, log, job.
+ */
 import { join } from "node:path";
 import type { LogDirectory } from "../log/job-log.ts";
 import { leftoverNotice, retentionDays, sweepLeftovers } from "./leftovers.ts";

@@ -9,10 +9,10 @@ import { headerOf, inCallOrder, isWake, outputOf } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { quietFor } from "../helpers/processes.ts";
 import { call, callAll, firstSession, type ModelView, say, steps } from "../helpers/scripted-model.ts";
 
 const NESTED = join(REPO_ROOT, "tests", "fixtures", "nested-tool-extension.ts");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const utcIn = (ms: number) => new Date(Date.now() + ms).toISOString();
 
 for (const host of PI_HOSTS) {
@@ -48,7 +48,7 @@ for (const host of PI_HOSTS) {
       await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 10_000, "the wake's turn to settle");
       assert.match(wake.message.content, new RegExp(`session ${sessionId} · exit_code 2`));
       assert.doesNotMatch(wake.message.content, /never-in-a-wake/, "bounded metadata only, never output");
-      await sleep(5_000);
+      await quietFor(5_000);
       assert.equal(wakesSince(from).length, 1, "exactly one wake");
       const turns = pi.records.slice(from).filter((r) => r.type === "agent_start").length;
       assert.equal(turns, 2, "the prompt's run and the wake's run");
@@ -56,7 +56,7 @@ for (const host of PI_HOSTS) {
       const drain = await pi.run("drain", steps(call("write_stdin", { session_id: Number(sessionId) })));
       assert.equal(drain.tools[0]!.isError, false);
       assert.equal(headerOf(drain.tools[0]!.text).exit_code, "2");
-      await sleep(1_000);
+      await quietFor(1_000);
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -70,7 +70,7 @@ for (const host of PI_HOSTS) {
       );
       assert.equal(headerOf(run.tools[1]!.text).exit_code, "0");
       assert.equal(headerOf(run.tools[1]!.text).on_exit_wake, "consumed");
-      await sleep(1_500);
+      await quietFor(1_500);
       assert.deepEqual(wakesSince(from), []);
     });
 
@@ -112,7 +112,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 10_000, "the wake");
       for (const id of ids) assert.match(wake.message.content, new RegExp(`session ${id} ·`));
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await sleep(1_000);
+      await quietFor(1_000);
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -141,7 +141,7 @@ for (const host of PI_HOSTS) {
       assert.equal(calls[4]!.structuredContent.found, false);
       const listed = calls[5]!.structuredContent.sessions as { session_id: number; wake_armed: boolean }[];
       assert.ok(listed.every((session) => session.wake_armed === false));
-      await sleep(1_500);
+      await quietFor(1_500);
       assert.deepEqual(wakesSince(from), []);
     });
 
@@ -174,7 +174,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the later exit's wake");
       assert.match(wake.message.content, new RegExp(`session ${headerOf(run.tools.find((t) => t.args.on_exit)!.text).session_id} ·`));
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await sleep(1_000);
+      await quietFor(1_000);
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -197,7 +197,7 @@ for (const host of PI_HOSTS) {
       assert.deepEqual(nested.details, { marker: "nested-details", exitCodes: [4, 4] }, "the second nested read replayed the exit");
       const inner = run.tools.filter((tool) => tool.parentToolCallId === nested.id);
       assert.equal(inner.length, 2);
-      await sleep(1_500);
+      await quietFor(1_500);
       assert.deepEqual(wakesSince(from), []);
     });
 

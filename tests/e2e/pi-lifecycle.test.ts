@@ -12,7 +12,7 @@ import { headerOf, isWake, outputOf, type PiEvent } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
+import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
 import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
 
 const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
@@ -67,7 +67,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the wake armed before the reload");
       assert.match(wake.message.content, /exit_code 7/);
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly once");
     });
 
@@ -138,7 +138,7 @@ for (const host of PI_HOSTS) {
       await waitFor(() => !processAlive(pid), "the old session's job to end");
       const listed = await pi.run("list after new", steps(call("list_sessions", {})));
       assert.deepEqual(listed.tools[0]!.structuredContent.sessions, []);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.deepEqual(pi.records.slice(from).filter(isWake), []);
     });
   });
@@ -218,7 +218,7 @@ for (const host of PI_HOSTS) {
           [Number(second!.id), "running", undefined, false],
         ],
       );
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
       pi.onUiRequest(undefined);
     });

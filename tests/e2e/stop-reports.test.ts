@@ -13,7 +13,7 @@ import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.t
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
+import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
 /** Prints its pid and `start` into the first result, then `unread-N` the model has not read yet. */
@@ -90,7 +90,7 @@ for (const host of PI_HOSTS) {
       assert.equal(told!.details.killed_by, "user");
       assert.equal(after!.isError, true);
       assert.match(after!.text, new RegExp(`Unknown session_id ${job.id}`));
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
     });
 
@@ -130,7 +130,7 @@ for (const host of PI_HOSTS) {
       }
       const listed = await pi.run("list", steps(call("list_sessions", {}), say("ok")));
       assert.deepEqual(listed.tools[0]!.structuredContent.sessions, [], "each was told once, then forgotten");
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.deepEqual(pi.records.slice(from).filter(isWake), []);
     });
 
@@ -150,7 +150,7 @@ for (const host of PI_HOSTS) {
       assert.match(after!.text, new RegExp(`Unknown session_id ${job.id}`));
       const fresh = await pi.run("again", steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }), say("ok")));
       assert.ok(Number(headerOf(fresh.tools[0]!.text).session_id) > job.id, fresh.tools[0]!.text);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await quietFor(1_000);
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "no wake crosses the boundary");
     });
 

@@ -28,6 +28,26 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
   }
 }
 
+/**
+ * Waits `ms` to prove that nothing happens in that span: no wake arrives, nothing is read or written,
+ * a timer does not fire, a process stays as it was. It is the only fixed wait the tests use for that
+ * (a wait FOR something is {@link waitFor}, with a deadline), and every fixed span costs the suite
+ * its full length, so docs/testing.md ("Waiting to see that nothing happens") lists every use with
+ * its cost: add a new one there. With `check`, the span is watched instead of slept through:
+ * `check()` runs at once and then every `everyMs` until the span ends, and throws to fail the test.
+ */
+export async function quietFor(ms: number, check?: () => void, everyMs = 50): Promise<void> {
+  if (check === undefined) {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return;
+  }
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    check();
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
 /** Integers printed one per line in a job's output (pids the test command echoed). */
 export function pidsIn(output: string): number[] {
   return output

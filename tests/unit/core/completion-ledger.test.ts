@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { CompletionLedger, type ObservedExit } from "../../../src/core/completion/completion-ledger.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { receiptText } from "../../../src/pi/receipt.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes } from "../../helpers/runtime.ts";
 
@@ -95,7 +95,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     assert.equal(read.output.text, "done\n");
     assert.notEqual(read.wake, "consumed");
     runtime.completions.callEnded("read", false);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await quietFor(400);
     assert.equal(batches.length, 1);
     await runtime.shutdown();
   });
@@ -107,7 +107,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     assert.equal(read.job.exit?.exitCode, 0);
     assert.equal(read.wake, "consumed");
     runtime.completions.callEnded("poll", false);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await quietFor(500);
     assert.deepEqual(batches, []);
     await runtime.shutdown();
   });
@@ -153,7 +153,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     runtime.list("list-call");
     runtime.completions.callEnded("list-call", false);
     runtime.completions.callEnded("kill-call", false);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await quietFor(500);
     assert.deepEqual(batches, []);
     await runtime.shutdown();
   });

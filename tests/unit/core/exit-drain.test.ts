@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ExitDrain } from "../../../src/core/job/exit-drain.ts";
 import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/shared/constants.ts";
+import { quietFor } from "../../helpers/processes.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -50,7 +51,7 @@ describe("ExitDrain", () => {
   it("the clock stands still while reading is paused", async () => {
     const { drain, doneAt } = timed();
     drain.start(true);
-    await sleep(POST_EXIT_DRAIN_MS * 3);
+    await quietFor(POST_EXIT_DRAIN_MS * 3);
     assert.equal(doneAt(), undefined, "paused: bytes behind a slow disk are not given up");
     drain.resume();
     await sleep(POST_EXIT_DRAIN_MS * 3);
@@ -61,7 +62,7 @@ describe("ExitDrain", () => {
     const { drain, doneAt } = timed();
     drain.start(false);
     drain.cancel();
-    await sleep(POST_EXIT_DRAIN_MS * 3);
+    await quietFor(POST_EXIT_DRAIN_MS * 3);
     assert.equal(doneAt(), undefined);
   });
 });

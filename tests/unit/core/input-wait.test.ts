@@ -18,7 +18,7 @@ import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { Transport } from "../../../src/core/transport/types.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 const LINUX = process.platform === "linux";
@@ -89,12 +89,10 @@ async function becomesLikely(job: Running, reader: ProcReader = realProcReader) 
 
 /** Probes for `ms` (past the prompt rule's quiet time) and fails on any likely answer. */
 async function neverLikely(job: Running, ms = INPUT_WAIT_QUIET_MS + 500) {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
+  await quietFor(ms, () => {
     const answer = probeInputWait(job.query());
     assert.equal(answer.likely, false, `likely (${answer.reason}) for ${JSON.stringify(job.query())}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  });
 }
 
 describe("looksLikePrompt (the rule for an unfinished last line)", () => {
@@ -316,7 +314,7 @@ describe("fallbacks", { skip: LINUX ? false : "Linux only" }, () => {
   it("a prompt-like line does not count while a process of the job is running on a CPU", async () => {
     const job = await run("printf 'Continue? '; while :; do :; done", false);
     await waitFor(() => job.query().lastLine === "Continue? ", "the line");
-    await new Promise((resolve) => setTimeout(resolve, INPUT_WAIT_QUIET_MS + 100));
+    await quietFor(INPUT_WAIT_QUIET_MS + 100);
     assert.equal(probeInputWait(job.query()).likely, false);
     job.stop();
   });

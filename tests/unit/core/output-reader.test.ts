@@ -14,7 +14,7 @@ import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/shared/con
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
 import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
 import { startBurners } from "../../helpers/load.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
 
 /** A child writing `script`'s output; its stdout read through `readOutput`. */
 function readChild(script: string) {
@@ -77,7 +77,7 @@ describe("readOutput", () => {
     const run = readChild("printf first; sleep 0.3; printf second");
     run.reader.pause();
     await run.exited;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await quietFor(100);
     assert.equal(run.state.bytes, 0, "nothing read while paused");
     assert.equal(run.state.closes, 0, "no close while unread bytes wait");
     run.reader.resume();
@@ -142,7 +142,7 @@ describe("readOutput", () => {
       () => state.closes++,
     );
     await waitFor(() => state.heldAt !== -1, "a turn's share of the backlog");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await quietFor(200);
     assert.equal(state.bytes, state.heldAt, "nothing handed over while the job holds the pipe, turns later");
     reader.resume();
     await waitFor(() => state.closes === 1, "the close");
@@ -156,7 +156,7 @@ describe("readOutput", () => {
     await waitFor(() => run.state.closes === 1, "the close");
     run.child.kill("SIGKILL");
     await run.exited;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await quietFor(50);
     assert.equal(run.state.closes, 1);
   });
 

@@ -14,7 +14,7 @@ import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import { UnknownJobError } from "../../../src/core/shared/errors.ts";
 import { StartedJobs, statusOf } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
-import { pidsIn, waitFor } from "../../helpers/processes.ts";
+import { pidsIn, quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes as recordingWakes } from "../../helpers/runtime.ts";
 
@@ -40,8 +40,8 @@ async function startedWithUnreadOutput(runtime: ExecRuntime, onExit: "none" | "w
   return { sessionId: report.job.jobId, job };
 }
 
-/** Waits out the wake debounce several times over: a wake that was going to come has come by then. */
-const debounceOver = () => new Promise((resolve) => setTimeout(resolve, WAKE_DEBOUNCE_MS * 4));
+/** The wake debounce several times over: a wake that was going to come has come by then. */
+const DEBOUNCE_OVER_MS = WAKE_DEBOUNCE_MS * 4;
 
 after(async () => {
   for (const runtime of runtimes) await runtime.shutdown();
@@ -77,7 +77,7 @@ describe("a job the user stopped", () => {
     const { runtime, batches } = runtimeWithWakes();
     const { sessionId } = await startedWithUnreadOutput(runtime, "wake");
     await runtime.kill(sessionId, "SIGTERM", undefined, "user");
-    await debounceOver();
+    await quietFor(DEBOUNCE_OVER_MS);
     assert.deepEqual(batches, []);
     const told = await runtime.interact({ jobId: sessionId, window: poll }, { callId: "c1" });
     assert.equal(told.job.exit?.stoppedBy, "user");
@@ -156,7 +156,7 @@ describe("a job a session boundary stopped", () => {
     const natural = await afterwards.interact({ jobId: finished.job.jobId, window: poll });
     assert.deepEqual(natural.job.exit, { exitCode: 5, signal: null }, "a job that ended by itself before the boundary keeps its own exit");
     assert.equal(natural.output.text, "finished-before\n");
-    await debounceOver();
+    await quietFor(DEBOUNCE_OVER_MS);
     assert.deepEqual(batches, [], "no wake crosses a boundary");
   });
 });

@@ -14,7 +14,7 @@ import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { LeaderExit, Transport } from "../../../src/core/transport/types.ts";
 import { escapedDaemonThenExit, StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
-import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+import { pidsIn, processAlive, quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 const bash = resolveShell("bash", currentShellHost()).path;
@@ -121,7 +121,7 @@ for (const kind of ["pipe", "pty"] as const) {
       await waitFor(() => pidsIn(job.output()).length === 1, "the daemon's pid");
       const [daemon] = pidsIn(job.output());
       leftovers.group(daemon!);
-      const early = await Promise.race([job.closed.then(() => "closed"), new Promise((resolve) => setTimeout(resolve, 300, "open"))]);
+      const early = await Promise.race([job.closed.then(() => "closed"), quietFor(300).then(() => "open")]);
       assert.equal(early, "open", "the daemon keeps the streams open");
       job.transport.close();
       await job.closed;
@@ -149,7 +149,7 @@ for (const kind of ["pipe", "pty"] as const) {
       void job.transport.write(Buffer.alloc(4 * 1024 * 1024, 0x61)).then(settle, settle);
       // Timers keep firing while the write waits: the loop is free.
       const before = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await quietFor(200);
       assert.ok(performance.now() - before < 2_000, "the event loop was blocked");
       assert.equal(settled, false, "4 MiB cannot fit in any OS buffer of a child that does not read");
       job.transport.signal("SIGKILL");

@@ -23,7 +23,7 @@ import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-s
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { startNodeHost } from "../../helpers/node-host.ts";
-import { processAlive, waitFor } from "../../helpers/processes.ts";
+import { processAlive, quietFor, waitFor } from "../../helpers/processes.ts";
 
 function recordingGuard() {
   const events: string[] = [];
@@ -146,7 +146,7 @@ describe("warm shells", () => {
     const { shells, guard } = pool();
     assert.equal(shells.idle, undefined);
     shells.refill();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await quietFor(50);
     assert.equal(shells.idle, undefined, "no job yet: nothing to be warm for");
     const pid = await idleShell(shells);
     assert.deepEqual(sessionAndGroup(pid), [pid, pid]);
@@ -200,7 +200,7 @@ describe("warm shells", () => {
       assert.equal(await shells.take(spec("true"), "bash"), undefined);
     }
     shells.refill();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await quietFor(200);
     assert.equal(shells.idle, undefined, "no more shells after repeated failures");
   });
 
@@ -307,7 +307,7 @@ describe("warm shells", () => {
       await waitFor(() => shells.counts.started === 1 && shells.idle === undefined, "the old bash's shell started and gone");
       assert.equal(await shells.take(job, "bash"), undefined);
       shells.refill();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await quietFor(100);
       assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -326,7 +326,7 @@ describe("warm shells", () => {
       assert.equal(await taking, undefined, "the job spawns directly");
       assert.equal(shells.counts.fallbacks, 1);
       shells.refill();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await quietFor(100);
       assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -348,7 +348,7 @@ describe("warm shells", () => {
     shells.stop();
     await waitFor(() => !processAlive(pid), "the idle shell's end");
     shells.refill();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await quietFor(100);
     assert.equal(shells.idle, undefined);
   });
 

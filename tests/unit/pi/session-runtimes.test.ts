@@ -6,7 +6,7 @@ import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
 import { SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 
 const freshState = (): HostState => ({ runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() });
@@ -33,7 +33,7 @@ describe("session runtimes", () => {
     before.park(manager);
     assert.equal(before.existing(manager), undefined, "parked: not handed out");
     await waitFor(() => runtime.jobs()[0]?.exit !== undefined, "the exit while parked");
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await quietFor(400);
     assert.deepEqual(beforeWakes, [], "the old instance's API is never used again");
     const after = new SessionRuntimes(state);
     assert.deepEqual(after.adopt(manager), { adopted: runtime });

@@ -3,6 +3,7 @@
  * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { registerCompactionNote } from "./pi/compaction-note.ts";
 import { hostShellSettings } from "./pi/host-settings.ts";
 import { registerLifecycle } from "./pi/lifecycle.ts";
 import { ResultFormatSetting, registerFormatNotice } from "./pi/result-format.ts";
@@ -30,4 +31,5 @@ export default function piUnifiedExec(pi: ExtensionAPI): void {
   registerWakeRenderer(pi);
   registerFormatNotice(pi, format);
   registerLifecycle(pi, { runtimes, ui });
+  registerCompactionNote(pi, runtimes);
 }

@@ -4,7 +4,7 @@
  */
 export type { CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
-export type { SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export type { PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
@@ -16,10 +16,17 @@ export { aliveGroups } from "./processes/process-group.ts";
 export { holdSignalsWhile } from "./processes/signal-hold.ts";
 export { KILL_SIGNALS, normalizeSignal } from "./processes/signals.ts";
 export { decodeEscapes } from "./request/escapes.ts";
-export { type ExecParams, type HostShellSettings, prepareExec, prepareWrite, type WriteParams } from "./request/request.ts";
+export {
+  compileWakePattern,
+  type ExecParams,
+  type HostShellSettings,
+  prepareExec,
+  prepareWrite,
+  type WriteParams,
+} from "./request/request.ts";
 export { SHELL_NAMES } from "./request/shell.ts";
 export { emptyPollCapMs } from "./request/wait-policy.ts";
-export { ExecRuntime, type ShutdownReport } from "./runtime.ts";
+export { ExecRuntime, type PatternStatus, type ShutdownReport, type WakeChange, type WakeChangeResult } from "./runtime.ts";
 export type { ScreenView } from "./screen/job-screen.ts";
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";

@@ -12,6 +12,7 @@ import {
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
 import type { ShownPart } from "./output/shown-part.ts";
+import { type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
@@ -25,24 +26,54 @@ export type CallStep = StepResult & { window: JobReport["window"]; startMono: nu
  * registry, and a listing or a kill observes the exit for exactly-once completion.
  */
 export class JobReports {
+  private readonly ports: ListeningPorts;
+  /** What each job's previous result showed of its listening addresses (a result says only news). */
+  private readonly shownListening = new WeakMap<Job, string>();
+
   constructor(
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
     private readonly tracked: TrackedJobs,
-  ) {}
+    markerPrefix: string,
+  ) {
+    this.ports = new ListeningPorts(markerPrefix);
+  }
 
-  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed"> = {}): JobSnapshot {
-    return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id) });
+  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed" | "wakePattern"> = {}): JobSnapshot {
+    return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id), wakePattern: this.completions.patternOf(job.id) });
+  }
+
+  /**
+   * The listening addresses of the running jobs among `jobs`, one scan for all of them (undefined
+   * for a job where they cannot be read).
+   */
+  listening(jobs: readonly Job[]): Map<number, string[]> {
+    const running: ListenerJob[] = [];
+    for (const job of jobs) {
+      if (job.exit || job.pid === undefined) continue;
+      running.push({ jobId: job.id, leader: job.pid, groups: job.groups() });
+    }
+    return this.ports.scan(running) ?? new Map();
+  }
+
+  /** A job leaves the registry: its exit was reported; a pattern it had is over with it. */
+  forget(job: Job): void {
+    this.registry.remove(job.id);
+    this.completions.disarmPattern(job.id);
   }
 
   /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
   call(job: Job, step: CallStep): JobReport {
     const cancelled = step.end === "aborted";
-    if (job.exit && !cancelled) this.registry.remove(job.id);
+    if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
     const inputWait = job.exit ? undefined : job.inputWait();
+    const listening = this.listening([job]).get(job.id);
+    const shown = listening?.join(", ") ?? "";
+    const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
+    if (listening !== undefined) this.shownListening.set(job, shown);
     return {
-      job: this.snapshot(job, { hideExit: cancelled }),
+      job: this.snapshot(job, { hideExit: cancelled, listening }),
       window: step.window,
       waitEnd: step.end,
       wallMs: performance.now() - step.startMono,
@@ -54,6 +85,7 @@ export class JobReports {
       ...(inputWait?.likely ? { inputWait } : {}),
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
+      ...(listeningChanged ? { listeningChanged } : {}),
     };
   }
 
@@ -65,7 +97,7 @@ export class JobReports {
     options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined },
   ): KillReport {
     if (job.exit && options.consume) {
-      this.registry.remove(job.id);
+      this.forget(job);
       // The kill's result reports the exit: it observes it like a poll would.
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
@@ -81,10 +113,12 @@ export class JobReports {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
+    const ports = this.listening(registered);
     const listing: JobListing[] = registered.map((job) => {
       const inputWait = job.exit ? undefined : job.inputWait();
+      const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering: job.exit !== undefined && aliveGroups(job.groups()).length > 0 }),
+        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id) }),
         ...(inputWait?.likely ? { inputWait } : {}),
       };
     });
@@ -92,20 +126,19 @@ export class JobReports {
       listing.push({ ...this.snapshot(job, { now, lingering: true }), alreadyReported: true });
     for (const job of registered) {
       if (!job.exit || job.attached) continue;
-      this.registry.remove(job.id);
+      this.forget(job);
       // Listing an exit reports it: it consumes a wake not yet sent.
       this.completions.observed(callId, { kind: "list", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
     return listing;
   }
 
-  /** Running jobs, oldest first, as the footer and the sessions picker show them. */
-  live(): JobSnapshot[] {
+  /** Running jobs, oldest first, as the footer and the sessions picker show them; `ports` reads their listening addresses. */
+  live(options: { ports?: boolean } = {}): JobSnapshot[] {
     const now = performance.now();
-    return this.registry
-      .jobs()
-      .filter((job) => !job.exit)
-      .map((job) => this.snapshot(job, { now }));
+    const jobs = this.registry.jobs().filter((job) => !job.exit);
+    const ports = options.ports ? this.listening(jobs) : undefined;
+    return jobs.map((job) => this.snapshot(job, { now, listening: ports?.get(job.id) }));
   }
 
   private slotUse(): SlotUse | undefined {

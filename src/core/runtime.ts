@@ -1,5 +1,7 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { SetOnExitStatus } from "./completion/wakes.ts";
+import type { LinePattern } from "./conditions/until-pattern.ts";
 import type { Job } from "./job/job.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
 import { stepJob } from "./job/job-step.ts";
@@ -19,6 +21,16 @@ import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts"
 import type { WarmShells } from "./transport/warm-shells.ts";
 
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
+
+/** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
+export interface WakeChange {
+  onExit?: "none" | "wake";
+  wakePattern?: LinePattern | null;
+}
+
+export type PatternStatus = "armed" | "disarmed" | "already_none" | "too_late";
+
+export type WakeChangeResult = { found: false } | { found: true; onExit?: SetOnExitStatus; pattern?: PatternStatus };
 
 /** How a runtime is made; every field has a default (tests give their own logs, sizes and shells). */
 export interface RuntimeOptions {
@@ -67,7 +79,7 @@ export class ExecRuntime {
     this.orphans = new OrphanGuard(logs);
     this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
-    this.reports = new JobReports(this.registry, this.completions, this.tracked);
+    this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
@@ -106,6 +118,8 @@ export class ExecRuntime {
       }
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
       if (end !== "matched") job.endWatch();
+      // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
+      if (request.wakePattern && !job.exit) this.armPattern(job, request.wakePattern);
       const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
       const screen = output ? await job.screenView(request.screen) : undefined;
       report = this.reports.call(job, {
@@ -186,11 +200,33 @@ export class ExecRuntime {
     for (const call of this.attachedCalls) call.steered();
   }
 
-  /** Changes a job's wake policy; `found: false` for an id the runtime has never heard of or forgotten. */
-  setOnExit(jobId: number, policy: "none" | "wake") {
+  /**
+   * Changes a job's wakes without touching the process: `onExit` its exit wake, `wakePattern` its
+   * pattern (`null` disarms it). `found: false` for an id the runtime has never heard of or forgotten.
+   */
+  setOnExit(jobId: number, change: WakeChange): WakeChangeResult {
     const job = this.registry.get(jobId);
-    if (!job && !this.completions.knows(jobId)) return { found: false as const };
-    return { found: true as const, status: this.completions.setOnExit(jobId, policy, job ? job.exit !== undefined : true) };
+    if (!job && !this.completions.knows(jobId)) return { found: false };
+    const exited = job ? job.exit !== undefined : true;
+    const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
+    let pattern: PatternStatus | undefined;
+    if (change.wakePattern === null) {
+      job?.watchLines(undefined, () => {});
+      pattern = this.completions.disarmPattern(jobId) ? "disarmed" : "already_none";
+    } else if (change.wakePattern) {
+      if (!job || exited) pattern = "too_late";
+      else {
+        this.armPattern(job, change.wakePattern);
+        pattern = "armed";
+      }
+    }
+    return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}) };
+  }
+
+  /** Arms `pattern` on a running job: its later lines, while no call is attached, may wake the model. */
+  private armPattern(job: Job, pattern: LinePattern): void {
+    this.completions.armPattern(job.id, pattern.source, job.command);
+    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
   }
 
   /**
@@ -244,8 +280,8 @@ export class ExecRuntime {
   }
 
   /** Running jobs, oldest first, as the footer and the sessions picker show them. */
-  liveJobs(): JobSnapshot[] {
-    return this.reports.live();
+  liveJobs(options: { ports?: boolean } = {}): JobSnapshot[] {
+    return this.reports.live(options);
   }
 
   /** Calls `listener` whenever a job starts, exits or is forgotten. Returns an unsubscribe. */

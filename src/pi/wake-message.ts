@@ -1,6 +1,14 @@
 import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
 import { Box, Text } from "@earendil-works/pi-tui";
-import { visibleText, type WakeBatch, type WakeJob, type WakeSender } from "../core/index.ts";
+import {
+  PATTERN_WAKE_BUDGET,
+  PATTERN_WAKE_LINE_CHARS,
+  type PatternWakeJob,
+  visibleText,
+  type WakeBatch,
+  type WakeJob,
+  type WakeSender,
+} from "../core/index.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
 
 /**
@@ -36,15 +44,47 @@ function describeJob(job: WakeJob): string {
   return `- ${parts.join(" · ")}`;
 }
 
-/** The prompt text of a wake: bounded metadata of each job, never its output. */
-export function wakeText(batch: WakeBatch): string {
-  const count = batch.jobs.length + batch.more;
+/** A pattern wake's metadata as the model and the session keep it: one escaped, bounded line each. */
+function inertPattern(wake: PatternWakeJob): PatternWakeJob {
+  return {
+    ...wake,
+    pattern: oneLine(wake.pattern, 200),
+    line: oneLine(wake.line, PATTERN_WAKE_LINE_CHARS),
+    command: oneLine(wake.command, 200),
+  };
+}
+
+function describePattern(wake: PatternWakeJob): string {
+  const more = wake.more > 0 ? ` (${wake.more} more matching line${wake.more === 1 ? "" : "s"} since)` : "";
   return [
-    `[unified-exec] ${count === 1 ? "A background job" : `${count} background jobs`} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`,
+    `- session ${wake.jobId} printed a line matching /${wake.pattern}/${more} · \`${bounded(wake.command, 120)}\``,
+    `  line: ${wake.line}`,
+    ...(wake.disarmed ? [`  wake_on_pattern disarmed after ${PATTERN_WAKE_BUDGET} wakes: set_on_exit to arm it again`] : []),
+  ].join("\n");
+}
+
+/** The first line of a wake prompt: who has news, and of which kind. */
+function opening(exits: number, patterns: number, more: number): string {
+  const count = exits + patterns + more;
+  const jobs = count === 1 ? "A background job" : `${count} background jobs`;
+  if (patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
+  if (exits === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
+  return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} news:`;
+}
+
+/** The prompt text of a wake: bounded metadata of each job and, for a pattern, the one matched line; never other output. */
+export function wakeText(batch: WakeBatch): string {
+  const patterns = batch.patterns ?? [];
+  return [
+    `[unified-exec] ${opening(batch.jobs.length, patterns.length, batch.more)}`,
     ...batch.jobs.map(inert).map(describeJob),
+    ...patterns.map(inertPattern).map(describePattern),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
-    "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
-      "that is still relevant to the user's request.",
+    patterns.length === 0
+      ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
+        "that is still relevant to the user's request."
+      : "write_stdin(session_id) returns the output not read yet, the matched line with what surrounds it (the full output is in the log). " +
+        "Continue only with work that is still relevant to the user's request.",
   ].join("\n");
 }
 
@@ -60,7 +100,11 @@ export function wakeSender(pi: ExtensionAPI): WakeSender {
         customType: WAKE_MESSAGE_TYPE,
         content: wakeText(batch),
         display: true,
-        details: { jobs: batch.jobs.map(inert), more: batch.more },
+        details: {
+          jobs: batch.jobs.map(inert),
+          more: batch.more,
+          ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
+        },
       },
       { triggerTurn: true, deliverAs: "followUp" },
     );
@@ -94,8 +138,17 @@ function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string 
  * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
  * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
  */
+/** One pattern wake: `🔔 session 3 matched /ERROR/ · the line`; expanded adds the command. */
+function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boolean): string {
+  const more = typeof wake.more === "number" && wake.more > 0 ? ` (+${line(wake.more)} more)` : "";
+  const status = `🔔 session ${line(wake.jobId)} matched /${line(wake.pattern, 60)}/${more}`;
+  const rest = [line(wake.line, expanded ? PATTERN_WAKE_LINE_CHARS : 80), ...(wake.disarmed ? ["pattern disarmed"] : [])];
+  const row = `${theme.fg("warning", status)}${theme.fg("muted", ` · ${rest.join(" · ")}`)}`;
+  return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
+}
+
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
-  const details = message.details as { jobs?: Partial<WakeJob>[]; more?: number } | undefined;
+  const details = message.details as { jobs?: Partial<WakeJob>[]; more?: number; patterns?: Partial<PatternWakeJob>[] } | undefined;
   const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
   const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
   if (!jobs) {
@@ -107,6 +160,7 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
     return box;
   }
   const rows = jobs.map((job) => jobRow(job, theme, options.expanded));
+  if (Array.isArray(details?.patterns)) rows.push(...details.patterns.map((wake) => patternRow(wake, theme, options.expanded)));
   if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
   box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;

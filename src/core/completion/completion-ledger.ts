@@ -30,6 +30,10 @@ import { CompletionCoordinator, type SetOnExitStatus, type WakeJob, type WakeSen
  *    until the outermost call is finalized.
  * 7. Delivery: an eligible exit with no lease is scheduled, and exits close together go out as one
  *    prompt ({@link CompletionCoordinator}, private to this module); shutdown drops every pending wake.
+ * 8. Pattern wakes (`wake_on_pattern`) are wakes of a second kind, through the same batches: a line
+ *    a job prints while no call is attached may announce itself, after a cooldown and within a
+ *    budget; a call on the job (it reads those lines) drops what waits. They never touch the exit's
+ *    wake, and stops, boundaries and shutdown drop them as they drop exits.
  *
  * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
  */
@@ -159,8 +163,37 @@ export class CompletionLedger<Report> {
     this.wakes.jobExited(job);
   }
 
-  /** A call attaches to a job. Without a call id (a caller outside Pi) nothing is leased. */
+  /** Arms or replaces the job's `wake_on_pattern`. */
+  armPattern(jobId: number, pattern: string, command: string): void {
+    this.wakes.armPattern(jobId, pattern, command);
+  }
+
+  /** Disarms the job's pattern; false when none was armed. */
+  disarmPattern(jobId: number): boolean {
+    return this.wakes.disarmPattern(jobId);
+  }
+
+  /** The job's armed pattern, if any. */
+  patternOf(jobId: number): string | undefined {
+    return this.wakes.patternOf(jobId);
+  }
+
+  /** The model called on the job (see {@link CompletionCoordinator.jobCalled}). */
+  jobCalled(jobId: number): void {
+    this.wakes.jobCalled(jobId);
+  }
+
+  /** Lines of the job matched its pattern while no call was attached. */
+  patternHit(jobId: number, line: string, count: number): void {
+    this.wakes.patternHit(jobId, line, count);
+  }
+
+  /**
+   * A call attaches to a job. It is a call of the model on the job: matches waiting to be announced are
+   * its to read. Without a call id (a caller outside Pi) nothing is leased.
+   */
   lease(callId: string | undefined, jobId: number): Lease<Report> {
+    this.wakes.jobCalled(jobId);
     if (callId === undefined) return { settle: () => false };
     this.wakes.lease(callId, jobId);
     return {

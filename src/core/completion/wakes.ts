@@ -1,4 +1,7 @@
 import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
+import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+
+export type { PatternWakeJob } from "./pattern-wakes.ts";
 
 /**
  * Completion wake-ups, delivered exactly once. The invariant: a job's exit reaches the model through
@@ -11,6 +14,10 @@ import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
  * - An eligible exit is scheduled; exits within the debounce window go out as one batch.
  * - Stopping a job on purpose (kill, shutdown) suppresses its wake before any signal; a failed kill
  *   restores it.
+ * - A job's `wake_on_pattern` matches are a second kind of wake (pattern-wakes.ts decides when one is
+ *   due: cooldown, budget); they join the same batches, so a match and an exit close together are one
+ *   prompt, and a call on the job drops the matches it will read itself. A pattern wake never
+ *   consumes the exit's.
  *
  * Knows nothing of Pi: the sender and the clock are injected.
  */
@@ -29,16 +36,19 @@ export interface WakeJob {
 }
 
 export interface WakeBatch {
-  /** Listed jobs (at most {@link WAKE_MAX_LISTED}). */
+  /** Listed exits (at most {@link WAKE_MAX_LISTED}). */
   jobs: WakeJob[];
-  /** Jobs in the batch beyond those listed. */
+  /** Exits and pattern wakes in the batch beyond those listed. */
   more: number;
+  /** Pattern wakes (at most {@link WAKE_MAX_LISTED}); absent when there is none. */
+  patterns?: PatternWakeJob[];
 }
 
 /** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
 export type WakeSender = (batch: WakeBatch) => void;
 
 export interface Clock {
+  now(): number;
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
@@ -47,6 +57,7 @@ export interface Clock {
 const DELIVERED_MEMORY = 256;
 
 const realClock: Clock = {
+  now: () => performance.now(),
   setTimeout: (callback, ms) => {
     const timer = setTimeout(callback, ms);
     timer.unref();
@@ -74,6 +85,9 @@ export class CompletionCoordinator {
   private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
   /** Exits waiting for the debounce to end, in order. */
   private readonly pending: number[] = [];
+  /** Pattern wakes waiting for the debounce to end, in order. */
+  private pendingPatterns: number[] = [];
+  private readonly patterns: PatternWakes;
   /** Batches whose send threw; retried by `retry`. */
   private unsent: WakeBatch[] = [];
   /** Jobs whose wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
@@ -84,7 +98,10 @@ export class CompletionCoordinator {
     private sender: WakeSender | undefined,
     private readonly clock: Clock = realClock,
     private readonly debounceMs: number = WAKE_DEBOUNCE_MS,
-  ) {}
+    patternCooldownMs: number = patternWakeCooldownMs(),
+  ) {
+    this.patterns = new PatternWakes(clock, patternCooldownMs, (jobId) => this.schedulePattern(jobId));
+  }
 
   /** Rebinds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
   setSender(sender: WakeSender | undefined): void {
@@ -103,7 +120,37 @@ export class CompletionCoordinator {
 
   /** Knows the job: armed, an exited job whose wake is still on its way (a tombstone), or one just woken. */
   knows(jobId: number): boolean {
-    return this.records.has(jobId) || this.delivered.has(jobId);
+    return this.records.has(jobId) || this.delivered.has(jobId) || this.patterns.patternOf(jobId) !== undefined;
+  }
+
+  /** Arms or replaces the job's `wake_on_pattern` (a call of the model: its budget starts over). */
+  armPattern(jobId: number, pattern: string, command: string): void {
+    this.unschedulePattern(jobId);
+    this.patterns.arm(jobId, pattern, command);
+  }
+
+  /** Disarms the job's pattern; false when none was armed. */
+  disarmPattern(jobId: number): boolean {
+    this.unschedulePattern(jobId);
+    return this.patterns.disarm(jobId);
+  }
+
+  patternOf(jobId: number): string | undefined {
+    return this.patterns.patternOf(jobId);
+  }
+
+  /** The job printed `count` lines its pattern matches, `line` the first (while no call was attached). */
+  patternHit(jobId: number, line: string, count: number): void {
+    this.patterns.hit(jobId, line, count);
+  }
+
+  /**
+   * The model called on the job (a poll, a write, a kill): the lines it reads are not announced, and
+   * the pattern's budget starts over.
+   */
+  jobCalled(jobId: number): void {
+    this.unschedulePattern(jobId);
+    this.patterns.called(jobId);
   }
 
   /**
@@ -145,6 +192,8 @@ export class CompletionCoordinator {
     if (!lease) return;
     this.leases.delete(callId);
     for (const jobId of lease.jobs) this.scheduleIfEligible(jobId);
+    // Matches that came while the call held the job are lines it returned: never also a wake.
+    for (const jobId of lease.jobs) this.jobCalled(jobId);
   }
 
   /**
@@ -161,6 +210,7 @@ export class CompletionCoordinator {
     this.leases.delete(callId);
     for (const jobId of lease.observed) this.forget(jobId);
     for (const jobId of lease.jobs) if (!lease.observed.has(jobId)) this.scheduleIfEligible(jobId);
+    for (const jobId of lease.jobs) this.jobCalled(jobId);
   }
 
   /** A nested call's observations become its enclosing call's, and commit when that one is finalized. */
@@ -187,11 +237,14 @@ export class CompletionCoordinator {
    * failed: the wake becomes eligible again.
    */
   suppress(jobId: number): () => void {
+    this.unschedulePattern(jobId);
+    const restorePattern = this.patterns.hold(jobId);
     const record = this.records.get(jobId);
-    if (!record || record.sent) return () => {};
+    if (!record || record.sent) return restorePattern;
     record.suppressed = true;
     this.unschedule(jobId);
     return () => {
+      restorePattern();
       if (this.records.get(jobId) !== record) return;
       record.suppressed = false;
       this.scheduleIfEligible(jobId);
@@ -201,6 +254,8 @@ export class CompletionCoordinator {
   /** The job was stopped on purpose: its wake is gone for good. */
   dropWake(jobId: number): void {
     this.forget(jobId);
+    this.unschedulePattern(jobId);
+    this.patterns.forget(jobId);
   }
 
   /** Shutdown: every pending wake is dropped, nothing more is sent. */
@@ -209,6 +264,8 @@ export class CompletionCoordinator {
     this.delivered.clear();
     this.leases.clear();
     this.pending.length = 0;
+    this.pendingPatterns = [];
+    this.patterns.clear();
     this.unsent = [];
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
@@ -223,7 +280,8 @@ export class CompletionCoordinator {
 
   /** Wakes scheduled and not yet sent, plus batches waiting for a retry. */
   get waiting(): number {
-    return this.pending.length + this.unsent.reduce((sum, batch) => sum + batch.jobs.length + batch.more, 0);
+    const unsent = this.unsent.reduce((sum, batch) => sum + batch.jobs.length + (batch.patterns?.length ?? 0) + batch.more, 0);
+    return this.pending.length + this.pendingPatterns.length + unsent;
   }
 
   private eligible(jobId: number): boolean {
@@ -236,7 +294,28 @@ export class CompletionCoordinator {
   private scheduleIfEligible(jobId: number): void {
     if (!this.eligible(jobId) || this.pending.includes(jobId)) return;
     this.pending.push(jobId);
+    this.startDebounce();
+  }
+
+  private startDebounce(): void {
     if (this.timer === undefined) this.timer = this.clock.setTimeout(() => this.flush(), this.debounceMs);
+  }
+
+  /** A pattern wake may go out unless a call on the job holds a lease (it reads those lines). */
+  private patternEligible(jobId: number): boolean {
+    if (!this.patterns.pending(jobId)) return false;
+    for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
+    return true;
+  }
+
+  private schedulePattern(jobId: number): void {
+    if (!this.patternEligible(jobId) || this.pendingPatterns.includes(jobId)) return;
+    this.pendingPatterns.push(jobId);
+    this.startDebounce();
+  }
+
+  private unschedulePattern(jobId: number): void {
+    this.pendingPatterns = this.pendingPatterns.filter((id) => id !== jobId);
   }
 
   private unschedule(jobId: number): void {
@@ -252,10 +331,17 @@ export class CompletionCoordinator {
   private flush(): void {
     this.timer = undefined;
     const ready = this.pending.splice(0).filter((jobId) => this.eligible(jobId));
-    if (ready.length === 0) return;
+    const matches = this.pendingPatterns.splice(0).filter((jobId) => this.patternEligible(jobId));
+    const patterns = matches.map((jobId) => this.patterns.take(jobId)).filter((wake) => wake !== undefined);
+    if (ready.length === 0 && patterns.length === 0) return;
     const jobs = ready.map((jobId) => this.records.get(jobId)!.exit!);
     for (const jobId of ready) this.records.get(jobId)!.sent = true;
-    this.deliver({ jobs: jobs.slice(0, WAKE_MAX_LISTED), more: Math.max(0, jobs.length - WAKE_MAX_LISTED) });
+    const more = Math.max(0, jobs.length - WAKE_MAX_LISTED) + Math.max(0, patterns.length - WAKE_MAX_LISTED);
+    this.deliver({
+      jobs: jobs.slice(0, WAKE_MAX_LISTED),
+      more,
+      ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
+    });
     // A delivered wake is done; the job stays readable in the registry, and reading it wakes nothing.
     for (const jobId of ready) {
       this.records.delete(jobId);

@@ -45,7 +45,7 @@ const HALF = LINE_TEST_CHARS / 2;
  * One line's text, bounded: whole while it is at most `LINE_TEST_CHARS`; beyond that its first and
  * last halves, exactly the parts `LinePattern.test` would look at.
  */
-class BoundedLine {
+export class BoundedLine {
   private head = "";
   private tail = "";
   private long = false;

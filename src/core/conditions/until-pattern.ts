@@ -101,7 +101,15 @@ function lookBehindAt(source: string): number {
   return -1;
 }
 
-const PREFIX = "until_pattern";
+/** Which parameter a pattern came in, and what its refusal leaves untouched. */
+export interface PatternParameter {
+  /** `until_pattern` or `wake_on_pattern`. */
+  name: string;
+  /** The refusal's last sentence: what did not happen. */
+  untouched: string;
+}
+
+const UNTIL_PATTERN: PatternParameter = { name: "until_pattern", untouched: "Nothing was started or written." };
 
 /** "at character N" for `fragment` of `source`, when it can be found there. */
 function where(source: string, fragment: string | null | undefined, known?: number): string {
@@ -109,19 +117,20 @@ function where(source: string, fragment: string | null | undefined, known?: numb
   return at >= 0 ? ` at character ${[...source.slice(0, at)].length + 1}` : "";
 }
 
-function unsupported(construct: string, fragment: string, at: string, instead: string): ExecRequestError {
+function unsupported(param: PatternParameter, construct: string, fragment: string, at: string, instead: string): ExecRequestError {
   return new ExecRequestError(
-    `${PREFIX} uses ${construct} \`${fragment}\`${at}, which the linear-time pattern engine cannot run. ${instead} Nothing was started or written.`,
+    `${param.name} uses ${construct} \`${fragment}\`${at}, which the linear-time pattern engine cannot run. ${instead} ${param.untouched}`,
   );
 }
 
 /** Names the construct behind a parse error, or undefined when the pattern is simply invalid. */
-function unsupportedConstruct(source: string, error: RE2JSSyntaxException): ExecRequestError | undefined {
+function unsupportedConstruct(param: PatternParameter, source: string, error: RE2JSSyntaxException): ExecRequestError | undefined {
   const input = error.input ?? "";
   const behind = lookBehindAt(source);
   if (behind >= 0 && (error.error === "invalid named capture" || input.startsWith("(?<"))) {
     const fragment = source.slice(behind, behind + 4);
     return unsupported(
+      param,
       "look-behind",
       fragment,
       where(source, fragment, behind),
@@ -134,10 +143,11 @@ function unsupportedConstruct(source: string, error: RE2JSSyntaxException): Exec
       input === "(?="
         ? "Match the following text as part of the pattern (`foobar` rather than `foo(?=bar)`)."
         : "Match the line you wait for positively, or exclude with a character class (`foo[^b]` rather than `foo(?!b)`).";
-    return unsupported(input === "(?=" ? "look-ahead" : "negative look-ahead", input, at, instead);
+    return unsupported(param, input === "(?=" ? "look-ahead" : "negative look-ahead", input, at, instead);
   }
   if (/^\\[1-9]/.test(input) || input === "\\k" || input === "(?P") {
     return unsupported(
+      param,
       "a back-reference",
       input === "(?P" ? "(?P=" : input,
       at,
@@ -145,10 +155,22 @@ function unsupportedConstruct(source: string, error: RE2JSSyntaxException): Exec
     );
   }
   if (input === "(?>")
-    return unsupported("an atomic group", input, at, "Use a plain group `(?:…)`: this engine never backtracks, so it means the same here.");
-  if (input === "(?(") return unsupported("a conditional", input, at, "Use an alternation `(?:a|b)`.");
+    return unsupported(
+      param,
+      "an atomic group",
+      input,
+      at,
+      "Use a plain group `(?:…)`: this engine never backtracks, so it means the same here.",
+    );
+  if (input === "(?(") return unsupported(param, "a conditional", input, at, "Use an alternation `(?:a|b)`.");
   if (error.error === "invalid nested repetition operator" && input.length >= 2 && input.endsWith("+")) {
-    return unsupported("a possessive repeat", input, at, "Drop the extra `+` (`a+` rather than `a++`): this engine never backtracks.");
+    return unsupported(
+      param,
+      "a possessive repeat",
+      input,
+      at,
+      "Drop the extra `+` (`a+` rather than `a++`): this engine never backtracks.",
+    );
   }
   return undefined;
 }
@@ -164,21 +186,23 @@ const ESCAPE_HINTS: Record<string, string> = {
   "\\G": "anchor with `^`",
 };
 
-function invalid(source: string, error: RE2JSSyntaxException): ExecRequestError {
+function invalid(param: PatternParameter, source: string, error: RE2JSSyntaxException): ExecRequestError {
   const input = error.input ?? "";
   const detail = input ? `${error.error} \`${input}\`${where(source, input)}` : String(error.error ?? error.message);
   const hint = ESCAPE_HINTS[input] ? ` (${ESCAPE_HINTS[input]})` : "";
   return new ExecRequestError(
-    `${PREFIX} is not a valid regular expression: ${detail}${hint}. The syntax is RE2's (like JavaScript's without look-around and back-references); ` +
-      "escape a literal `(`, `[`, `.`, `*`, `+` or `?` with `\\`. Nothing was started or written.",
+    `${param.name} is not a valid regular expression: ${detail}${hint}. The syntax is RE2's (like JavaScript's without look-around and back-references); ` +
+      `escape a literal \`(\`, \`[\`, \`.\`, \`*\`, \`+\` or \`?\` with \`\\\`. ${param.untouched}`,
   );
 }
 
 /**
- * Compiles the model's `until_pattern`. Throws {@link ExecRequestError} with what is wrong and what to
- * do instead; call it before anything is spawned or written.
+ * Compiles the model's `until_pattern` (or, given `param`, another parameter with the same rules:
+ * `wake_on_pattern`). Throws {@link ExecRequestError} with what is wrong and what to do instead; call
+ * it before anything is spawned, written or changed.
  */
-export function compileUntilPattern(source: string): LinePattern {
+export function compileUntilPattern(source: string, param: PatternParameter = UNTIL_PATTERN): LinePattern {
+  const PREFIX = param.name;
   if (source.length === 0) {
     throw new ExecRequestError(
       `${PREFIX} is empty. Give a regular expression for the line to wait for, e.g. \`ready|listening on\` (\`(?i)ready\` ignores case).`,
@@ -187,17 +211,17 @@ export function compileUntilPattern(source: string): LinePattern {
   const chars = [...source].length;
   if (chars > MAX_PATTERN_CHARS) {
     throw new ExecRequestError(
-      `${PREFIX} is ${chars} characters long; the limit is ${MAX_PATTERN_CHARS}. Match a short distinctive part of the line (the pattern is found anywhere in it). Nothing was started or written.`,
+      `${PREFIX} is ${chars} characters long; the limit is ${MAX_PATTERN_CHARS}. Match a short distinctive part of the line (the pattern is found anywhere in it). ${param.untouched}`,
     );
   }
   let re: RE2JS;
   try {
     re = RE2JS.compile(source);
   } catch (error) {
-    if (error instanceof RE2JSSyntaxException) throw unsupportedConstruct(source, error) ?? invalid(source, error);
+    if (error instanceof RE2JSSyntaxException) throw unsupportedConstruct(param, source, error) ?? invalid(param, source, error);
     if (error instanceof RE2JSException) {
       throw new ExecRequestError(
-        `${PREFIX} could not be compiled: ${error.message}. Simplify it (fewer or smaller repetitions). Nothing was started or written.`,
+        `${PREFIX} could not be compiled: ${error.message}. Simplify it (fewer or smaller repetitions). ${param.untouched}`,
       );
     }
     throw error;
@@ -206,7 +230,7 @@ export function compileUntilPattern(source: string): LinePattern {
   if (size > MAX_PATTERN_INSTRUCTIONS) {
     throw new ExecRequestError(
       `${PREFIX} is too complex: it compiles to ${size} instructions, the limit is ${MAX_PATTERN_INSTRUCTIONS} (each costs time on every character of output). ` +
-        "Large counted repetitions such as `.{1000}` cause this; use a smaller count, `+` or `.*`. Nothing was started or written.",
+        `Large counted repetitions such as \`.{1000}\` cause this; use a smaller count, \`+\` or \`.*\`. ${param.untouched}`,
     );
   }
   return new Re2LinePattern(source, re);

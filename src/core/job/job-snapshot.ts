@@ -38,6 +38,10 @@ export interface JobSnapshot {
   /** Until the hard deadline, while the job runs. */
   deadlineRemainingMs?: number;
   wakeArmed: boolean;
+  /** The job's armed `wake_on_pattern`, as the model wrote it. */
+  wakePattern?: string;
+  /** TCP addresses the running job listens on (`127.0.0.1:8765`), where they can be read. */
+  listening?: string[];
   /** A call is attached to the job right now. */
   attached: boolean;
   /** An exited job whose process groups still have members (a backgrounded descendant). */
@@ -48,6 +52,9 @@ export interface JobSnapshot {
 export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
+  wakePattern?: string | undefined;
+  /** Read for running jobs by the report builder (one scan for all jobs of a call). */
+  listening?: string[] | undefined;
   /** Leave the exit out (a cancelled call consumed nothing). */
   hideExit?: boolean;
   /** The exited job's groups were found alive (only listings look: it reads the process table). */
@@ -73,6 +80,8 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.logPartialReason ? { logPartialReason: job.logPartialReason } : {}),
     ...(job.exit ? {} : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),
     wakeArmed: context.wakeArmed,
+    ...(context.wakePattern !== undefined ? { wakePattern: context.wakePattern } : {}),
+    ...(context.listening && !job.exit ? { listening: context.listening } : {}),
     attached: job.attached !== undefined,
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
   };
@@ -109,6 +118,8 @@ export interface JobReport {
   matchedLine?: string;
   /** Present when the running job seems blocked reading its own stdin. */
   inputWait?: InputWait;
+  /** The listening addresses differ from what the job's previous result showed (news for the text). */
+  listeningChanged?: boolean;
   /**
    * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
    * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.

@@ -8,7 +8,9 @@
 import { constants as osConstants } from "node:os";
 import { ConditionWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
+import { type PatternHit, PatternWatch } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
+import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { JobLog } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";
@@ -66,6 +68,10 @@ export class Job {
   private readonly exitListeners = new Set<() => void>();
   /** The call attached to this job, if any: only one reads or writes at a time. */
   private attachedCall: string | undefined;
+  /** `wake_on_pattern`: the job's later lines tested while no call is attached. */
+  private lineWatch: PatternWatch | undefined;
+  /** The last byte printed was a line break (or none was printed). */
+  private atLineStart = true;
 
   constructor(spec: JobSpec) {
     this.startedMono = spec.startedMono ?? performance.now();
@@ -162,11 +168,23 @@ export class Job {
   attach(call: string): boolean {
     if (this.attachedCall) return false;
     this.attachedCall = call;
+    this.lineWatch?.suspend(true);
     return true;
   }
 
   detach(): void {
     this.attachedCall = undefined;
+    this.lineWatch?.suspend(false);
+  }
+
+  /**
+   * Tests every line the job prints from now on against `pattern` while no call is attached (the
+   * call returns those lines itself), and reports each hit; `undefined` stops watching.
+   */
+  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
+    this.lineWatch?.stop();
+    this.lineWatch = pattern && this.state === "running" ? new PatternWatch(pattern, { midLine: !this.atLineStart, onHit }) : undefined;
+    if (this.attachedCall) this.lineWatch?.suspend(true);
   }
 
   /**
@@ -303,6 +321,8 @@ export class Job {
 
   private onData(chunk: Buffer): void {
     this.output.push(chunk);
+    this.atLineStart = chunk[chunk.length - 1] === 0x0a;
+    this.lineWatch?.feed(chunk);
     this.screen?.write(chunk);
     this.drain.data();
     if (!this.log.write(chunk) && !this.pausedForLog) {
@@ -365,6 +385,7 @@ export class Job {
     this.state = "final";
     this.exitedMono = performance.now();
     this.screen?.close();
+    this.lineWatch?.stop();
     const listeners = [...this.exitListeners];
     this.exitListeners.clear();
     for (const listener of listeners) listener();

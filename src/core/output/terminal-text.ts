@@ -280,6 +280,11 @@ export class TerminalText {
   private held = "";
   private last: number | undefined;
 
+  /** Whether the end of an unfinished control sequence is held back for the next write. */
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
   /** A renderer in the same state: what this one holds back, and the code point before it. */
   clone(): TerminalText {
     const copy = new TerminalText();

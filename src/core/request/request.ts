@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkQuietMs } from "../conditions/quiet-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
-import { compileUntilPattern } from "../conditions/until-pattern.ts";
+import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
@@ -45,6 +45,7 @@ export interface ExecParams {
   /** Codex's parameter: run bash, zsh or sh as a login shell. */
   login?: boolean;
   screen?: boolean;
+  wake_on_pattern?: string;
 }
 
 /** What the host contributes, like Pi's own bash tool: its shell settings and its tool directory. */
@@ -81,6 +82,21 @@ export interface ExecRequest {
   screen?: boolean;
   /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
   shown?: ShownPart;
+  /** `wake_on_pattern`: a later line that matches wakes the model. */
+  wakePattern?: LinePattern;
+}
+
+/**
+ * `wake_on_pattern`, checked by the rules of `until_pattern` before anything is spawned or changed.
+ * `untouched` ends each refusal: what did not happen.
+ */
+export function compileWakePattern(source: string, untouched: string): LinePattern {
+  if (source === "") {
+    throw new ExecRequestError(
+      `wake_on_pattern is empty. Give a regular expression for the lines that should wake you, e.g. \`ERROR|panic\` (\`(?i)error\` ignores case). ${untouched}`,
+    );
+  }
+  return compileUntilPattern(source, { name: "wake_on_pattern", untouched });
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {
@@ -124,6 +140,7 @@ export function prepareExec(
     );
   }
   const until = untilSpec(params);
+  const wakePattern = params.wake_on_pattern === undefined ? undefined : compileWakePattern(params.wake_on_pattern, "Nothing was started.");
   if (params.screen === true && params.tty !== true) {
     throw new ExecRequestError(
       "screen: true returns a terminal's screen, but this command would run on pipes: add tty: true to run it on a terminal " +
@@ -149,6 +166,7 @@ export function prepareExec(
     timeoutMs: timeoutS * 1000,
     ...(until ? { until } : {}),
     ...(params.screen !== undefined ? { screen: params.screen } : {}),
+    ...(wakePattern ? { wakePattern } : {}),
   };
 }
 

@@ -328,42 +328,8 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// Conditional waits (SPEC §3a).
-
-/** Longest `until_pattern`, in characters: a readiness line or a prompt needs far less; compile cost stays bounded. */
-export const MAX_PATTERN_CHARS = 500;
-
-/**
- * Largest compiled `until_pattern`, in engine instructions. Matching is linear in the line, but its
- * constant grows with the program: 40 × `\p{L}{1000}` (440 characters, 40 002 instructions) took 8.5 s
- * on a 20 K-character line. Ordinary patterns stay far below (a 480-character alternation of words: 201);
- * only large counted repetitions (`.{1000}`) reach it.
- */
-export const MAX_PATTERN_INSTRUCTIONS = 1_000;
-
-/**
- * Longest line tested whole. A longer line is tested as its first half and its last half of this many
- * characters (each as if the line ended or began there), and only those halves are kept while it is
- * unfinished, so one test looks at this many characters at most whatever the line (a 20 MB line costs
- * one such test). Measured per test: about 0.1 ms for ordinary patterns on log text; the worst seen
- * was about 0.5 s, a DFA-hostile `a[ab]{490}[cd]` on random a/b text, where the engine falls back to
- * simulating its automaton (linear, but with a constant that grows with the pattern). A readiness line
- * or a prompt is never this long.
- */
-export const LINE_TEST_CHARS = 8 * 1024;
-
-/** `matched_line` is cut to this many characters (around the match) so a huge line cannot flood the result. */
-export const MATCHED_LINE_CHARS = 500;
-
-/** `until_quiet_ms` bounds: below 100 ms ordinary pauses between writes count as quiet; above a minute, poll instead. */
-export const MIN_QUIET_MS = 100;
-export const MAX_QUIET_MS = 60_000;
-
-/**
- * Longest `exec_command` window when `until_pattern` or `until_quiet_ms` is given: the condition (or the
- * exit, a cancel, a steer) ends it early, so a slow server start costs one call, not ten polls.
- */
-export const MAX_CONDITIONAL_EXEC_YIELD_MS = 300_000;
+// Conditional waits (SPEC §3a) and jobs that speak up (§3c): in pattern-limits.ts.
+export * from "./pattern-limits.ts";
 
 /** A prompt-like unfinished last line counts as waiting for input only after this much silence. */
 export const INPUT_WAIT_QUIET_MS = 1_000;

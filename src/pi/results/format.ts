@@ -3,9 +3,10 @@ import { metadataLine } from "../../core/index.ts";
 
 /** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
 
-/** Header lines from an object whose key order is the reading order; `null` prints as `null`. */
+/** Header lines from an object whose key order is the reading order; `null` prints as `null`, a list joined (`none` when empty). */
 export function headerLines(title: string, fields: Record<string, unknown>): string {
-  return [title, ...Object.entries(fields).map(([key, value]) => `${key}: ${value ?? "null"}`)].join("\n");
+  const shown = (value: unknown) => (Array.isArray(value) ? (value.length > 0 ? value.join(", ") : "none") : (value ?? "null"));
+  return [title, ...Object.entries(fields).map(([key, value]) => `${key}: ${shown(value)}`)].join("\n");
 }
 
 /** `text` cut to `limit` characters with an ellipsis, never between the halves of a surrogate pair. */

@@ -34,6 +34,17 @@ export function completionNote(armed: boolean, mode: string): string | undefined
     : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
 }
 
+/**
+ * `wake_on_pattern` in the first result after arming it: `armed`, or, in a print/JSON run, that a
+ * wake can only come while the run lasts (as {@link completionNote} says of exits).
+ */
+export function patternNote(armed: boolean, mode: string): string | undefined {
+  if (!armed) return undefined;
+  return mode !== "print" && mode !== "json"
+    ? "armed"
+    : "armed, but in this print/JSON run a wake can only arrive while the run is still going; poll with write_stdin instead";
+}
+
 /** Characters of a command `details` keep (the model's text and the TUI bound it further). */
 export const DETAILS_COMMAND_CHARS = 1_000;
 
@@ -63,6 +74,7 @@ export function jobFields(job: JobSnapshot) {
     tty: job.tty,
     ...(job.terminal ? { cols: job.terminal.cols, rows: job.terminal.rows } : {}),
     ...(job.logPartialReason ? { log_partial: true as const } : {}),
+    ...(job.listening ? { listening: job.listening.map((address) => metadata(address)) } : {}),
   };
 }
 
@@ -71,6 +83,7 @@ export function jobDetailExtras(job: JobSnapshot) {
   return {
     command: oneLine(job.command, DETAILS_COMMAND_CHARS),
     ...(job.logPartialReason ? { log_partial_reason: metadata(job.logPartialReason) } : {}),
+    ...(job.wakePattern !== undefined ? { wake_pattern: metadata(job.wakePattern) } : {}),
   };
 }
 

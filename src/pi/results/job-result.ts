@@ -11,7 +11,7 @@ import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
 
-export { completionNote, type KilledBy, killedBy, stopMessage } from "./job-fields.ts";
+export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text, the
@@ -57,6 +57,14 @@ export const jobResultSchema = Type.Object({
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
+  wake_on_pattern: Type.Optional(
+    Type.String({
+      description: "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming).",
+    }),
+  ),
+  listening: Type.Optional(
+    Type.Array(Type.String(), { description: "TCP addresses the running job listens on (127.0.0.1:8765, [::]:5173); empty when none." }),
+  ),
   wait_mode: Type.Optional(Type.Literal("absolute")),
   wait_status: Type.Optional(
     Type.Union(
@@ -101,6 +109,8 @@ export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
   log_partial_reason?: string;
   requested_cols?: number;
   requested_rows?: number;
+  /** The job's armed `wake_on_pattern`, for the UI. */
+  wake_pattern?: string;
   /** Which signal says the job waits for input: `syscall`, `wchan` or `prompt`. */
   input_wait_reason?: string;
   yield_time_ms: number;
@@ -123,6 +133,8 @@ export interface JobResultExtras {
   notice?: string | undefined;
   /** `completion_notification`: the job's completion wake is armed (see {@link completionNote}). */
   completion?: string | undefined;
+  /** `wake_on_pattern`: this call armed the job's pattern (see `patternNote`). */
+  patternArmed?: string | undefined;
   /** For an absolute (`yield_until`) wait: the deadline, as UTC. */
   absoluteUntil?: string | undefined;
   /** Pi's working directory (`ctx.cwd`): the text names the job's `cwd` only where it differs. */
@@ -163,10 +175,12 @@ const TEXT_ORDER = [
   "failure_message",
   "log_partial",
   "completion_notification",
+  "wake_on_pattern",
   "wait_mode",
   "wait_status",
   "matched_line",
   "input_wait",
+  "listening",
   "view",
   "cursor",
   "yield_until",
@@ -271,6 +285,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
+    ...(extras.patternArmed ? { wake_on_pattern: extras.patternArmed } : {}),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),

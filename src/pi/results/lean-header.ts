@@ -50,6 +50,8 @@ export interface TextFacts {
   /** A resize, or a clamp of the size the model asked for, changed the terminal size. */
   sizeChanged: boolean;
   logPartial: boolean;
+  /** The listening addresses differ from what the job's previous result showed. */
+  listeningChanged: boolean;
 }
 
 export function textFacts(
@@ -74,6 +76,7 @@ export function textFacts(
     cwdDiffers: call.piCwd === undefined || resolve(call.piCwd) !== report.job.cwd,
     sizeChanged: call.resized === true || terminal?.requestedCols !== undefined || terminal?.requestedRows !== undefined,
     logPartial: report.job.logPartialReason !== undefined,
+    listeningChanged: report.listeningChanged === true,
   };
 }
 
@@ -84,6 +87,8 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
   original_token_count: (f) => f.cut,
   // Output says the job is alive; silence is what the model needs a number for.
   quiet_ms: (f) => f.running && f.printedNothing,
+  // The lean header stays lean: the addresses are said when they change (structuredContent always has them).
+  listening: (f) => f.listeningChanged,
   cols: (f) => f.sizeChanged,
   rows: (f) => f.sizeChanged,
 };

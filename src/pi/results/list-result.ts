@@ -29,6 +29,8 @@ const sessionSchema = Type.Object({
   deadline_remaining_seconds: Type.Optional(Type.Integer()),
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
+  wake_on_pattern: Type.Optional(Type.String({ description: "The armed pattern: a later matching output line wakes you." })),
+  listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   input_wait_reason: Type.Optional(Type.String()),
   cleanup: Type.Optional(
@@ -71,6 +73,8 @@ function entry(job: JobListing) {
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),
     wake_armed: job.wakeArmed,
+    ...(job.wakePattern !== undefined ? { wake_on_pattern: oneLine(job.wakePattern, 200) } : {}),
+    ...(job.listening && job.listening.length > 0 ? { listening: job.listening.map((address) => metadata(address)) } : {}),
     ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };

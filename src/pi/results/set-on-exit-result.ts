@@ -1,30 +1,34 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { SetOnExitStatus } from "../../core/index.ts";
-import { headerLines } from "./format.ts";
+import type { PatternStatus, SetOnExitStatus, WakeChangeResult } from "../../core/index.ts";
+import { headerLines, metadata } from "./format.ts";
 
-/** Result of `set_on_exit`: what became of the job's wake. */
+/** Result of `set_on_exit`: what became of the job's exit wake and of its pattern. */
+
+const STATUS = Type.Union([
+  Type.Literal("disarmed"),
+  Type.Literal("already_none"),
+  Type.Literal("armed"),
+  Type.Literal("already_armed"),
+  Type.Literal("too_late"),
+]);
 
 export const setOnExitResultSchema = Type.Object({
   session_id: Type.Integer(),
   found: Type.Boolean(),
-  on_exit: Type.Union([Type.Literal("none"), Type.Literal("wake")]),
-  status: Type.Optional(
-    Type.Union([
-      Type.Literal("disarmed"),
-      Type.Literal("already_none"),
-      Type.Literal("armed"),
-      Type.Literal("already_armed"),
-      Type.Literal("too_late"),
-    ]),
-  ),
+  on_exit: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
+  status: Type.Optional(STATUS),
+  wake_on_pattern: Type.Optional(Type.String({ description: 'The pattern as given; "" disarms it.' })),
+  wake_on_pattern_status: Type.Optional(STATUS),
 });
 
 export interface SetOnExitDetails {
   session_id: number;
   found: boolean;
-  on_exit: "none" | "wake";
+  on_exit?: "none" | "wake";
   status?: SetOnExitStatus;
+  wake_on_pattern?: string;
+  wake_on_pattern_status?: PatternStatus;
 }
 
 const MEANING: Record<SetOnExitStatus, string> = {
@@ -35,28 +39,55 @@ const MEANING: Record<SetOnExitStatus, string> = {
   too_late: "the job has already exited or its wake was already sent; that cannot be changed now",
 };
 
+const PATTERN_MEANING: Record<PatternStatus, string> = {
+  disarmed: "no line will wake you any more",
+  already_none: "no pattern was armed",
+  armed: "a later output line that matches wakes you (one prompt, then a cooldown)",
+  too_late: "the job has already exited: no line will come",
+};
+
+/** What the model asked to change. */
+export interface WakeChangeRequest {
+  onExit?: "none" | "wake" | undefined;
+  wakeOnPattern?: string | undefined;
+}
+
 export function setOnExitResult(
   sessionId: number,
-  onExit: "none" | "wake",
-  outcome: { found: false } | { found: true; status: SetOnExitStatus },
+  asked: WakeChangeRequest,
+  outcome: WakeChangeResult,
+  /** Pi's mode: a print/JSON run ends before a later wake could arrive. */
+  mode = "tui",
 ): AgentToolResult<SetOnExitDetails> {
+  const found = outcome.found ? outcome : undefined;
   const details: SetOnExitDetails = {
     session_id: sessionId,
     found: outcome.found,
-    on_exit: onExit,
-    ...(outcome.found ? { status: outcome.status } : {}),
+    ...(asked.onExit ? { on_exit: asked.onExit } : {}),
+    ...(found?.onExit ? { status: found.onExit } : {}),
+    ...(asked.wakeOnPattern !== undefined ? { wake_on_pattern: metadata(asked.wakeOnPattern) } : {}),
+    ...(found?.pattern ? { wake_on_pattern_status: found.pattern } : {}),
   };
-  const text = outcome.found
-    ? headerLines(`[${outcome.status}]`, {
-        session_id: sessionId,
-        on_exit: onExit,
-        status: outcome.status,
-        meaning: MEANING[outcome.status],
-      })
-    : headerLines("[not found]", {
-        session_id: sessionId,
-        found: false,
-        meaning: "no job with this id is known (never started, or its exit was reported)",
-      });
+  if (!found) {
+    const text = headerLines("[not found]", {
+      session_id: sessionId,
+      found: false,
+      meaning: "no job with this id is known (never started, or its exit was reported)",
+    });
+    return { content: [{ type: "text", text }], details, structuredContent: { ...details } };
+  }
+  const brief = mode === "print" || mode === "json" ? "; in this print/JSON run a wake can only arrive while the run is still going" : "";
+  const title = [found.onExit, found.pattern].filter((status) => status !== undefined).join(", ");
+  const text = headerLines(`[${title}]`, {
+    session_id: sessionId,
+    ...(found.onExit ? { on_exit: asked.onExit, status: found.onExit, meaning: MEANING[found.onExit] } : {}),
+    ...(found.pattern
+      ? {
+          wake_on_pattern: asked.wakeOnPattern ? metadata(asked.wakeOnPattern) : '""',
+          wake_on_pattern_status: found.pattern,
+          wake_on_pattern_meaning: `${PATTERN_MEANING[found.pattern]}${found.pattern === "armed" ? brief : ""}`,
+        }
+      : {}),
+  });
   return { content: [{ type: "text", text }], details, structuredContent: { ...details } };
 }

@@ -24,8 +24,17 @@ import {
   UNTIL_QUIET_MS_DESCRIPTION,
 } from "../guidance/conditional-waits.ts";
 import { EXEC_SCREEN_DESCRIPTION, SCREEN_GUIDELINES } from "../guidance/screens.ts";
+import { SPEAK_UP_GUIDELINES, WAKE_ON_PATTERN_DESCRIPTION } from "../guidance/speak-up.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
+import {
+  completionNote,
+  type JobDetails,
+  jobResult,
+  jobResultSchema,
+  patternNote,
+  progressResult,
+  shownPart,
+} from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { execCommandRenderer } from "../tui/render.ts";
 
@@ -78,6 +87,7 @@ export const execCommandParameters = Type.Object(
           '"wake": one follow-up prompt tells you it finished (use only when the user wants to be told; set_on_exit changes it).',
       }),
     ),
+    wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
     login: Type.Optional(
       Type.Boolean({
         description:
@@ -117,6 +127,7 @@ export function execCommandTool(
       'exec_command: set on_exit: "wake" only when the user wants to hear when a finite job ends; never for servers, REPLs or watchers.',
       ...EXEC_COMMAND_GUIDELINES,
       ...SCREEN_GUIDELINES,
+      ...SPEAK_UP_GUIDELINES,
     ],
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,
@@ -139,6 +150,7 @@ export function execCommandTool(
       return jobResult(report, {
         notice: notice.join("; ") || undefined,
         completion: completionNote(report.wake === "armed", ctx.mode),
+        patternArmed: patternNote(report.job.wakePattern !== undefined, ctx.mode),
         piCwd: ctx.cwd,
         maxOutputTokens: params.max_output_tokens,
         login: params.login,

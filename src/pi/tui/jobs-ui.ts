@@ -14,7 +14,9 @@ export function jobLabel(job: JobSnapshot, withAge = true): string {
     job.exit && (job.exit.exitCode === null && job.exit.signal ? `killed by ${job.exit.signal}` : `exit ${job.exit.exitCode ?? "null"}`);
   const age = shortDuration(job.elapsedMs);
   const state = withAge ? (exit ? `${exit} after ${age} · ` : `running ${age} · `) : exit ? `${exit} · ` : "";
-  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${job.wakeArmed ? " [wake]" : ""}`;
+  const ports = job.listening?.length ? ` ${job.listening.map((address) => address.slice(address.lastIndexOf(":"))).join(" ")}` : "";
+  const pattern = job.wakePattern !== undefined ? ` [wake /${oneLine(job.wakePattern, 40)}/]` : "";
+  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${job.wakeArmed ? " [wake]" : ""}${pattern}`;
 }
 
 /**

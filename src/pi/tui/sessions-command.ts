@@ -12,6 +12,7 @@ const KILL_ALL = "Kill all";
 const CANCEL = "Cancel";
 const KILL = `Kill (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`;
 const DISARM = "Disarm its wake (the job keeps running)";
+const DISARM_PATTERN = "Disarm its wake_on_pattern (the job keeps running)";
 const VIEW_SCREEN = "View its screen";
 const VIEW_OUTPUT = "View the last lines of its output";
 
@@ -38,7 +39,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
     description: "List running unified-exec jobs; view one's screen or output, kill one or all, or disarm a wake",
     handler: async (_args: string, ctx: ExtensionCommandContext) => {
       const runtime = runtimes.existing(ctx.sessionManager);
-      const live = runtime?.liveJobs() ?? [];
+      const live = runtime?.liveJobs({ ports: true }) ?? [];
       if (!ctx.hasUI) {
         const text = live.length
           ? ["unified-exec sessions running:", ...live.map((job) => `- ${jobLabel(job)}`)].join("\n")
@@ -61,7 +62,8 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       const job = live[labels.indexOf(choice)];
       if (!job) return;
       const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
-      const action = await ctx.ui.select(jobLabel(job), [KILL, view, ...(job.wakeArmed ? [DISARM] : []), CANCEL]);
+      const disarms = [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])];
+      const action = await ctx.ui.select(jobLabel(job), [KILL, view, ...disarms, CANCEL]);
       if (action === view) {
         const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
         if (target) await showJobView(ctx, target, job);
@@ -69,8 +71,12 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       }
       if (action === KILL) ctx.ui.notify(await killJob(runtime, job), "info");
       if (action === DISARM) {
-        const outcome = runtime.setOnExit(job.jobId, "none");
-        ctx.ui.notify(`session ${job.jobId}: wake ${outcome.found ? outcome.status : "not found"}`, "info");
+        const outcome = runtime.setOnExit(job.jobId, { onExit: "none" });
+        ctx.ui.notify(`session ${job.jobId}: wake ${outcome.found ? outcome.onExit : "not found"}`, "info");
+      }
+      if (action === DISARM_PATTERN) {
+        const outcome = runtime.setOnExit(job.jobId, { wakePattern: null });
+        ctx.ui.notify(`session ${job.jobId}: wake_on_pattern ${outcome.found ? outcome.pattern : "not found"}`, "info");
       }
     },
   });

@@ -89,6 +89,7 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
     const state = exited ? exitWords(job.exit_code, job.signal) : "running";
     const flags = [
       ...(job.wake_armed === true ? ["wake"] : []),
+      ...(typeof job.wake_on_pattern === "string" ? [`wake /${inline(job.wake_on_pattern, 40)}/`] : []),
       ...(job.input_wait === "likely" ? ["waiting for input"] : []),
       ...(job.attached === true ? ["attached"] : []),
       ...(job.killed_by !== undefined ? [`killed by ${inline(job.killed_by)}`] : []),
@@ -96,10 +97,17 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
     ];
     const tags = flags.length ? ` [${flags.join(", ")}]` : "";
     const failed = exited && (job.exit_code !== 0 || job.timed_out === true);
-    const row = { text: `${inline(job.session_id)} ${state} ${age(job.elapsed_seconds)} ${inline(job.command, 60)}${tags}`, failed };
+    const ports = Array.isArray(job.listening)
+      ? job.listening.map((address) => ` ${inline(String(address).slice(String(address).lastIndexOf(":")))}`).join("")
+      : "";
+    const row = {
+      text: `${inline(job.session_id)} ${state} ${age(job.elapsed_seconds)} ${inline(job.command, 60)}${ports}${tags}`,
+      failed,
+    };
     if (!expanded) return [row];
     const rest = [
       `cwd ${inline(job.cwd, 200)}`,
+      ...(Array.isArray(job.listening) ? [`listening ${job.listening.map((address) => inline(address)).join(", ")}`] : []),
       ...(job.tty === true ? ["tty"] : []),
       `quiet ${age(typeof job.quiet_ms === "number" ? job.quiet_ms / 1000 : undefined)}`,
       `${inline(job.output_bytes_total ?? 0)} bytes`,
@@ -111,10 +119,16 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
   });
 }
 
-/** `set_on_exit`: what became of the wake. */
+/** `set_on_exit`: what became of the wake and of the pattern. */
 function setOnExitLines(details: Record<string, unknown>): SummaryLine[] {
   if (details.found === false) return [{ text: `session ${inline(details.session_id)} not found`, failed: true }];
-  return [{ text: `session ${inline(details.session_id)} · on_exit ${inline(details.on_exit)} · ${inline(details.status)}` }];
+  const parts = [`session ${inline(details.session_id)}`];
+  if (details.status !== undefined) parts.push(`on_exit ${inline(details.on_exit)} · ${inline(details.status)}`);
+  if (details.wake_on_pattern_status !== undefined) {
+    const pattern = details.wake_on_pattern ? `/${inline(details.wake_on_pattern, 60)}/` : '""';
+    parts.push(`wake_on_pattern ${pattern} · ${inline(details.wake_on_pattern_status)}`);
+  }
+  return [{ text: parts.join(" · ") }];
 }
 
 export const killSessionRenderer = {
@@ -139,7 +153,13 @@ export const listSessionsRenderer = {
 export const setOnExitRenderer = {
   renderCall(callArgs: object, theme: Theme, context: Context): Component {
     const args = callArgs as Args;
-    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session ${inline(args.session_id)} → ${inline(args.on_exit)}`)));
+    const changes = [
+      ...(args.on_exit !== undefined ? [`on_exit ${inline(args.on_exit)}`] : []),
+      ...(args.wake_on_pattern !== undefined
+        ? [args.wake_on_pattern === "" ? "wake_on_pattern off" : `wake /${inline(args.wake_on_pattern, 60)}/`]
+        : []),
+    ];
+    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session ${inline(args.session_id)} → ${changes.join(", ")}`)));
   },
   renderResult: summaryResult(setOnExitLines),
 };

@@ -187,10 +187,10 @@ describe("completion ledger through a runtime, with real jobs", () => {
 
   it("set_on_exit: found false for unknown ids", async () => {
     const { runtime } = runtimeWithWakes();
-    assert.deepEqual(runtime.setOnExit(42, "none"), { found: false });
+    assert.deepEqual(runtime.setOnExit(42, { onExit: "none" }), { found: false });
     const sessionId = runningId(await runtime.exec(request("sleep 300")));
-    assert.deepEqual(runtime.setOnExit(sessionId!, "wake"), { found: true, status: "armed" });
-    assert.deepEqual(runtime.setOnExit(sessionId!, "none"), { found: true, status: "disarmed" });
+    assert.deepEqual(runtime.setOnExit(sessionId!, { onExit: "wake" }), { found: true, onExit: "armed" });
+    assert.deepEqual(runtime.setOnExit(sessionId!, { onExit: "none" }), { found: true, onExit: "disarmed" });
     await runtime.shutdown();
   });
 });

@@ -214,7 +214,7 @@ describe("listings and polls say what is true", () => {
     assert.equal(done.wake, "consumed");
 
     const other = await runtime.exec(request("sleep 300"), { onExit: "wake" });
-    runtime.setOnExit(other.job.jobId, "none");
+    runtime.setOnExit(other.job.jobId, { onExit: "none" });
     const disarmed = await runtime.interact({ jobId: other.job.jobId, window: { ms: 250 } }, { callId: "p5" });
     assert.notEqual(disarmed.wake, "armed");
   });

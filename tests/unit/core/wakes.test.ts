@@ -4,6 +4,9 @@ import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from 
 
 /** A clock whose timers fire only when the test says so. */
 class ManualClock implements Clock {
+  now(): number {
+    return 0;
+  }
   private timers = new Map<number, () => void>();
   private next = 1;
   setTimeout(callback: () => void, _ms: number): unknown {

@@ -17,7 +17,7 @@ describe("raw argument checks", () => {
   it("names unknown fields and lists the accepted ones", () => {
     assert.throws(
       () => exec({ cmd: "ls", bogus: 1, other: 2 }),
-      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, login, max_output_tokens, timeout_s\./,
+      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, wake_on_pattern, login, max_output_tokens, timeout_s\./,
     );
     assert.throws(
       () => poll({ session_id: 1, input: "x" }),

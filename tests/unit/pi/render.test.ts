@@ -165,7 +165,7 @@ describe("renderers", () => {
     ]);
     assert.deepEqual(lines(listSessionsRenderer.renderCall({}, theme, context({}))), ["≡ list_sessions"]);
     assert.deepEqual(lines(setOnExitRenderer.renderCall({ session_id: 2, on_exit: "none" }, theme, context({}))), [
-      "set_on_exit session 2 → none",
+      "set_on_exit session 2 → on_exit none",
     ]);
   });
 

@@ -1,0 +1,185 @@
+import {
+  MAX_PATTERN_WAKE_COOLDOWN_S,
+  MIN_PATTERN_WAKE_COOLDOWN_S,
+  PATTERN_WAKE_BUDGET,
+  PATTERN_WAKE_COOLDOWN_ENV,
+  PATTERN_WAKE_COOLDOWN_S,
+} from "../shared/constants.ts";
+import { wholeNumber } from "../shared/env-values.ts";
+
+/** A pattern wake as the prompt names it: bounded metadata and one matched line, never other output. */
+export interface PatternWakeJob {
+  jobId: number;
+  /** The pattern as the model wrote it. */
+  pattern: string;
+  /** The first line that matched since the job's previous pattern wake, rendered as the model reads output. */
+  line: string;
+  command: string;
+  /** Lines that matched after `line`, before this wake went out. */
+  more: number;
+  /** This wake used up the budget: the pattern disarmed itself. */
+  disarmed: boolean;
+}
+
+/** The pause between two pattern wakes of one job, from the environment (seconds, 1–3600), in ms. */
+export function patternWakeCooldownMs(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = wholeNumber(env[PATTERN_WAKE_COOLDOWN_ENV]);
+  const valid = seconds !== undefined && seconds >= MIN_PATTERN_WAKE_COOLDOWN_S && seconds <= MAX_PATTERN_WAKE_COOLDOWN_S;
+  return (valid ? seconds : PATTERN_WAKE_COOLDOWN_S) * 1000;
+}
+
+/** The time and timers pattern wakes need (the coordinator's clock). */
+export interface PatternClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+interface PatternRecord {
+  pattern: string;
+  command: string;
+  /** The first match not yet announced, and how many followed it. */
+  first?: string;
+  more: number;
+  /** When the last wake of this record went out. */
+  lastWake?: number;
+  /** Wakes since the model last called on the job. */
+  wakes: number;
+  /** Waiting for the cooldown to end before it may go out. */
+  cooldown?: unknown;
+  /** A stop on purpose is under way: matches are ignored until it fails. */
+  held: boolean;
+}
+
+/**
+ * The `wake_on_pattern` side of the completion coordinator, private to completion/: which job has
+ * which pattern, the matches not yet announced, the cooldown between two wakes and the budget of
+ * wakes without a call. It decides when a job's pattern wake is due (`ready`); the coordinator
+ * batches it with every other wake and sends it, so a match and an exit close together are one prompt.
+ */
+export class PatternWakes {
+  private readonly records = new Map<number, PatternRecord>();
+
+  constructor(
+    private readonly clock: PatternClock,
+    private readonly cooldownMs: number,
+    /** A job's pattern wake may go out now (the coordinator schedules it into its next batch). */
+    private readonly ready: (jobId: number) => void,
+  ) {}
+
+  /** Arms (or replaces) the job's pattern; setting it is a call of the model, so the budget starts over. */
+  arm(jobId: number, pattern: string, command: string): void {
+    const old = this.records.get(jobId);
+    if (old?.cooldown !== undefined) this.clock.clearTimeout(old.cooldown);
+    this.records.set(jobId, {
+      pattern,
+      command,
+      more: 0,
+      wakes: 0,
+      held: false,
+      ...(old?.lastWake !== undefined ? { lastWake: old.lastWake } : {}),
+    });
+  }
+
+  /** Disarms the job's pattern; false when none was armed. Matches not yet announced go with it. */
+  disarm(jobId: number): boolean {
+    const record = this.records.get(jobId);
+    if (!record) return false;
+    this.forget(jobId);
+    return true;
+  }
+
+  patternOf(jobId: number): string | undefined {
+    return this.records.get(jobId)?.pattern;
+  }
+
+  /** A watched line matched (`count` lines in one piece of output, `line` the first). */
+  hit(jobId: number, line: string, count: number): void {
+    const record = this.records.get(jobId);
+    if (!record || record.held) return;
+    if (record.first === undefined) {
+      record.first = line;
+      record.more += count - 1;
+    } else record.more += count;
+    const due = record.lastWake === undefined ? 0 : record.lastWake + this.cooldownMs;
+    const wait = due - this.clock.now();
+    if (wait <= 0) {
+      this.ready(jobId);
+      return;
+    }
+    record.cooldown ??= this.clock.setTimeout(() => {
+      record.cooldown = undefined;
+      if (this.records.get(jobId) === record && record.first !== undefined) this.ready(jobId);
+    }, wait);
+  }
+
+  /** Whether a match waits to be announced (the coordinator asks before it sends). */
+  pending(jobId: number): boolean {
+    const record = this.records.get(jobId);
+    return record !== undefined && record.first !== undefined && !record.held;
+  }
+
+  /** The model called on the job: it reads those lines itself, so the count and the budget start over. */
+  called(jobId: number): void {
+    const record = this.records.get(jobId);
+    if (!record) return;
+    this.clearPending(record);
+    record.wakes = 0;
+  }
+
+  /** The wake that goes out now; the record counts it, and the budget's last one disarms the pattern. */
+  take(jobId: number): PatternWakeJob | undefined {
+    const record = this.records.get(jobId);
+    if (!record || record.first === undefined || record.held) return undefined;
+    record.wakes++;
+    const disarmed = record.wakes >= PATTERN_WAKE_BUDGET;
+    const wake: PatternWakeJob = {
+      jobId,
+      pattern: record.pattern,
+      line: record.first,
+      command: record.command,
+      more: record.more,
+      disarmed,
+    };
+    this.clearPending(record);
+    record.lastWake = this.clock.now();
+    if (disarmed) this.forget(jobId);
+    return wake;
+  }
+
+  /** A stop on purpose begins: what waits is dropped and matches are ignored; `restore` for a stop that failed. */
+  hold(jobId: number): () => void {
+    const record = this.records.get(jobId);
+    if (!record) return () => {};
+    this.clearPending(record);
+    record.held = true;
+    return () => {
+      record.held = false;
+    };
+  }
+
+  forget(jobId: number): void {
+    const record = this.records.get(jobId);
+    if (!record) return;
+    if (record.cooldown !== undefined) this.clock.clearTimeout(record.cooldown);
+    this.records.delete(jobId);
+  }
+
+  clear(): void {
+    for (const jobId of [...this.records.keys()]) this.forget(jobId);
+  }
+
+  /** Jobs with a match waiting (for the coordinator's count of what waits). */
+  get waiting(): number {
+    let count = 0;
+    for (const record of this.records.values()) if (record.first !== undefined) count++;
+    return count;
+  }
+
+  private clearPending(record: PatternRecord): void {
+    record.first = undefined;
+    record.more = 0;
+    if (record.cooldown !== undefined) this.clock.clearTimeout(record.cooldown);
+    record.cooldown = undefined;
+  }
+}

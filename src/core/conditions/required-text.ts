@@ -1,0 +1,238 @@
+import { isAscii } from "node:buffer";
+
+/**
+ * What a line must contain for a pattern to match it, read off the pattern's text, so a flood of
+ * lines that cannot match is passed over at the speed of `memchr` instead of being rendered and
+ * tested line by line (a `wake_on_pattern` runs on every byte a job prints).
+ *
+ * For each top-level alternative of the pattern, the longest run of plain characters it requires
+ * (outside groups, classes and escapes that are not a literal character, and without an optional
+ * repeat). A pattern with an alternative that requires no such run, or one that switches flags
+ * midway, has no required text: every chunk is then tested in full. Only a leading `(?i)` (or a
+ * leading flag group with `i`) is understood, as "either case".
+ *
+ * The check is a necessary condition, never a sufficient one: a chunk passes over only when, for
+ * every alternative, one character of its run is absent from the chunk and from the line it
+ * continues. Rendering a chunk that is ASCII and holds no ESC and no CR only removes characters
+ * (the controls it drops), so a character absent from the bytes is absent from the text: nothing
+ * that could match is ever passed over.
+ */
+export interface RequiredText {
+  /** Per alternative: the characters to look for, rarest first (each with its other case under `(?i)`). */
+  readonly alternatives: readonly (readonly CharVariants[])[];
+}
+
+/** One character as code points to search for: itself, and its other case when case is ignored. */
+export type CharVariants = readonly number[];
+
+/** How many characters of one run are looked for in a chunk before the chunk is tested in full. */
+const MAX_CHARS_TRIED = 3;
+
+/**
+ * Characters ordered from likely to rare in program output (the rarest is tried first). Space and
+ * TAB are never looked for: rendering may write spaces of its own (an erase), so their absence from
+ * the bytes proves nothing.
+ */
+const COMMON = " etaoinsrhldcumfpgwybvkxjqz0123456789_-./:=,";
+
+/** The runs of plain characters `source` requires, one per top-level alternative; undefined when there is none for some alternative. */
+export function requiredText(source: string): RequiredText | undefined {
+  let body = source;
+  let ignoreCase = false;
+  const flags = /^\(\?([imsU]+)\)/.exec(body);
+  if (flags) {
+    ignoreCase = flags[1]!.includes("i");
+    body = body.slice(flags[0].length);
+  }
+  body = unwrapGroup(body);
+  const runs = alternativeRuns(body);
+  if (!runs || runs.some((run) => run.length === 0)) return undefined;
+  return { alternatives: runs.map((run) => charsToTry(run, ignoreCase)) };
+}
+
+/** `(a|b)`, `(?:a|b)` or `(?P<name>a|b)` as a whole pattern: its content (repeatedly). */
+function unwrapGroup(body: string): string {
+  while (body.startsWith("(") && groupEnd(body, 0) === body.length) {
+    const open = /^\((?:\?:|\?P?<[A-Za-z_][A-Za-z0-9_]*>)?/.exec(body)![0];
+    if (body.startsWith("(?") && open === "(") return body; // a flag group or an unknown construct
+    body = body.slice(open.length, -1);
+  }
+  return body;
+}
+
+/** The longest required run of each top-level alternative, or undefined for a construct not understood. */
+function alternativeRuns(body: string): string[] | undefined {
+  const runs: string[] = [];
+  let best = "";
+  let run = "";
+  const endRun = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let k = 0; k < body.length; ) {
+    const c = body[k]!;
+    if (c === "|") {
+      endRun();
+      runs.push(best);
+      best = "";
+      k++;
+      continue;
+    }
+    const atom = atomAt(body, k);
+    if (!atom) return undefined;
+    k = atom.end;
+    const quantifier = quantifierAt(body, k);
+    k = quantifier.end;
+    if (atom.literal === undefined) {
+      endRun();
+      continue;
+    }
+    if (quantifier.min === 0) {
+      endRun();
+      continue;
+    }
+    run += atom.literal;
+    if (quantifier.repeats) endRun();
+  }
+  endRun();
+  runs.push(best);
+  return runs;
+}
+
+/** One atom at `k`: a literal character (`literal`), or something else; undefined for what is not understood. */
+function atomAt(body: string, k: number): { end: number; literal?: string } | undefined {
+  const c = body[k]!;
+  if (c === "\\") {
+    const next = body[k + 1];
+    if (next === undefined || next === "Q" || next === "E") return undefined;
+    // An escaped punctuation character stands for itself; letters and digits are classes or codes.
+    if (!/[A-Za-z0-9]/.test(next)) return { end: k + 2, literal: next };
+    if ((next === "p" || next === "P" || next === "x") && body[k + 2] === "{") {
+      const close = body.indexOf("}", k + 3);
+      return close === -1 ? undefined : { end: close + 1 };
+    }
+    if (next === "x") return { end: k + 4 };
+    return { end: k + 2 };
+  }
+  if (c === "[") {
+    const end = classEnd(body, k);
+    return end === -1 ? undefined : { end };
+  }
+  if (c === "(") {
+    // A flag switch midway (`a(?i)b`) changes what later characters mean: not understood.
+    if (/^\(\?[imsU-]+\)/.test(body.slice(k))) return undefined;
+    const end = groupEnd(body, k);
+    return end === -1 ? undefined : { end };
+  }
+  if (c === ")" || c === "*" || c === "+" || c === "?" || c === "{") return undefined;
+  if (c === "." || c === "^" || c === "$") return { end: k + 1 };
+  const code = body.codePointAt(k)!;
+  const length = code > 0xffff ? 2 : 1;
+  return { end: k + length, literal: body.slice(k, k + length) };
+}
+
+/** A repeat after an atom: how often the atom must occur at least, and whether it may occur more than once. */
+function quantifierAt(body: string, k: number): { end: number; min: number; repeats: boolean } {
+  const c = body[k];
+  let result: { end: number; min: number; repeats: boolean };
+  if (c === "*") result = { end: k + 1, min: 0, repeats: true };
+  else if (c === "+") result = { end: k + 1, min: 1, repeats: true };
+  else if (c === "?") result = { end: k + 1, min: 0, repeats: false };
+  else if (c === "{") {
+    const counted = /^\{(\d*)(,?)(\d*)\}/.exec(body.slice(k));
+    if (!counted) return { end: k, min: 1, repeats: false }; // a literal `{`, as RE2 reads it
+    const min = Number(counted[1] || "0");
+    const max = counted[2] ? (counted[3] ? Number(counted[3]) : Infinity) : min;
+    result = { end: k + counted[0].length, min, repeats: max > 1 };
+  } else return { end: k, min: 1, repeats: false };
+  if (body[result.end] === "?") result.end++; // lazy
+  return result;
+}
+
+/** The index just past the class that opens at `k` (`]` first in it is literal), or -1. */
+function classEnd(body: string, k: number): number {
+  let i = k + 1;
+  if (body[i] === "^") i++;
+  if (body[i] === "]") i++;
+  for (; i < body.length; i++) {
+    const c = body[i];
+    if (c === "\\") i++;
+    else if (c === "[" && body[i + 1] === ":") {
+      const close = body.indexOf(":]", i + 2);
+      if (close === -1) return -1;
+      i = close + 1;
+    } else if (c === "]") return i + 1;
+  }
+  return -1;
+}
+
+/** The index just past the group that opens at `k`, classes and escapes inside skipped, or -1. */
+function groupEnd(body: string, k: number): number {
+  let depth = 0;
+  for (let i = k; i < body.length; i++) {
+    const c = body[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      const end = classEnd(body, i);
+      if (end === -1) return -1;
+      i = end - 1;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/** Rarity of a character in output: higher is rarer (upper case rarer than lower, unlisted rarest). */
+function rarity(char: string): number {
+  const lower = char.toLowerCase();
+  const at = COMMON.indexOf(lower);
+  if (at === -1) return COMMON.length * 2;
+  return at * 2 + (char !== lower ? 1 : 0);
+}
+
+/** The run's characters to look for, rarest first, as code points (with the other case under `(?i)`). */
+function charsToTry(run: string, ignoreCase: boolean): CharVariants[] {
+  const seen = new Set<string>();
+  const chars: { rarity: number; variants: number[] }[] = [];
+  for (const char of run) {
+    const key = ignoreCase ? char.toLowerCase() : char;
+    if (seen.has(key) || char === " " || char === "\t") continue;
+    seen.add(key);
+    const lower = char.toLowerCase();
+    const upper = char.toUpperCase();
+    const variants = ignoreCase && lower !== upper ? [lower.codePointAt(0)!, upper.codePointAt(0)!] : [char.codePointAt(0)!];
+    chars.push({ rarity: rarity(char), variants });
+  }
+  chars.sort((a, b) => b.rarity - a.rarity);
+  return chars.slice(0, MAX_CHARS_TRIED).map((char) => char.variants);
+}
+
+/** Every code point the check may ask a line for (what a watcher keeps track of per line). */
+export function candidateCodePoints(required: RequiredText): number[] {
+  return [...new Set(required.alternatives.flat(2))];
+}
+
+/** A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). */
+export function plainChunk(chunk: Uint8Array): boolean {
+  return isAscii(chunk) && chunk.indexOf(0x1b) === -1 && chunk.indexOf(0x0d) === -1;
+}
+
+/**
+ * Whether `text` (bytes of a plain chunk) could hold a line the pattern matches: false only when,
+ * for every alternative, a character it requires is absent from `text` and from `carried`, the
+ * characters already in the line `text` continues (`carried(codePoint)`).
+ */
+export function mayHoldMatch(required: RequiredText, text: Uint8Array, carried: (code: number) => boolean): boolean {
+  for (const chars of required.alternatives) {
+    let ruledOut = false;
+    for (const variants of chars) {
+      // A code point beyond ASCII is never in a plain chunk; only the line it continues may hold it.
+      if (variants.every((code) => !carried(code) && (code > 0x7f || text.indexOf(code) === -1))) {
+        ruledOut = true;
+        break;
+      }
+    }
+    if (!ruledOut) return true;
+  }
+  return false;
+}

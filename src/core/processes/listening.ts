@@ -1,0 +1,249 @@
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { JOB_MARKER_ENV } from "../shared/constants.ts";
+import { type ProcessEntry, processTable } from "./process-table.ts";
+
+/**
+ * The TCP ports a job listens on: sockets in LISTEN held by its processes — its session (its leader
+ * is the session and first group), its other groups, descendants that left them (found through
+ * their parents, or by the job marker in their environment once their parent is gone).
+ *
+ * Linux reads `/proc/net/tcp` and `tcp6` for the listening sockets, then the processes' `fd` links
+ * for who holds them. The fd links are the expensive part (a readlink per descriptor), so a scan
+ * remembers which listening sockets each process held: while the set of listening sockets in the
+ * system is the same, only processes it has not seen before are read. macOS asks `lsof` when it is
+ * there. Elsewhere there is no answer (undefined).
+ */
+
+/** A running job as the scan needs it. */
+export interface ListenerJob {
+  jobId: number;
+  /** The leader: the job's session id and first process group. */
+  leader: number;
+  /** The job's process groups (a PTY's foreground group is one of them). */
+  groups: readonly number[];
+}
+
+/** A listening socket: its inode and its address as `127.0.0.1:8765` or `[::]:5173`. */
+type Sockets = Map<string, string>;
+
+/** Longest parent chain followed from a process to a job (a deeper one is not a job's). */
+const MAX_ANCESTRY = 64;
+
+export class ListeningPorts {
+  /** The listening sockets' inodes when the memory below was made. */
+  private socketsKey = "";
+  /** Per process (`pid:start`): the listening sockets it held. */
+  private held = new Map<string, string[]>();
+  /** Per process (`pid:start`) without a job by session or parent: the job its marker names, or none. */
+  private markers = new Map<string, number | undefined>();
+
+  constructor(
+    /** The value every job's marker starts with (`token:`). */
+    private readonly markerPrefix: string,
+    private readonly platform: NodeJS.Platform = process.platform,
+  ) {}
+
+  /** The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs. */
+  scan(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+    if (jobs.length === 0) return new Map();
+    if (this.platform === "linux") return this.scanLinux(jobs);
+    if (this.platform === "darwin") return scanLsof(jobs);
+    return undefined;
+  }
+
+  private scanLinux(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+    const sockets = listeningSockets();
+    if (!sockets) return undefined;
+    const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
+    if (sockets.size === 0) return result;
+    const key = [...sockets.keys()].sort().join(",");
+    if (key !== this.socketsKey) {
+      this.socketsKey = key;
+      this.held.clear();
+    }
+    const table = processTable();
+    if (!table) return undefined;
+    const owners = jobOwners(jobs, table, (entry) => this.markerJob(entry));
+    const seen = new Set<string>();
+    for (const [entry, jobId] of owners) {
+      const id = `${entry.pid}:${entry.start ?? ""}`;
+      seen.add(id);
+      let inodes = this.held.get(id);
+      if (!inodes) {
+        inodes = socketInodes(entry.pid).filter((inode) => sockets.has(inode));
+        this.held.set(id, inodes);
+      }
+      for (const inode of inodes) result.get(jobId)!.push(sockets.get(inode)!);
+    }
+    for (const id of this.held.keys()) if (!seen.has(id)) this.held.delete(id);
+    for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
+    return result;
+  }
+
+  /** The job a process's marker names (read once per process: a process's environment is fixed at exec). */
+  private markerJob(entry: ProcessEntry): number | undefined {
+    const id = `${entry.pid}:${entry.start ?? ""}`;
+    if (this.markers.has(id)) return this.markers.get(id);
+    const job = markedJob(entry.pid, this.markerPrefix);
+    if (this.markers.size > 4096) this.markers.clear();
+    this.markers.set(id, job);
+    return job;
+  }
+}
+
+/** Which job each living process belongs to: by session, by group, by its parents, or by its marker. */
+function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], marked: (entry: ProcessEntry) => number | undefined) {
+  const bySession = new Map<number, number>();
+  for (const job of jobs) {
+    bySession.set(job.leader, job.jobId);
+    for (const group of job.groups) bySession.set(group, job.jobId);
+  }
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const memo = new Map<number, number | undefined>();
+  const ownerOf = (entry: ProcessEntry): number | undefined => {
+    const chain: number[] = [];
+    let current: ProcessEntry | undefined = entry;
+    let owner: number | undefined;
+    while (current && chain.length < MAX_ANCESTRY) {
+      if (memo.has(current.pid)) {
+        owner = memo.get(current.pid);
+        break;
+      }
+      chain.push(current.pid);
+      owner = (current.sid !== undefined ? bySession.get(current.sid) : undefined) ?? bySession.get(current.pgid);
+      if (owner !== undefined || current.ppid <= 1) break;
+      current = byPid.get(current.ppid);
+    }
+    for (const pid of chain) memo.set(pid, owner);
+    return owner;
+  };
+  const owners: [ProcessEntry, number][] = [];
+  for (const entry of table) {
+    if (entry.zombie || entry.pid === process.pid) continue;
+    const owner = ownerOf(entry) ?? (entry.ppid <= 1 ? marked(entry) : undefined);
+    if (owner !== undefined && jobs.some((job) => job.jobId === owner)) owners.push([entry, owner]);
+  }
+  return owners;
+}
+
+/** The job id in `pid`'s marker when it starts with `prefix` (`token:`), else undefined. */
+function markedJob(pid: number, prefix: string): number | undefined {
+  let environ: string;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+  } catch {
+    return undefined; // gone, or not ours to read
+  }
+  const needle = `${JOB_MARKER_ENV}=${prefix}`;
+  const at = environ.indexOf(needle);
+  if (at === -1 || (at > 0 && environ.charCodeAt(at - 1) !== 0)) return undefined;
+  const id = Number.parseInt(environ.slice(at + needle.length), 10);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** The socket inodes among `pid`'s open descriptors. */
+function socketInodes(pid: number): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  const inodes: string[] = [];
+  for (const fd of fds) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith("socket:[")) inodes.push(link.slice(8, -1));
+    } catch {
+      // closed while we looked
+    }
+  }
+  return inodes;
+}
+
+/** Listening TCP sockets of this network namespace by inode, or undefined without /proc/net. */
+export function listeningSockets(): Sockets | undefined {
+  const sockets: Sockets = new Map();
+  let readAny = false;
+  for (const [file, v6] of [
+    ["/proc/net/tcp", false],
+    ["/proc/net/tcp6", true],
+  ] as const) {
+    let text: string;
+    try {
+      text = readFileSync(file, "latin1");
+    } catch {
+      continue;
+    }
+    readAny = true;
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      if (fields.length < 10 || fields[3] !== "0A") continue;
+      const address = socketAddress(fields[1]!, v6);
+      if (address) sockets.set(fields[9]!, address);
+    }
+  }
+  return readAny ? sockets : undefined;
+}
+
+/** `0100007F:223D` → `127.0.0.1:8765`; a tcp6 address → `[::1]:8765`. */
+export function socketAddress(field: string, v6: boolean): string | undefined {
+  const [hex, portHex] = field.split(":");
+  if (!hex || !portHex) return undefined;
+  const port = Number.parseInt(portHex, 16);
+  if (!v6) {
+    if (hex.length !== 8) return undefined;
+    const bytes = [6, 4, 2, 0].map((at) => Number.parseInt(hex.slice(at, at + 2), 16));
+    return `${bytes.join(".")}:${port}`;
+  }
+  if (hex.length !== 32) return undefined;
+  // Four 32-bit words, each in the host's (little-endian) byte order.
+  const bytes: number[] = [];
+  for (let word = 0; word < 4; word++)
+    for (const at of [6, 4, 2, 0]) bytes.push(Number.parseInt(hex.slice(word * 8 + at, word * 8 + at + 2), 16));
+  const groups = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  return `[${compressIpv6(groups)}]:${port}`;
+}
+
+/** Eight hex groups as an IPv6 address, the longest run of two or more zero groups written `::`. */
+function compressIpv6(groups: string[]): string {
+  let best = { at: -1, length: 0 };
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== "0") {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === "0") j++;
+    if (j - i > best.length) best = { at: i, length: j - i };
+    i = j;
+  }
+  if (best.length < 2) return groups.join(":");
+  return `${groups.slice(0, best.at).join(":")}::${groups.slice(best.at + best.length).join(":")}`;
+}
+
+/** Addresses once each, by port, then address. */
+function ordered(addresses: string[]): string[] {
+  const port = (address: string) => Number(address.slice(address.lastIndexOf(":") + 1));
+  return [...new Set(addresses)].sort((a, b) => port(a) - port(b) || a.localeCompare(b));
+}
+
+/** macOS: `lsof` lists the listening sockets with their pids; the process table says whose they are. */
+function scanLsof(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+  const lsof = spawnSync("lsof", ["-nP", "-iTCP", "-sTCP:LISTEN", "-Fpn"], { encoding: "utf8", timeout: 5_000 });
+  if (lsof.error || lsof.stdout === undefined) return undefined;
+  const table = processTable();
+  if (!table) return undefined;
+  const owners = new Map(jobOwners(jobs, table, () => undefined).map(([entry, jobId]) => [entry.pid, jobId]));
+  const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
+  let owner: number | undefined;
+  for (const line of lsof.stdout.split("\n")) {
+    if (line.startsWith("p")) owner = owners.get(Number(line.slice(1)));
+    else if (line.startsWith("n") && owner !== undefined) result.get(owner)!.push(line.slice(1).replace(/^\*:/, "0.0.0.0:"));
+  }
+  for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
+  return result;
+}

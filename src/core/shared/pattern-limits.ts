@@ -1,0 +1,70 @@
+/**
+ * The limits of patterns run over a job's output: `until_pattern` (a conditional wait) and
+ * `wake_on_pattern` (a wake when a later line matches), each with the reason for its value.
+ * Re-exported by constants.ts.
+ */
+
+// Conditional waits (SPEC §3a).
+
+/** Longest `until_pattern`, in characters: a readiness line or a prompt needs far less; compile cost stays bounded. */
+export const MAX_PATTERN_CHARS = 500;
+
+/**
+ * Largest compiled `until_pattern`, in engine instructions. Matching is linear in the line, but its
+ * constant grows with the program: 40 × `\p{L}{1000}` (440 characters, 40 002 instructions) took 8.5 s
+ * on a 20 K-character line. Ordinary patterns stay far below (a 480-character alternation of words: 201);
+ * only large counted repetitions (`.{1000}`) reach it.
+ */
+export const MAX_PATTERN_INSTRUCTIONS = 1_000;
+
+/**
+ * Longest line tested whole. A longer line is tested as its first half and its last half of this many
+ * characters (each as if the line ended or began there), and only those halves are kept while it is
+ * unfinished, so one test looks at this many characters at most whatever the line (a 20 MB line costs
+ * one such test). Measured per test: about 0.1 ms for ordinary patterns on log text; the worst seen
+ * was about 0.5 s, a DFA-hostile `a[ab]{490}[cd]` on random a/b text, where the engine falls back to
+ * simulating its automaton (linear, but with a constant that grows with the pattern). A readiness line
+ * or a prompt is never this long.
+ */
+export const LINE_TEST_CHARS = 8 * 1024;
+
+/** `matched_line` is cut to this many characters (around the match) so a huge line cannot flood the result. */
+export const MATCHED_LINE_CHARS = 500;
+
+/** `until_quiet_ms` bounds: below 100 ms ordinary pauses between writes count as quiet; above a minute, poll instead. */
+export const MIN_QUIET_MS = 100;
+export const MAX_QUIET_MS = 60_000;
+
+/**
+ * Longest `exec_command` window when `until_pattern` or `until_quiet_ms` is given: the condition (or the
+ * exit, a cancel, a steer) ends it early, so a slow server start costs one call, not ten polls.
+ */
+export const MAX_CONDITIONAL_EXEC_YIELD_MS = 300_000;
+
+// Jobs that speak up (SPEC §3c).
+
+/**
+ * `wake_on_pattern` tests a job's unfinished last line once the job has printed nothing this long:
+ * a prompt (`Password: `) has no line break, but a line still being written must not be judged by
+ * its first half.
+ */
+export const PATTERN_WAKE_QUIET_MS = 1_000;
+
+/**
+ * Least time between two pattern wakes of one job, in seconds, and its bounds: a server that logs
+ * an error a second would otherwise start a turn a second. Matches in between are counted and named
+ * by the next wake. `PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S` sets it (tests use 1).
+ */
+export const PATTERN_WAKE_COOLDOWN_S = 30;
+export const MIN_PATTERN_WAKE_COOLDOWN_S = 1;
+export const MAX_PATTERN_WAKE_COOLDOWN_S = 3_600;
+export const PATTERN_WAKE_COOLDOWN_ENV = "PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S";
+
+/**
+ * Pattern wakes of one job with no call of the model on it in between, after which the pattern
+ * disarms itself (the last wake says so): a model that ignores a noisy pattern stops paying for it.
+ */
+export const PATTERN_WAKE_BUDGET = 10;
+
+/** Characters of the matched line a pattern wake shows: one line, enough to act on, never a flood. */
+export const PATTERN_WAKE_LINE_CHARS = 300;

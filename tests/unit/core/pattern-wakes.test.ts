@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
+import { PATTERN_WAKE_BUDGET, WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
+
+/** A clock that moves only when told; timers fire in order as it passes them. */
+class SteppedClock implements Clock {
+  time = 0;
+  private timers = new Map<number, { at: number; callback: () => void }>();
+  private next = 1;
+  now(): number {
+    return this.time;
+  }
+  setTimeout(callback: () => void, ms: number): unknown {
+    const id = this.next++;
+    this.timers.set(id, { at: this.time + ms, callback });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      this.time = due[1].at;
+      due[1].callback();
+    }
+    this.time = end;
+  }
+}
+
+const COOLDOWN_MS = 30_000;
+
+const exit = (jobId: number): WakeJob => ({
+  jobId,
+  command: `job ${jobId}`,
+  cwd: "/w",
+  exitCode: 0,
+  signal: null,
+  elapsedMs: 1000,
+  logPath: `/l/${jobId}`,
+});
+
+describe("pattern wakes through the completion coordinator", () => {
+  let clock: SteppedClock;
+  let sent: WakeBatch[];
+  let coordinator: CompletionCoordinator;
+  beforeEach(() => {
+    clock = new SteppedClock();
+    sent = [];
+    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, COOLDOWN_MS);
+  });
+
+  it("a match goes out after the debounce, naming the job, the pattern, the line and the command", () => {
+    coordinator.armPattern(3, "ERROR", "npm run dev");
+    coordinator.patternHit(3, "db ERROR: refused", 1);
+    assert.equal(sent.length, 0);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, [
+      {
+        jobs: [],
+        more: 0,
+        patterns: [{ jobId: 3, pattern: "ERROR", line: "db ERROR: refused", command: "npm run dev", more: 0, disarmed: false }],
+      },
+    ]);
+  });
+
+  it("twenty matches in five seconds give one wake, and the next one waits for the cooldown with the count", () => {
+    coordinator.armPattern(1, "x", "watcher");
+    coordinator.patternHit(1, "first", 1);
+    for (let i = 0; i < 19; i++) {
+      clock.advance(250);
+      coordinator.patternHit(1, `later ${i}`, 1);
+    }
+    clock.advance(250);
+    assert.equal(sent.length, 1, "one wake in the first five seconds");
+    assert.equal(sent[0]!.patterns![0]!.line, "first");
+    assert.equal(sent[0]!.patterns![0]!.more, 0, "only the match before the wake went out");
+    clock.advance(COOLDOWN_MS - 6_000);
+    assert.equal(sent.length, 1, "nothing before the cooldown ends");
+    clock.advance(2_000);
+    assert.equal(sent.length, 2);
+    assert.equal(sent[1]!.patterns![0]!.line, "later 0", "the first match since the last wake");
+    assert.equal(sent[1]!.patterns![0]!.more, 18, "the rest counted");
+  });
+
+  it(`disarms itself with its ${PATTERN_WAKE_BUDGET}th wake when the model never calls on the job, and says so`, () => {
+    coordinator.armPattern(2, "ERR", "server");
+    for (let i = 0; i < PATTERN_WAKE_BUDGET + 3; i++) {
+      coordinator.patternHit(2, `ERR ${i}`, 1);
+      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+    }
+    const wakes = sent.flatMap((batch) => batch.patterns ?? []);
+    assert.equal(wakes.length, PATTERN_WAKE_BUDGET);
+    assert.deepEqual(
+      wakes.map((wake) => wake.disarmed),
+      [...Array(PATTERN_WAKE_BUDGET - 1).fill(false), true],
+    );
+    assert.equal(coordinator.patternOf(2), undefined, "disarmed");
+  });
+
+  it("a call on the job clears what waits and starts the budget over", () => {
+    coordinator.armPattern(4, "ERR", "server");
+    for (let i = 0; i < PATTERN_WAKE_BUDGET - 1; i++) {
+      coordinator.patternHit(4, `ERR ${i}`, 1);
+      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+    }
+    coordinator.patternHit(4, "read by the poll", 1);
+    coordinator.jobCalled(4);
+    clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, PATTERN_WAKE_BUDGET - 1, "the poll reads that line itself");
+    for (let i = 0; i < 3; i++) {
+      coordinator.patternHit(4, `again ${i}`, 1);
+      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+    }
+    const last = sent.flatMap((batch) => batch.patterns ?? []).slice(-3);
+    assert.deepEqual(
+      last.map((wake) => [wake.line, wake.disarmed]),
+      [
+        ["again 0", false],
+        ["again 1", false],
+        ["again 2", false],
+      ],
+    );
+  });
+
+  it("a match held while a call's lease is on the job never goes out", () => {
+    coordinator.armPattern(5, "ERR", "server");
+    coordinator.lease("call-1", 5);
+    coordinator.patternHit(5, "ERR while attached", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    coordinator.release("call-1");
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, []);
+  });
+
+  it("a match and the job's exit within the batch window are one prompt, and the exit wake is not consumed by it", () => {
+    coordinator.arm(6);
+    coordinator.armPattern(6, "panic", "server");
+    coordinator.patternHit(6, "panic: boom", 1);
+    clock.advance(100);
+    coordinator.jobExited(exit(6));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 1);
+    assert.deepEqual(
+      sent[0]!.jobs.map((job) => job.jobId),
+      [6],
+    );
+    assert.equal(sent[0]!.patterns![0]!.line, "panic: boom");
+  });
+
+  it("a kill drops a pending match, a failed kill lets later ones through, and shutdown drops everything", () => {
+    coordinator.armPattern(7, "ERR", "server");
+    coordinator.patternHit(7, "ERR before the kill", 1);
+    const restore = coordinator.suppress(7);
+    coordinator.patternHit(7, "ERR while stopping", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 0);
+    restore();
+    coordinator.patternHit(7, "ERR after a failed kill", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent[0]!.patterns![0]!.line, "ERR after a failed kill");
+    coordinator.patternHit(7, "ERR before shutdown", 1);
+    coordinator.dropAll();
+    clock.advance(COOLDOWN_MS * 2);
+    assert.equal(sent.length, 1);
+  });
+
+  it("a disarmed or replaced pattern says only what it is now", () => {
+    coordinator.armPattern(8, "old", "server");
+    coordinator.patternHit(8, "old line", 1);
+    coordinator.armPattern(8, "new", "server");
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, [], "the replaced pattern's match is gone");
+    assert.equal(coordinator.disarmPattern(8), true);
+    assert.equal(coordinator.disarmPattern(8), false);
+    coordinator.patternHit(8, "new line", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, []);
+  });
+});

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
+import type { QuietClock } from "../../../src/core/conditions/quiet-watch.ts";
+import { mayHoldMatch, plainChunk, requiredText } from "../../../src/core/conditions/required-text.ts";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { prng } from "../../helpers/hostile-output.ts";
+
+/** A clock whose time moves only when the test says so; timers fire as it passes them. */
+class FakeClock implements QuietClock {
+  time = 0;
+  private timers = new Map<number, { at: number; callback: () => void }>();
+  private next = 1;
+  now(): number {
+    return this.time;
+  }
+  setTimeout(callback: () => void, ms: number): unknown {
+    const id = this.next++;
+    this.timers.set(id, { at: this.time + ms, callback });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      this.time = due[1].at;
+      due[1].callback();
+    }
+    this.time = end;
+  }
+}
+
+function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean } = {}) {
+  const hits: PatternHit[] = [];
+  const clock = new FakeClock();
+  const w = new PatternWatch(compileUntilPattern(pattern), {
+    midLine: options.midLine ?? false,
+    onHit: (hit) => hits.push(hit),
+    clock,
+    ...(options.prefilter !== undefined ? { prefilter: options.prefilter } : {}),
+  });
+  const feed = (text: string | Buffer) => w.feed(typeof text === "string" ? Buffer.from(text) : text, clock.now());
+  return { w, hits, clock, feed };
+}
+
+describe("the text a pattern requires", () => {
+  const chars = (source: string) =>
+    requiredText(source)?.alternatives.map((alternative) =>
+      alternative.map((variants) => variants.map((c) => String.fromCodePoint(c)).join("/")),
+    );
+
+  it("reads the runs each alternative needs, rarest characters first, both cases under (?i)", () => {
+    assert.deepEqual(chars("ERROR"), [["R", "O", "E"]]);
+    assert.deepEqual(chars("(?i)error|fatal"), [
+      ["r/R", "o/O", "e/E"],
+      ["f/F", "l/L", "a/A"],
+    ]);
+    assert.deepEqual(chars("(?i)(error|fatal)"), chars("(?i)error|fatal"), "a whole-pattern group is unwrapped");
+    assert.deepEqual(chars("\\d+ errors?"), [["r", "o", "e"]], "an optional character is not required");
+    assert.deepEqual(chars("\\.tsx?"), [[".", "s", "t"]], "an escaped punctuation character is itself");
+    assert.deepEqual(chars("Wörld"), [["ö", "W", "d"]]);
+  });
+
+  it("has none where an alternative requires nothing or flags change midway", () => {
+    for (const source of ["x*", "foo|", "a(?i)b", "(?i:err)", "[Ee]", ".+", "\\d{3}"])
+      assert.equal(requiredText(source), undefined, source);
+  });
+
+  it("passes over a chunk only when every alternative misses a character, in the chunk and in the line it continues", () => {
+    const required = requiredText("(?i)error|fatal")!;
+    const none = () => false;
+    assert.equal(mayHoldMatch(required, Buffer.from("xxxx\nyyyy\n"), none), false);
+    assert.equal(mayHoldMatch(required, Buffer.from("xx ERR\nOR\n"), none), true, "every character of one alternative is there");
+    assert.equal(
+      mayHoldMatch(required, Buffer.from("ror\n"), (code) => code === 0x65),
+      true,
+      "the line it continues holds an e",
+    );
+    assert.equal(plainChunk(Buffer.from("plain\ttext\n")), true);
+    assert.equal(plainChunk(Buffer.from("a\x1b[0mb")), false);
+    assert.equal(plainChunk(Buffer.from("a\rb")), false);
+    assert.equal(plainChunk(Buffer.from("é")), false);
+  });
+});
+
+describe("wake_on_pattern's watch of a job's lines", () => {
+  it("tests each complete line as the model reads it: escapes removed, a line split across chunks, controls dropped", () => {
+    const { hits, feed } = watch("ERROR");
+    feed("hello\nan ERR");
+    assert.deepEqual(hits, []);
+    feed("OR here\nxx\x1b[31mERROR\x1b[0m red\nERR\x00OR\n");
+    assert.deepEqual(hits, [{ line: "an ERROR here", count: 3 }]);
+  });
+
+  it("tests the unfinished last line once the job has been quiet for a second, and again only when it grows", () => {
+    const { hits, feed, clock } = watch("Password:");
+    feed("login ok\nPassword: ");
+    clock.advance(500);
+    assert.deepEqual(hits, [], "not before a second of quiet");
+    clock.advance(600);
+    assert.deepEqual(hits, [{ line: "Password: ", count: 1 }]);
+    clock.advance(5_000);
+    assert.equal(hits.length, 1, "once");
+  });
+
+  it("moves its quiet check on with the output instead of testing a line still being written", () => {
+    const { hits, feed, clock } = watch("^done$");
+    feed("do");
+    clock.advance(900);
+    feed("ne");
+    clock.advance(900);
+    assert.deepEqual(hits, [], "output 900 ms ago: not quiet yet");
+    clock.advance(200);
+    assert.deepEqual(hits, [{ line: "done", count: 1 }]);
+  });
+
+  it("skips the line it starts in the middle of, and lines printed while a call is attached", () => {
+    const { w, hits, feed } = watch("ERROR", { midLine: true });
+    feed("ERROR in the line it joined\nERROR one\n");
+    assert.deepEqual(hits, [{ line: "ERROR one", count: 1 }]);
+    w.suspend(true);
+    feed("ERROR the call returns\nERROR half of a line the call ret");
+    w.suspend(false);
+    feed("urns\nERROR after\n");
+    assert.deepEqual(hits, [
+      { line: "ERROR one", count: 1 },
+      { line: "ERROR after", count: 1 },
+    ]);
+  });
+
+  it("passes a plain flood over and still finds the line that matches after it, split across chunks", () => {
+    const { hits, feed } = watch("(?i)error|fatal");
+    const flood = `${"x".repeat(99)}\n`.repeat(700);
+    for (let i = 0; i < 50; i++) feed(flood);
+    feed(`${"x".repeat(50)}Fat`);
+    feed(`al thing\n${flood}`);
+    assert.deepEqual(hits, [{ line: `${"x".repeat(50)}Fatal thing`, count: 1 }]);
+  });
+
+  it("finds exactly what a watch without the shortcut finds, for 300 seeded streams of plain, colored and redrawn chunks", () => {
+    const random = prng(27);
+    const pieces = [
+      "xx",
+      "ERR",
+      "OR",
+      "er",
+      "ror",
+      "fatal",
+      "\n",
+      "\n",
+      "\x1b[31m",
+      "\x1b[0m",
+      "\r",
+      "é",
+      "\x00",
+      " ",
+      "abc",
+      "\x1b]0;t\x07",
+    ];
+    for (let seed = 0; seed < 300; seed++) {
+      for (const pattern of ["ERROR", "(?i)error|fatal", "er+or"]) {
+        const fast = watch(pattern);
+        const slow = watch(pattern, { prefilter: false });
+        let chunk = "";
+        const chunks: string[] = [];
+        const count = 5 + Math.floor(random() * 60);
+        for (let i = 0; i < count; i++) {
+          chunk += pieces[Math.floor(random() * pieces.length)];
+          if (random() < 0.3) {
+            chunks.push(chunk);
+            chunk = "";
+          }
+        }
+        chunks.push(chunk);
+        for (const piece of chunks) {
+          fast.feed(piece);
+          slow.feed(piece);
+        }
+        assert.deepEqual(fast.hits, slow.hits, `seed ${seed} pattern ${pattern}: ${JSON.stringify(chunks)}`);
+      }
+    }
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * Jobs that speak up, through a runtime with real jobs and recorded wakes: wake_on_pattern (a later
+ * line wakes once, the matched output stays unread, an attached call's lines never wake, set and
+ * disarmed later, refused before anything runs) and the TCP addresses a job listens on.
+ */
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { socketAddress } from "../../../src/core/processes/listening.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
+import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { startBurners } from "../../helpers/load.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
+import { runningId } from "../../helpers/reports.ts";
+import { runtimeWithWakes } from "../../helpers/runtime.ts";
+
+const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
+  prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
+const runtimes: ExecRuntime[] = [];
+after(async () => {
+  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
+});
+function tracked() {
+  const made = runtimeWithWakes();
+  runtimes.push(made.runtime);
+  const patternWakes = () => made.batches.flatMap((batch) => batch.patterns ?? []);
+  return { ...made, patternWakes };
+}
+
+describe("wake_on_pattern through the runtime", () => {
+  it("a line printed after the call wakes once, with the line, and the next poll returns the unread output around it", async () => {
+    const { runtime, patternWakes } = tracked();
+    const report = await runtime.exec(
+      exec("sleep 1; echo before; echo 'db ERROR: refused'; echo after; sleep 300", { wake_on_pattern: "ERROR" }),
+    );
+    const id = runningId(report)!;
+    assert.equal(report.job.wakePattern, "ERROR");
+    await waitFor(() => patternWakes().length > 0, "the pattern wake", 10_000);
+    assert.deepEqual(
+      patternWakes().map((wake) => [wake.jobId, wake.line, wake.pattern]),
+      [[id, "db ERROR: refused", "ERROR"]],
+    );
+    const poll = await runtime.interact({ jobId: id, window: { ms: 250 } });
+    assert.equal(poll.output.text, "before\ndb ERROR: refused\nafter\n", "the matched output stayed unread");
+    await quietFor(500);
+    assert.equal(patternWakes().length, 1, "once");
+  });
+
+  it("a line an attached poll returns never wakes", async () => {
+    const { runtime, patternWakes } = tracked();
+    const id = runningId(await runtime.exec(exec("sleep 1; echo 'ERROR seen by the poll'; sleep 300", { wake_on_pattern: "ERROR" })))!;
+    const poll = await runtime.interact({ jobId: id, window: { ms: 3_000 }, until: { pattern: compileUntilPattern("ERROR") } });
+    assert.match(poll.output.text, /ERROR seen by the poll/);
+    await quietFor(600);
+    assert.deepEqual(patternWakes(), []);
+  });
+
+  it("is armed later by set_on_exit and disarmed with null; an exited job is too late", async () => {
+    const { runtime, patternWakes } = tracked();
+    const id = runningId(await runtime.exec(exec('while read line; do echo "$line"; done')))!;
+    assert.deepEqual(runtime.setOnExit(id, { wakePattern: compileUntilPattern("^go$") }), { found: true, pattern: "armed" });
+    await runtime.interact({ jobId: id, window: { ms: 250 }, input: { kind: "bytes", bytes: Buffer.from("go\n") } });
+    await quietFor(400);
+    assert.deepEqual(patternWakes(), [], "the write's own call returned the echo");
+    assert.deepEqual(runtime.setOnExit(id, { wakePattern: null }), { found: true, pattern: "disarmed" });
+    assert.deepEqual(runtime.setOnExit(id, { wakePattern: null }), { found: true, pattern: "already_none" });
+    assert.equal(runtime.list()[0]!.wakePattern, undefined);
+    const done = await runtime.exec(exec("exit 0", { yield_time_ms: 1_000 }));
+    assert.deepEqual(runtime.setOnExit(done.job.jobId, { wakePattern: compileUntilPattern("x") }), { found: false });
+  });
+
+  it("wakes exactly once with the line, and leaves every byte for the poll: 10 runs beside CPU burners", async () => {
+    const stopBurners = startBurners();
+    try {
+      for (let run = 0; run < 10; run++) {
+        const { runtime, patternWakes } = tracked();
+        const report = await runtime.exec(
+          exec("sleep 0.4; seq 1 300; echo 'ERROR at the end'; seq 301 600; sleep 300", { wake_on_pattern: "^ERROR" }),
+        );
+        const id = runningId(report)!;
+        await waitFor(() => patternWakes().length > 0, `the wake of run ${run}`, 15_000);
+        const poll = await runtime.interact({ jobId: id, window: { ms: 1_000 }, until: { pattern: compileUntilPattern("^600$") } });
+        const lines = poll.output.text.trimEnd().split("\n");
+        assert.equal(lines.length, 601, `run ${run}: every line once`);
+        assert.equal(lines[300], "ERROR at the end");
+        await quietFor(300);
+        assert.deepEqual(
+          patternWakes().map((wake) => [wake.line, wake.more]),
+          [["ERROR at the end", 0]],
+          `run ${run}`,
+        );
+        await runtime.shutdown();
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+
+  it("a bad pattern is refused before anything is spawned", () => {
+    for (const [pattern, message] of [
+      ["(?=x)", /look-ahead/],
+      ["(", /not a valid regular expression/],
+      ["", /wake_on_pattern is empty/],
+      ["x".repeat(501), /501 characters long/],
+    ] as const) {
+      assert.throws(() => exec("touch /tmp/never-spawned", { wake_on_pattern: pattern }), message);
+    }
+  });
+});
+
+describe("the addresses a job listens on", () => {
+  it("reads /proc/net's addresses: IPv4 and IPv6, any address and loopback", () => {
+    assert.equal(socketAddress("0100007F:223D", false), "127.0.0.1:8765");
+    assert.equal(socketAddress("00000000:1F90", false), "0.0.0.0:8080");
+    assert.equal(socketAddress("00000000000000000000000000000000:1435", true), "[::]:5173");
+    assert.equal(socketAddress("00000000000000000000000001000000:0BB8", true), "[::1]:3000");
+  });
+
+  /** A server on port 0 of `bind`; with `closeOnLine`, it closes its socket when a line arrives on stdin. */
+  const server = (bind: string, closeOnLine = false) =>
+    `python3 -c "import socket,sys,time; s=socket.socket(socket.AF_INET6 if ':' in '${bind}' else socket.AF_INET); s.bind(('${bind}',0)); s.listen(); ` +
+    `print('port', s.getsockname()[1], flush=True); ${closeOnLine ? "sys.stdin.readline(); s.close(); print('closed', flush=True); " : ""}time.sleep(300)"`;
+
+  it("python's http.server on port 0: the result that saw it start names its real port, the listing too", async () => {
+    const { runtime } = tracked();
+    const report = await runtime.exec(
+      exec("python3 -u -m http.server 0 --bind 127.0.0.1", { yield_time_ms: 10_000, until_pattern: "Serving HTTP on" }),
+    );
+    const port = /port (\d+)/.exec(report.output.text)?.[1];
+    assert.ok(port, report.output.text);
+    assert.deepEqual(report.job.listening, [`127.0.0.1:${port}`]);
+    assert.equal(report.listeningChanged, true, "news in the result that saw it start");
+    const again = await runtime.interact({ jobId: report.job.jobId, window: { ms: 250 } });
+    assert.deepEqual(again.job.listening, [`127.0.0.1:${port}`]);
+    assert.equal(again.listeningChanged, undefined, "not news any more");
+    assert.deepEqual(runtime.list().find((job) => job.jobId === report.job.jobId)?.listening, [`127.0.0.1:${port}`]);
+  });
+
+  it("a grandchild's socket counts, one that left the session too; a closed socket leaves the listing", async () => {
+    const { runtime } = tracked();
+    const nested = await runtime.exec(
+      exec(`sh -c 'setsid ${server("::1").replace(/'/g, "'\\''")} & wait'`, { yield_time_ms: 10_000, until_pattern: "port \\d+" }),
+    );
+    const port = /port (\d+)/.exec(nested.output.text)?.[1];
+    assert.deepEqual(nested.job.listening, [`[::1]:${port}`]);
+    const direct = await runtime.exec(exec(server("127.0.0.1", true), { yield_time_ms: 10_000, until_pattern: "port \\d+" }));
+    const second = /port (\d+)/.exec(direct.output.text)?.[1];
+    assert.deepEqual(direct.job.listening, [`127.0.0.1:${second}`]);
+    const closed = await runtime.interact({
+      jobId: direct.job.jobId,
+      window: { ms: 5_000 },
+      input: { kind: "bytes", bytes: Buffer.from("\n") },
+      until: { pattern: compileUntilPattern("closed") },
+    });
+    assert.deepEqual(closed.job.listening, []);
+    assert.equal(closed.listeningChanged, true);
+    const listing = runtime.list();
+    assert.deepEqual(listing.find((job) => job.jobId === direct.job.jobId)?.listening, []);
+    assert.deepEqual(listing.find((job) => job.jobId === nested.job.jobId)?.listening, [`[::1]:${port}`]);
+  });
+});

@@ -1,14 +1,24 @@
 import type { CallKind, CompletionLedger, Lease } from "./completion/completion-ledger.ts";
 import type { Job } from "./job/job.ts";
+import type { TypingSession, UserInput } from "./job/job-holders.ts";
 import type { JobReport, JobSnapshot } from "./job/job-snapshot.ts";
 import { type ProgressOptions, watchProgress } from "./job/progress.ts";
 import { ExecRequestError } from "./shared/errors.ts";
+
+/**
+ * How a call lets the user type into a job (`ask_user`): the Pi layer opens the overlay or the dialog
+ * with the model's `question`, sends what the user types through `typing`, and resolves once they are
+ * done — `true` when they cancelled without sending anything. `job` gives the overlay the live screen.
+ */
+export type AskTheUser = (typing: TypingSession, job: Job, question: string, signal: AbortSignal | undefined) => Promise<boolean>;
 
 /** Who is asking: the tool call's id (for exactly-once completion), its cancel signal and its UI. */
 export interface CallContext extends ProgressOptions {
   signal?: AbortSignal;
   /** The tool call id; its lease is committed when Pi finalizes this call. */
   callId?: string;
+  /** Present where a person can be asked (Pi's TUI or an RPC client): `ask_user` needs it. */
+  ask?: AskTheUser;
 }
 
 /**
@@ -26,12 +36,12 @@ export class AttachedCall {
   constructor(
     private readonly job: Job,
     private readonly kind: Extract<CallKind, "exec" | "write">,
-    call: CallContext,
+    private readonly call: CallContext,
     private readonly ledger: CompletionLedger<JobReport>,
     snapshot: () => JobSnapshot,
   ) {
     const tool = kind === "exec" ? "exec_command" : "write_stdin";
-    if (!job.attach(tool)) {
+    if (!job.holders.attach(tool)) {
       throw new ExecRequestError(
         `Session ${job.id} is busy: a ${job.attached} call is attached to it. One call reads or writes a job at a time; ` +
           "wait for that call to return, or stop the job with kill_session.",
@@ -40,6 +50,22 @@ export class AttachedCall {
     this.lease = ledger.lease(call.callId, job.id);
     // A call previews what it will return: everything not read yet, shown at once, then what arrives.
     this.stopProgress = watchProgress(job, job.outputBytesRead, call, snapshot);
+  }
+
+  /**
+   * `ask_user`: the user types into the job while this call stays attached (no time limit: they end
+   * it); the count of what they typed is this call's to report.
+   */
+  async askTheUser(question: string): Promise<UserInput> {
+    const typing = this.job.startTyping("caller");
+    if (!typing) return { bytes: 0, cancelled: true }; // the job ended meanwhile: its exit is the news
+    let cancelled = true;
+    try {
+      cancelled = await this.call.ask!(typing, this.job, question, this.call.signal);
+    } finally {
+      typing.end(cancelled);
+    }
+    return { bytes: typing.bytes, cancelled: cancelled && typing.bytes === 0 };
   }
 
   /** Fires when the user steers while this call waits. */
@@ -59,7 +85,7 @@ export class AttachedCall {
    */
   end(report: JobReport | undefined): JobReport | undefined {
     this.stopProgress();
-    this.job.detach();
+    this.job.holders.detach();
     const exit = report?.job.exit;
     const observed = exit && { kind: this.kind, jobId: this.job.id, exitCode: exit.exitCode, signal: exit.signal };
     const consumed = this.lease.settle(report, observed);

@@ -2,10 +2,11 @@
  * The core's entry: everything the Pi layer uses of it, and nothing else. The core owns processes,
  * bytes and time and says *job*; the Pi layer maps a job to the model's `session_id` at its boundary.
  */
-export type { CallContext } from "./attached-call.ts";
+export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
+export type { TypingSession, UserInput } from "./job/job-holders.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
 export { type HumanView, humanView } from "./job/job-view.ts";
@@ -28,5 +29,6 @@ export { SHELL_NAMES } from "./request/shell.ts";
 export { emptyPollCapMs } from "./request/wait-policy.ts";
 export { ExecRuntime, type PatternStatus, type ShutdownReport, type WakeChange, type WakeChangeResult } from "./runtime.ts";
 export type { ScreenView } from "./screen/job-screen.ts";
+export type { KeyModes } from "./screen/terminal-screen.ts";
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";

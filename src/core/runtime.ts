@@ -1,14 +1,14 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
-import type { SetOnExitStatus } from "./completion/wakes.ts";
-import type { LinePattern } from "./conditions/until-pattern.ts";
 import type { Job } from "./job/job.ts";
+import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
 import { stepJob } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
+import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { aliveGroups } from "./processes/process-group.ts";
@@ -20,17 +20,8 @@ import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
+export type { PatternStatus, WakeChange, WakeChangeResult } from "./job-wakes.ts";
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
-
-/** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
-export interface WakeChange {
-  onExit?: "none" | "wake";
-  wakePattern?: LinePattern | null;
-}
-
-export type PatternStatus = "armed" | "disarmed" | "already_none" | "too_late";
-
-export type WakeChangeResult = { found: false } | { found: true; onExit?: SetOnExitStatus; pattern?: PatternStatus };
 
 /** How a runtime is made; every field has a default (tests give their own logs, sizes and shells). */
 export interface RuntimeOptions {
@@ -51,7 +42,8 @@ export interface RuntimeOptions {
  *    directly and never becomes addressable; otherwise it is published under its id and the call
  *    waits for the rest of its window.
  * 2. `interact` attaches a call to a published job: resize, send, wait, take the output since the
- *    previous call ({@link Job.step}); the exit is reported once, then the id is unknown.
+ *    previous call (`stepJob`); the exit is reported once, then the id is unknown. With `ask_user` the
+ *    user types into the job first (`typeInto` is the same from the sessions picker).
  * 3. `kill` stops a job with escalation and evidence; `list` shows every job and reports each exit
  *    once more; `setOnExit` changes a wake.
  * 4. `shutdown` stops everything this runtime started, descendants that outlived a finished command
@@ -65,6 +57,7 @@ export class ExecRuntime {
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;
   private readonly reports: JobReports;
+  private readonly wakes: JobWakes;
   /** Starts jobs: a warm shell or a spawn in a turn of its own, the job's marker, the exit guard. */
   private readonly launcher: JobLauncher;
   private readonly changeListeners = new Set<() => void>();
@@ -79,6 +72,7 @@ export class ExecRuntime {
     this.orphans = new OrphanGuard(logs);
     this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
+    this.wakes = new JobWakes(this.registry, this.completions);
     this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
   }
 
@@ -119,7 +113,7 @@ export class ExecRuntime {
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
       if (end !== "matched") job.endWatch();
       // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
-      if (request.wakePattern && !job.exit) this.armPattern(job, request.wakePattern);
+      if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
       const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
       const screen = output ? await job.screenView(request.screen) : undefined;
       report = this.reports.call(job, {
@@ -164,12 +158,22 @@ export class ExecRuntime {
       );
     }
     refuseScreenOnPipes(request, job.tty);
+    // While the user types, the model may poll but not write, resize or ask again.
+    if (request.input || request.resize || request.askUser) job.holders.refuseWhileTyping();
+    if (request.askUser && !call.ask) {
+      throw new ExecRequestError(
+        "ask_user needs Pi's interactive terminal or an RPC client to ask a person; this run has neither. Nothing was asked or written.",
+      );
+    }
     const attached = this.attach(job, "write", call);
     let report: JobReport | undefined;
     try {
+      const userInput = request.askUser ? await attached.askTheUser(request.askUser.question) : job.holders.takeUserInput();
+      // After ask_user the window starts when the user is done: their typing has no time limit.
+      const startMono = request.askUser ? performance.now() : attached.startMono;
       const size = request.resize && current ? terminalSize(request.resize.cols, request.resize.rows, current) : undefined;
       const step = await stepJob(job, {
-        deadlineMono: attached.startMono + request.window.ms,
+        deadlineMono: startMono + request.window.ms,
         steer: attached.steer,
         ...(size ? { resize: size } : {}),
         ...(request.input ? { input: request.input } : {}),
@@ -186,10 +190,25 @@ export class ExecRuntime {
       });
       if (size) report.terminal = size;
       else if (current) report.terminal = current;
+      if (userInput) report.userInput = userInput;
       return report;
     } finally {
       this.detach(attached, report);
     }
+  }
+
+  /**
+   * The sessions picker's "Type into it": the user takes a running job's keyboard until they end the
+   * session; the model's next result on the job says how many bytes they typed, never which.
+   */
+  typeInto(jobId: number): { typing: TypingSession; job: Job } | { refused: "unknown" | "exited" | "typing" } {
+    const job = this.registry.get(jobId);
+    if (!job) return { refused: "unknown" };
+    if (job.exit || job.leaderExited) return { refused: "exited" };
+    const typing = job.startTyping("next-result");
+    if (!typing) return { refused: "typing" };
+    this.changed();
+    return { typing, job };
   }
 
   /**
@@ -205,28 +224,7 @@ export class ExecRuntime {
    * pattern (`null` disarms it). `found: false` for an id the runtime has never heard of or forgotten.
    */
   setOnExit(jobId: number, change: WakeChange): WakeChangeResult {
-    const job = this.registry.get(jobId);
-    if (!job && !this.completions.knows(jobId)) return { found: false };
-    const exited = job ? job.exit !== undefined : true;
-    const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
-    let pattern: PatternStatus | undefined;
-    if (change.wakePattern === null) {
-      job?.watchLines(undefined, () => {});
-      pattern = this.completions.disarmPattern(jobId) ? "disarmed" : "already_none";
-    } else if (change.wakePattern) {
-      if (!job || exited) pattern = "too_late";
-      else {
-        this.armPattern(job, change.wakePattern);
-        pattern = "armed";
-      }
-    }
-    return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}) };
-  }
-
-  /** Arms `pattern` on a running job: its later lines, while no call is attached, may wake the model. */
-  private armPattern(job: Job, pattern: LinePattern): void {
-    this.completions.armPattern(job.id, pattern.source, job.command);
-    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+    return this.wakes.change(jobId, change);
   }
 
   /**
@@ -246,6 +244,7 @@ export class ExecRuntime {
     const registered = this.registry.get(jobId);
     const job = registered ?? this.tracked.exited(jobId);
     if (!job) throw new UnknownJobError(jobId);
+    if (by === "model") job.holders.refuseWhileTyping();
     const startMono = performance.now();
     const forModel = by === "model";
     const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;

@@ -2,6 +2,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { receiptText } from "./receipt.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
 import type { JobsUi } from "./tui/jobs-ui.ts";
+import { closeTypingOverlays } from "./tui/typing-overlay.ts";
 import { wakeSender } from "./wake-message.ts";
 
 export const KEEP_BASH_FLAG = "keep-builtin-bash";
@@ -48,6 +49,8 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleP
 
   pi.on("session_shutdown", async (event, ctx) => {
     ui.unbind();
+    // Pi drops open overlays at a boundary or reload without ending them: end the typing they hold.
+    closeTypingOverlays();
     runtimes.existing(ctx.sessionManager)?.completions.forgetCalls();
     if (event.reason === "reload") {
       runtimes.park(ctx.sessionManager);

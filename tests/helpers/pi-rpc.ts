@@ -8,7 +8,8 @@ import type { PiHost } from "./hosts.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
 import type { Script } from "./scripted-model.ts";
 
-type UiHandler = (request: PiEvent) => Record<string, unknown> | undefined;
+/** Answers one dialog: its response fields, later (a promise: the dialog stays open until then), or none (cancelled). */
+type UiHandler = (request: PiEvent) => Record<string, unknown> | Promise<Record<string, unknown> | undefined> | undefined;
 
 export class PiRpcHost {
   private nextId = 1;
@@ -145,11 +146,17 @@ export class PiRpcHost {
   }
 
   private answerUi(request: PiEvent): void {
-    const answer = this.uiHandler?.(request);
-    // Dialogs without an answer are cancelled, so an unexpected one never blocks a test.
-    const fields = answer ?? { cancelled: true };
-    if (["select", "confirm", "input", "editor"].includes(request.method)) {
-      this.pi.child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: request.id, ...fields })}\n`);
+    if (!["select", "confirm", "input", "editor"].includes(request.method)) {
+      this.uiHandler?.(request);
+      return;
     }
+    // Dialogs without an answer are cancelled, so an unexpected one never blocks a test.
+    const respond = (fields: Record<string, unknown> | undefined) =>
+      this.pi.child.stdin.write(
+        `${JSON.stringify({ type: "extension_ui_response", id: request.id, ...(fields ?? { cancelled: true }) })}\n`,
+      );
+    const answer = this.uiHandler?.(request);
+    if (answer instanceof Promise) void answer.then(respond, () => respond(undefined));
+    else respond(answer);
   }
 }

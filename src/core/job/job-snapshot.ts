@@ -4,6 +4,7 @@ import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Job, JobExit } from "./job.ts";
+import type { UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
@@ -44,6 +45,8 @@ export interface JobSnapshot {
   listening?: string[];
   /** A call is attached to the job right now. */
   attached: boolean;
+  /** The user is typing into the job right now (the model may poll it, not write to it). */
+  userTyping?: boolean;
   /** An exited job whose process groups still have members (a backgrounded descendant). */
   cleanup?: "unconfirmed";
 }
@@ -83,6 +86,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(context.wakePattern !== undefined ? { wakePattern: context.wakePattern } : {}),
     ...(context.listening && !job.exit ? { listening: context.listening } : {}),
     attached: job.attached !== undefined,
+    ...(job.holders.userTyping ? { userTyping: true } : {}),
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
   };
 }
@@ -118,6 +122,8 @@ export interface JobReport {
   matchedLine?: string;
   /** Present when the running job seems blocked reading its own stdin. */
   inputWait?: InputWait;
+  /** What the user typed into the job for this call (`ask_user`) or since the model's last result: a count, never the bytes. */
+  userInput?: UserInput;
   /** The listening addresses differ from what the job's previous result showed (news for the text). */
   listeningChanged?: boolean;
   /**

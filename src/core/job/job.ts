@@ -8,16 +8,17 @@
 import { constants as osConstants } from "node:os";
 import { ConditionWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
-import { type PatternHit, PatternWatch } from "../conditions/pattern-watch.ts";
+import type { PatternHit } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { JobLog } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
-import { LOG_FLUSH_ON_EXIT_MS } from "../shared/constants.ts";
+import { LOG_FLUSH_ON_EXIT_MS, TYPED_DELIVERY_MS } from "../shared/constants.ts";
 import type { LeaderExit, Transport } from "../transport/types.ts";
 import { ExitDrain } from "./exit-drain.ts";
+import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
@@ -66,10 +67,8 @@ export class Job {
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
   private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
-  /** The call attached to this job, if any: only one reads or writes at a time. */
-  private attachedCall: string | undefined;
-  /** `wake_on_pattern`: the job's later lines tested while no call is attached. */
-  private lineWatch: PatternWatch | undefined;
+  /** Who holds the job: the model's one attached call, the user typing; the pattern watch between them. */
+  readonly holders: JobHolders;
   /** The last byte printed was a line break (or none was printed). */
   private atLineStart = true;
 
@@ -81,6 +80,7 @@ export class Job {
     this.program = spec.program;
     this.deadlineMono = this.startedMono + spec.timeoutMs;
     this.output = new JobOutput(this.startedMono);
+    this.holders = new JobHolders(spec.id);
     const stopOnQuota = spec.logs.config.onQuota === "stop";
     this.log = spec.logs.open(spec.id, {
       drain: () => this.resumeAfterLog(),
@@ -161,30 +161,26 @@ export class Job {
 
   /** The call attached to the job, if any. */
   get attached(): string | undefined {
-    return this.attachedCall;
-  }
-
-  /** Attaches `call`; false when another call is attached already. */
-  attach(call: string): boolean {
-    if (this.attachedCall) return false;
-    this.attachedCall = call;
-    this.lineWatch?.suspend(true);
-    return true;
-  }
-
-  detach(): void {
-    this.attachedCall = undefined;
-    this.lineWatch?.suspend(false);
+    return this.holders.attached;
   }
 
   /**
-   * Tests every line the job prints from now on against `pattern` while no call is attached (the
-   * call returns those lines itself), and reports each hit; `undefined` stops watching.
+   * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
+   * returns its lines itself), and reports each hit; `undefined` stops watching.
    */
   watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
-    this.lineWatch?.stop();
-    this.lineWatch = pattern && this.state === "running" ? new PatternWatch(pattern, { midLine: !this.atLineStart, onHit }) : undefined;
-    if (this.attachedCall) this.lineWatch?.suspend(true);
+    this.holders.watchLines(this.state === "running" ? pattern : undefined, !this.atLineStart, onHit);
+  }
+
+  /**
+   * The user takes the job's keyboard: their bytes go to its stdin after anything queued, counted and
+   * never kept. Undefined when the job is over or the user holds it already.
+   */
+  startTyping(report: TypingReport): TypingSession | undefined {
+    if (this.state !== "running") return undefined;
+    return this.holders.startTyping(async (bytes) => {
+      await this.stdin.send({ kind: "bytes", bytes }, performance.now() + TYPED_DELIVERY_MS);
+    }, report);
   }
 
   /**
@@ -228,6 +224,11 @@ export class Job {
    */
   async screenView(asked: boolean | undefined): Promise<ScreenView | undefined> {
     return this.screen?.view(asked);
+  }
+
+  /** A PTY job's screen right now and how its program wants keys sent (a person typing into it); pipes have none. */
+  liveScreen(): ReturnType<JobScreen["live"]> | undefined {
+    return this.screen?.closed ? undefined : this.screen?.live();
   }
 
   /**
@@ -322,7 +323,7 @@ export class Job {
   private onData(chunk: Buffer): void {
     this.output.push(chunk);
     this.atLineStart = chunk[chunk.length - 1] === 0x0a;
-    this.lineWatch?.feed(chunk);
+    this.holders.printed(chunk);
     this.screen?.write(chunk);
     this.drain.data();
     if (!this.log.write(chunk) && !this.pausedForLog) {
@@ -385,7 +386,7 @@ export class Job {
     this.state = "final";
     this.exitedMono = performance.now();
     this.screen?.close();
-    this.lineWatch?.stop();
+    this.holders.close();
     const listeners = [...this.exitListeners];
     this.exitListeners.clear();
     for (const listener of listeners) listener();

@@ -12,7 +12,7 @@ import { compileUntilPattern, type LinePattern } from "../conditions/until-patte
 import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
-import { DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S } from "../shared/constants.ts";
+import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
 import { jobEnvironment } from "./environment.ts";
@@ -191,6 +191,7 @@ export interface WriteParams {
   until_pattern?: string;
   until_quiet_ms?: number;
   screen?: boolean;
+  ask_user?: string;
 }
 
 /** A `write_stdin` the runtime can run: what to send, what to resize, and for how long to stay. */
@@ -207,6 +208,8 @@ export interface WriteRequest {
   screen?: boolean;
   /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
   shown?: ShownPart;
+  /** `ask_user`: the user types into the job instead of the model; the model's words for them. */
+  askUser?: { question: string };
 }
 
 /**
@@ -216,6 +219,7 @@ export interface WriteRequest {
  * write), an empty poll (at least 5 s, above its cap an error), or an absolute wait.
  */
 export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
+  if (params.ask_user !== undefined) return prepareAskUser(params);
   const input = parseInput(params.chars, params.chars_b64);
   const resize = params.cols !== undefined || params.rows !== undefined ? { cols: params.cols, rows: params.rows } : undefined;
   if (params.yield_until !== undefined && (input || resize || params.yield_time_ms !== undefined || params.until_quiet_ms !== undefined)) {
@@ -238,6 +242,34 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
     return { ...request, window: { ms }, absoluteUntil: new Date(epoch).toISOString() };
   }
   return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
+}
+
+/**
+ * `ask_user`: 1 to {@link MAX_ASK_USER_CHARS} characters, and the user's typing is the input, so no
+ * `chars`, `chars_b64`, resize or absolute wait beside it. Then it waits like any write.
+ */
+function prepareAskUser(params: WriteParams): WriteRequest {
+  const question = params.ask_user!;
+  const chars = [...question].length;
+  if (chars < 1 || chars > MAX_ASK_USER_CHARS) {
+    throw new ExecRequestError(
+      `ask_user is ${chars} characters long; give 1 to ${MAX_ASK_USER_CHARS}: what the user should type, in a line they can read (e.g. "Enter the passphrase for ~/.ssh/id_ed25519"). Nothing was asked or written.`,
+    );
+  }
+  const beside = (["chars", "chars_b64", "cols", "rows", "yield_until"] as const).filter((key) => params[key] !== undefined);
+  if (beside.length > 0) {
+    throw new ExecRequestError(
+      `ask_user cannot go with ${beside.join(", ")}: the user's typing is this call's input; send your own input in another call. Nothing was asked or written.`,
+    );
+  }
+  const until = untilSpec(params);
+  return {
+    jobId: params.session_id,
+    askUser: { question },
+    ...(until ? { until } : {}),
+    ...(params.screen !== undefined ? { screen: params.screen } : {}),
+    window: inputWindow(params.yield_time_ms),
+  };
 }
 
 /** `screen: true` on a job that runs on pipes is refused before anything is written: there is no screen to show. */

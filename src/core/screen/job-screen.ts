@@ -5,7 +5,7 @@
  * May import: shared, output.
  */
 import { SCREEN_REPLY_PENDING_BYTES } from "../shared/constants.ts";
-import { type ScreenSnapshot, TerminalScreen } from "./terminal-screen.ts";
+import { type KeyModes, type ScreenSnapshot, TerminalScreen } from "./terminal-screen.ts";
 
 /**
  * A PTY job's screen, wired to its job: the {@link TerminalScreen} built at spawn and fed every
@@ -70,6 +70,14 @@ export class JobScreen {
     if (asked === undefined && !this.screen.alternate && this.screen.pendingBytes === 0) return undefined;
     const snapshot = await this.screen.snapshot();
     return asked || snapshot.alternate ? viewOf(snapshot) : undefined;
+  }
+
+  /**
+   * The screen as parsed so far, at once (a person watching it live: the next redraw catches up),
+   * and how the program wants keys sent.
+   */
+  live(): { view: ScreenView; keys: KeyModes } {
+    return { view: viewOf(this.screen.peek()), keys: this.screen.keyModes };
   }
 
   /** Answers dropped because the program did not read earlier ones (see {@link SCREEN_REPLY_PENDING_BYTES}). */

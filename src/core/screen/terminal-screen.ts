@@ -49,6 +49,12 @@ export interface ScreenSnapshot {
   skippedBytes: number;
 }
 
+/** How a terminal sends keys to this program (see {@link TerminalScreen.keyModes}). */
+export interface KeyModes {
+  applicationCursor: boolean;
+  bracketedPaste: boolean;
+}
+
 export interface TerminalScreenOptions {
   cols: number;
   rows: number;
@@ -203,6 +209,16 @@ export class TerminalScreen {
       rows: term.rows,
       skippedBytes: this.skipped,
     };
+  }
+
+  /**
+   * How the program asked keys to be sent, as parsed so far: cursor keys in application mode
+   * (`ESC O A` rather than `ESC [ A`, DECCKM: vim, less) and pastes bracketed (DECSET 2004).
+   */
+  get keyModes(): KeyModes {
+    if (this.final) return { applicationCursor: false, bracketedPaste: false };
+    const modes = this.term.modes;
+    return { applicationCursor: modes.applicationCursorKeysMode, bracketedPaste: modes.bracketedPasteMode };
   }
 
   /** Whether the program is on the alternate screen, as parsed so far. */

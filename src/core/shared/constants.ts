@@ -200,6 +200,15 @@ export const RUNTIME_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_RUNTIME_LOG_QUOTA_BYTES";
 export const ON_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_ON_LOG_QUOTA";
 export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
 
+/** `ask_user`: the model's words for the user, one line they can read at a glance. */
+export const MAX_ASK_USER_CHARS = 300;
+
+/**
+ * How long a key the user typed (or a line they entered) may wait for the job's stdin to take it:
+ * a program that stops reading must not freeze the overlay; the bytes still count as typed.
+ */
+export const TYPED_DELIVERY_MS = 5_000;
+
 /** Exits this close together are announced in one prompt rather than one prompt each. */
 export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */

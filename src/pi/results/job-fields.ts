@@ -75,7 +75,13 @@ export function jobFields(job: JobSnapshot) {
     ...(job.terminal ? { cols: job.terminal.cols, rows: job.terminal.rows } : {}),
     ...(job.logPartialReason ? { log_partial: true as const } : {}),
     ...(job.listening ? { listening: job.listening.map((address) => metadata(address)) } : {}),
+    ...(job.userTyping ? { user_typing: true as const } : {}),
   };
+}
+
+/** `user_input`: how many bytes the user typed into the job — never which. */
+export function userInputText(input: { bytes: number; cancelled: boolean }): string {
+  return input.cancelled ? "0 bytes (cancelled)" : `${input.bytes} byte${input.bytes === 1 ? "" : "s"}`;
 }
 
 /** What `details` keep beside the fields: the command and the log's reason, bounded, for the UI. */

@@ -31,6 +31,7 @@ const sessionSchema = Type.Object({
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
   wake_on_pattern: Type.Optional(Type.String({ description: "The armed pattern: a later matching output line wakes you." })),
   listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
+  user_typing: Type.Optional(Type.Boolean({ description: "The user is typing into the job now: poll it, do not write to it." })),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   input_wait_reason: Type.Optional(Type.String()),
   cleanup: Type.Optional(
@@ -74,6 +75,7 @@ function entry(job: JobListing) {
     ...(job.attached ? { attached: true } : {}),
     wake_armed: job.wakeArmed,
     ...(job.wakePattern !== undefined ? { wake_on_pattern: oneLine(job.wakePattern, 200) } : {}),
+    ...(job.userTyping ? { user_typing: true } : {}),
     ...(job.listening && job.listening.length > 0 ? { listening: job.listening.map((address) => metadata(address)) } : {}),
     ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),

@@ -2,6 +2,7 @@ import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import {
   DEFAULT_WRITE_YIELD_MS,
+  ExecRequestError,
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
   MAX_COLS,
@@ -15,6 +16,7 @@ import {
   UnknownJobError,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
+import { ASK_USER_DESCRIPTION, ASK_USER_GUIDELINES } from "../guidance/ask-user.ts";
 import {
   UNTIL_PATTERN_DESCRIPTION,
   UNTIL_QUIET_MS_DESCRIPTION,
@@ -26,6 +28,7 @@ import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { personAsker } from "../tui/ask-person.ts";
 import { writeStdinRenderer } from "../tui/render.ts";
 import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
@@ -67,6 +70,7 @@ export const writeStdinParameters = Type.Object(
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
+    ask_user: Type.Optional(Type.String({ description: ASK_USER_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
@@ -88,6 +92,7 @@ export function writeStdinTool(
       "write_stdin: use yield_until only when the user asks for a long wait on a job that ends by itself; never for REPLs, servers, watchers or prompts.",
       'write_stdin: chars "\\x03" interrupts the job and "\\x04" ends its input.',
       ...WRITE_STDIN_GUIDELINES,
+      ...ASK_USER_GUIDELINES,
     ],
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
@@ -95,11 +100,19 @@ export function writeStdinTool(
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const request = { ...prepareWrite(params, process.env), shown: shownPart(format.format, params.max_output_tokens) };
+      const ask = personAsker(ctx);
+      if (request.askUser && !ask) {
+        throw new ExecRequestError(
+          "ask_user needs Pi's interactive terminal or an RPC client to ask a person; this is a print/JSON run. Nothing was asked or written: " +
+            "tell the user what to type and let them run the command themselves.",
+        );
+      }
       const report = await runtimes
         .runtimeFor(ctx.sessionManager)
         .interact(request, {
           signal,
           callId: toolCallId,
+          ...(ask ? { ask } : {}),
           ...(onUpdate ? { onProgress: (progress) => onUpdate(progressResult(progress, request.window.ms, request.absoluteUntil)) } : {}),
           // An absolute wait may last hours: when quiet, refresh the UI every 30 s, never every 250 ms.
           ...(request.absoluteUntil ? { quietRefreshMs: LONG_WAIT_UPDATE_MS } : {}),

@@ -198,6 +198,9 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
     ...(details.log_partial_reason ? ["log partial"] : []),
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
+    // A count only: what the user typed is never in details, so it cannot be drawn.
+    ...(typeof details.user_input === "string" ? [`» you typed ${inline(details.user_input)}`] : []),
+    ...(details.user_typing === true ? ["the user is typing"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
     ...(details.input_wait === "likely" ? ["waiting for input"] : []),
     ...notShownNote(details.truncation),
@@ -219,7 +222,9 @@ export const writeStdinRenderer = {
     const resize =
       args.cols !== undefined || args.rows !== undefined ? ` resize ${inline(args.cols ?? "·")}×${inline(args.rows ?? "·")}` : "";
     let head: string;
-    if (typeof args.chars_b64 === "string" && args.chars_b64) head = `» (base64, ${Buffer.byteLength(args.chars_b64, "base64")} bytes)`;
+    if (args.ask_user !== undefined && args.ask_user !== null) head = `? ask the user: ${inline(args.ask_user, 120)}`;
+    else if (typeof args.chars_b64 === "string" && args.chars_b64)
+      head = `» (base64, ${Buffer.byteLength(args.chars_b64, "base64")} bytes)`;
     else if (args.chars_b64 !== undefined && args.chars_b64 !== null && args.chars_b64 !== "")
       head = `» (base64: ${inline(args.chars_b64)})`;
     else if (typeof args.chars === "string" && args.chars) head = `» ${showInput(args.chars)}`;

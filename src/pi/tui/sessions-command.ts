@@ -1,7 +1,8 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/index.ts";
-import { metadata } from "../results/format.ts";
+import { metadata, oneLine } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
+import { letPersonType } from "./ask-person.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
 
@@ -13,6 +14,7 @@ const CANCEL = "Cancel";
 const KILL = `Kill (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`;
 const DISARM = "Disarm its wake (the job keeps running)";
 const DISARM_PATTERN = "Disarm its wake_on_pattern (the job keeps running)";
+const TYPE = "Type into it (your keys go to the job; the model sees only how many)";
 const VIEW_SCREEN = "View its screen";
 const VIEW_OUTPUT = "View the last lines of its output";
 
@@ -26,6 +28,29 @@ async function killJob(runtime: ExecRuntime, job: JobSnapshot): Promise<string> 
   } catch (error) {
     return `session ${job.jobId}: ${metadata((error as Error).message)}`;
   }
+}
+
+/**
+ * "Type into it": the person takes the job's keyboard (the overlay on a PTY in Pi's TUI, a line
+ * elsewhere); the model's next result on the job says how many bytes, never which. Returns what to
+ * tell the person afterwards — a count, never what they typed.
+ */
+async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
+  const taken = runtime.typeInto(job.jobId);
+  if ("refused" in taken) {
+    if (taken.refused === "typing") return `Someone is already typing into session ${job.jobId}.`;
+    return `Session ${job.jobId} has already ended; there is nothing to type into.`;
+  }
+  let cancelled = true;
+  try {
+    cancelled = await letPersonType(ctx, taken.job, taken.typing, `session ${job.jobId}: \`${oneLine(job.command, 120)}\``);
+  } finally {
+    taken.typing.end(cancelled);
+  }
+  const bytes = taken.typing.bytes;
+  return bytes === 0
+    ? `» nothing was typed into session ${job.jobId}`
+    : `» you typed ${bytes} byte${bytes === 1 ? "" : "s"} into session ${job.jobId}`;
 }
 
 /**
@@ -63,7 +88,8 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       if (!job) return;
       const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
       const disarms = [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])];
-      const action = await ctx.ui.select(jobLabel(job), [KILL, view, ...disarms, CANCEL]);
+      const action = await ctx.ui.select(jobLabel(job), [KILL, view, TYPE, ...disarms, CANCEL]);
+      if (action === TYPE) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
       if (action === view) {
         const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
         if (target) await showJobView(ctx, target, job);

@@ -181,11 +181,11 @@ describe("runtime supervision", () => {
     const runtime = new ExecRuntime();
     const report = await runtime.exec(request("sleep 0.3"));
     const job = runtime.jobs()[0]!;
-    assert.ok(job.attach("write_stdin"));
+    assert.ok(job.holders.attach("write_stdin"));
     await untilExit(job);
     assert.equal(runtime.list()[0]?.attached, true);
     assert.equal(runtime.list().length, 1, "still there");
-    job.detach();
+    job.holders.detach();
     assert.equal(runtime.list().length, 1, "listed once more");
     assert.equal(runtime.list().length, 0);
     assert.ok(runningId(report));

@@ -1,0 +1,54 @@
+import type { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { SetOnExitStatus } from "./completion/wakes.ts";
+import type { LinePattern } from "./conditions/until-pattern.ts";
+import type { Job } from "./job/job.ts";
+import type { JobReport } from "./job/job-snapshot.ts";
+import type { JobRegistry } from "./job/registry.ts";
+
+/** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
+export interface WakeChange {
+  onExit?: "none" | "wake";
+  wakePattern?: LinePattern | null;
+}
+
+export type PatternStatus = "armed" | "disarmed" | "already_none" | "too_late";
+
+export type WakeChangeResult = { found: false } | { found: true; onExit?: SetOnExitStatus; pattern?: PatternStatus };
+
+/**
+ * What may wake the model about a runtime's jobs, as the model sets it (`on_exit`, `wake_on_pattern`,
+ * `set_on_exit`): the ledger keeps each wake exactly once; this arms the job's side, the watch of its
+ * lines, and says what became of each change.
+ */
+export class JobWakes {
+  constructor(
+    private readonly registry: JobRegistry,
+    private readonly completions: CompletionLedger<JobReport>,
+  ) {}
+
+  /** `set_on_exit`: `found: false` for an id the runtime has never heard of or has forgotten. */
+  change(jobId: number, change: WakeChange): WakeChangeResult {
+    const job = this.registry.get(jobId);
+    if (!job && !this.completions.knows(jobId)) return { found: false };
+    const exited = job ? job.exit !== undefined : true;
+    const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
+    let pattern: PatternStatus | undefined;
+    if (change.wakePattern === null) {
+      job?.watchLines(undefined, () => {});
+      pattern = this.completions.disarmPattern(jobId) ? "disarmed" : "already_none";
+    } else if (change.wakePattern) {
+      if (!job || exited) pattern = "too_late";
+      else {
+        this.armPattern(job, change.wakePattern);
+        pattern = "armed";
+      }
+    }
+    return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}) };
+  }
+
+  /** Arms `pattern` on a running job: its later lines, while nobody holds it, may wake the model. */
+  armPattern(job: Job, pattern: LinePattern): void {
+    this.completions.armPattern(job.id, pattern.source, job.command);
+    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+  }
+}

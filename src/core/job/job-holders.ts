@@ -1,0 +1,159 @@
+import { type PatternHit, PatternWatch } from "../conditions/pattern-watch.ts";
+import type { LinePattern } from "../conditions/until-pattern.ts";
+import { ExecRequestError } from "../shared/errors.ts";
+
+/**
+ * Who holds a job right now, and what that rules out: the model's one attached call (a poll or a
+ * write, see attached-call.ts), and the user typing into it (the sessions picker's "Type into it",
+ * or `write_stdin`'s `ask_user`). The `wake_on_pattern` watch listens only while neither holds it:
+ * lines a call returns are its own, and what a user's typing makes a program print is not the
+ * model's to be woken by.
+ *
+ * The user's keys are a secret by default: a {@link TypingSession} counts them and sends them, and
+ * keeps nothing — no result, `details`, wake, row or log ever holds them. What the model learns is a
+ * count (`user_input: N bytes`), for the call that asked or the model's next result on the job.
+ */
+
+/** What the model learns of the user's typing. */
+export interface UserInput {
+  /** Every byte that went to the job, the Enter included. */
+  bytes: number;
+  /** The user gave up without sending anything (a dialog cancelled, the overlay left at once). */
+  cancelled: boolean;
+}
+
+/** Sends the user's bytes to the job (through its stdin, after anything queued before). */
+export type TypedSender = (bytes: Buffer) => Promise<void>;
+
+/** The user holds the job's keyboard until `end`. */
+export class TypingSession {
+  private typed = 0;
+  private over = false;
+
+  constructor(
+    private readonly sender: TypedSender,
+    private readonly ended: (input: UserInput) => void,
+  ) {}
+
+  /** Bytes sent so far. */
+  get bytes(): number {
+    return this.typed;
+  }
+
+  get active(): boolean {
+    return !this.over;
+  }
+
+  /** Sends what the user typed, as typed; counted, never kept. */
+  async type(bytes: Uint8Array): Promise<void> {
+    if (this.over || bytes.length === 0) return;
+    this.typed += bytes.length;
+    await this.sender(Buffer.from(bytes));
+  }
+
+  /** The user lets go; `cancelled` when they ended without sending (it counts only with nothing typed). */
+  end(cancelled = false): UserInput {
+    const input = { bytes: this.typed, cancelled: cancelled && this.typed === 0 };
+    if (!this.over) {
+      this.over = true;
+      this.ended(input);
+    }
+    return input;
+  }
+}
+
+/** Where a typing session's count goes: the call that asked the user, or the model's next result on the job. */
+export type TypingReport = "caller" | "next-result";
+
+export class JobHolders {
+  private call: string | undefined;
+  private typing: TypingSession | undefined;
+  private watch: PatternWatch | undefined;
+  /** Typed from the picker, not yet told to the model. */
+  private untold: UserInput | undefined;
+
+  constructor(private readonly jobId: number) {}
+
+  /** The tool name of the call attached to the job, if any. */
+  get attached(): string | undefined {
+    return this.call;
+  }
+
+  /** The user is typing into the job. */
+  get userTyping(): boolean {
+    return this.typing !== undefined;
+  }
+
+  /** Attaches the model's call `tool`; false when another call is attached already. */
+  attach(tool: string): boolean {
+    if (this.call) return false;
+    this.call = tool;
+    this.listen();
+    return true;
+  }
+
+  detach(): void {
+    this.call = undefined;
+    this.listen();
+  }
+
+  /**
+   * Refuses, before anything is written, what the model may not do while the user types: writes,
+   * resizes, `ask_user`, `kill_session`. Polls and listings go on.
+   */
+  refuseWhileTyping(): void {
+    if (!this.typing) return;
+    throw new ExecRequestError(
+      `the user is typing into session ${this.jobId}; poll it (write_stdin without chars), or wait for them to finish. Nothing was written.`,
+    );
+  }
+
+  /** The user takes the keyboard; undefined when they hold it already. */
+  startTyping(sender: TypedSender, report: TypingReport): TypingSession | undefined {
+    if (this.typing) return undefined;
+    const session = new TypingSession(sender, (input) => {
+      this.typing = undefined;
+      this.listen();
+      if (report === "next-result") this.untold = combined(this.untold, input);
+    });
+    this.typing = session;
+    this.listen();
+    return session;
+  }
+
+  /** What the user typed from the picker since the model's last result on the job, once. */
+  takeUserInput(): UserInput | undefined {
+    const input = this.untold;
+    this.untold = undefined;
+    return input;
+  }
+
+  /** Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops it. */
+  watchLines(pattern: LinePattern | undefined, midLine: boolean, onHit: (hit: PatternHit) => void): void {
+    this.watch?.stop();
+    this.watch = pattern ? new PatternWatch(pattern, { midLine, onHit }) : undefined;
+    this.listen();
+  }
+
+  /** The job printed `chunk`. */
+  printed(chunk: Buffer): void {
+    this.watch?.feed(chunk);
+  }
+
+  /** The job is over: nothing more is watched or typed. */
+  close(): void {
+    this.watch?.stop();
+    this.typing?.end();
+  }
+
+  private listen(): void {
+    this.watch?.suspend(this.call !== undefined || this.typing !== undefined);
+  }
+}
+
+/** Two stretches of typing told as one. */
+function combined(earlier: UserInput | undefined, later: UserInput): UserInput {
+  if (!earlier) return later;
+  const bytes = earlier.bytes + later.bytes;
+  return { bytes, cancelled: bytes === 0 && earlier.cancelled && later.cancelled };
+}

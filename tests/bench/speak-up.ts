@@ -1,0 +1,123 @@
+/**
+ * Part of `npm run bench` (and `npm run bench:speak-up` alone): what jobs that speak up cost.
+ * - A 200 MB flood that nobody reads (no call attached: that is when `wake_on_pattern` runs) with a
+ *   pattern that never matches, against the same flood without one, interleaved, in one runtime in
+ *   this process: the time from spawn to the exit, median of the rounds.
+ * - The scan of listening addresses for 64 running jobs of 10 processes each: the first scan (every
+ *   process's descriptors read) and the steady one (the same sockets: nothing but /proc/net and the
+ *   process table), with one job listening.
+ */
+import { pathToFileURL } from "node:url";
+import type { Job } from "../../src/core/job/job.ts";
+import { ListeningPorts } from "../../src/core/processes/listening.ts";
+import { oneTableFor, processTable } from "../../src/core/processes/process-table.ts";
+import { prepareExec } from "../../src/core/request/request.ts";
+import { ExecRuntime } from "../../src/core/runtime.ts";
+
+const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
+/** A pattern of the kind the guidelines suggest, which the flood never matches. */
+const PATTERN = "(?i)error|fatal|panic";
+const JOBS = 64;
+export const FLOOD_GOAL_RATIO = 1.05;
+export const SCAN_GOAL_MS = 5;
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** Spawn to exit of one unread flood, in ms. */
+async function unreadFlood(runtime: ExecRuntime, pattern: string | undefined): Promise<number> {
+  const started = performance.now();
+  const report = await runtime.exec(
+    prepareExec({ cmd: FLOOD, yield_time_ms: 250, ...(pattern ? { wake_on_pattern: pattern } : {}) }, process.cwd(), process.env),
+  );
+  const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId);
+  if (job) await new Promise<void>((resolve) => job.onExit(resolve));
+  const ms = performance.now() - started;
+  if (job) await runtime.interact({ jobId: job.id, window: { ms: 250 } }); // reported: the job is forgotten
+  return ms;
+}
+
+export interface SpeakUpFigures {
+  flood_unread_200MB_ms: { without_pattern: number; with_pattern: number; rounds: number };
+  flood_ratio_with_over_without: number;
+  listening_scan_ms: { jobs: number; processes: number; first: number; steady_median: number; steady_max: number };
+}
+
+export async function speakUpBenchmark(rounds = 5): Promise<SpeakUpFigures> {
+  const runtime = new ExecRuntime();
+  try {
+    const without: number[] = [];
+    const withPattern: number[] = [];
+    await unreadFlood(runtime, undefined); // warm-up
+    for (let i = 0; i < rounds; i++) {
+      without.push(await unreadFlood(runtime, undefined));
+      withPattern.push(await unreadFlood(runtime, PATTERN));
+    }
+    const scan = await listeningScan(runtime);
+    return {
+      flood_unread_200MB_ms: { without_pattern: round(median(without)), with_pattern: round(median(withPattern)), rounds },
+      flood_ratio_with_over_without: round(median(withPattern) / median(without), 3),
+      listening_scan_ms: scan,
+    };
+  } finally {
+    await runtime.shutdown();
+  }
+}
+
+async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigures["listening_scan_ms"]> {
+  const ten = "for i in 1 2 3 4 5 6 7 8; do sleep 300 & done; sleep 300 & wait";
+  const server =
+    "python3 -c \"import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); print('ready', flush=True); time.sleep(300)\"";
+  for (let i = 0; i < JOBS; i++) {
+    await runtime.exec(prepareExec({ cmd: i === 0 ? server : ten, yield_time_ms: 250 }, process.cwd(), process.env));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // every job's processes started
+  const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups() }));
+  const ports = new ListeningPorts("none:");
+  const timed = () => {
+    const started = performance.now();
+    // As a listing reads it: one process table for the whole call.
+    oneTableFor(() => ports.scan(jobs));
+    return performance.now() - started;
+  };
+  const first = timed();
+  const steady = Array.from({ length: 20 }, timed);
+  const leaders = new Set(jobs.map((job) => job.leader));
+  const processes = (processTable() ?? []).filter((entry) => entry.sid !== undefined && leaders.has(entry.sid)).length;
+  return {
+    jobs: jobs.length,
+    processes,
+    first: round(first),
+    steady_median: round(median(steady)),
+    steady_max: round(Math.max(...steady)),
+  };
+}
+
+export function speakUpRows(figures: SpeakUpFigures): [string, string][] {
+  const flood = figures.flood_unread_200MB_ms;
+  const scan = figures.listening_scan_ms;
+  return [
+    [
+      "unread 200 MB flood, wake_on_pattern (median ms)",
+      `without ${flood.without_pattern} · with /${PATTERN}/ ${flood.with_pattern} → ${figures.flood_ratio_with_over_without}× (${flood.rounds} rounds)`,
+    ],
+    ["listening scan, 64 jobs × 10 processes (ms)", `first ${scan.first} · steady median ${scan.steady_median}, max ${scan.steady_max}`],
+  ];
+}
+
+export function speakUpGoals(figures: SpeakUpFigures): Record<string, boolean> {
+  return {
+    [`unread flood with a pattern ≤ ${FLOOD_GOAL_RATIO}× without`]: figures.flood_ratio_with_over_without <= FLOOD_GOAL_RATIO,
+    [`listening scan of 64 jobs ≤ ${SCAN_GOAL_MS} ms (steady median)`]: figures.listening_scan_ms.steady_median <= SCAN_GOAL_MS,
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const figures = await speakUpBenchmark(Number(process.env.BENCH_ROUNDS) || 5);
+  for (const [label, value] of speakUpRows(figures)) console.log(`${label}  ${value}`);
+  for (const [goal, met] of Object.entries(speakUpGoals(figures))) console.log(`goal: ${goal}  ${met ? "met" : "MISSED"}`);
+}

@@ -1,0 +1,183 @@
+/**
+ * The user types into a job, through a runtime with real jobs: from the picker (`typeInto`) and for
+ * the model (`ask_user`, the asking stood in for by a function that types as a person would). One
+ * typist at a time; the model polls but never writes meanwhile; what was typed is a count to the
+ * model and nowhere else — not a report, a formatted result, a wake or the log.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, describe, it } from "node:test";
+import type { AskTheUser } from "../../../src/core/attached-call.ts";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
+import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { jobResult } from "../../../src/pi/results/job-result.ts";
+import { startBurners } from "../../helpers/load.ts";
+import { quietFor, waitFor } from "../../helpers/processes.ts";
+import { runningId } from "../../helpers/reports.ts";
+import { runtimeWithWakes } from "../../helpers/runtime.ts";
+
+const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
+  prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
+const until = (pattern: string, ms = 10_000) => ({ window: { ms }, until: { pattern: compileUntilPattern(pattern) } });
+const SECRET = "hunter2-correct-horse";
+const runtimes: ExecRuntime[] = [];
+after(async () => {
+  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
+});
+function made() {
+  const { runtime, batches } = runtimeWithWakes();
+  runtimes.push(runtime);
+  return { runtime, batches };
+}
+/** A person who types `text` (and Enter) into whatever they are asked. */
+const typist =
+  (text: string | undefined): AskTheUser =>
+  async (typing) => {
+    if (text === undefined) return true;
+    await typing.type(Buffer.from(text));
+    return false;
+  };
+
+describe("the user types into a job from the picker", () => {
+  it("a Python REPL the model started: the user's print(6*7) gives 42 to the model's next poll, with the count", async () => {
+    const { runtime } = made();
+    const id = runningId(await runtime.exec(exec("python3 -q", { tty: true, yield_time_ms: 3_000, until_pattern: "^>>> $" })))!;
+    const taken = runtime.typeInto(id);
+    assert.ok("typing" in taken);
+    await taken.typing.type(Buffer.from("print(6*7)\r"));
+    taken.typing.end();
+    const poll = await runtime.interact({ jobId: id, ...until("^42") });
+    assert.match(poll.output.text, /^42$/m);
+    assert.deepEqual(poll.userInput, { bytes: 11, cancelled: false });
+    const next = await runtime.interact({ jobId: id, window: { ms: 250 } });
+    assert.equal(next.userInput, undefined, "told once");
+  });
+
+  it("one typist at a time: the model's write, resize and kill are refused and nothing is written; polls and listings go on", async () => {
+    const { runtime } = made();
+    const id = runningId(await runtime.exec(exec("cat -v", { tty: true })))!;
+    const taken = runtime.typeInto(id);
+    assert.ok("typing" in taken);
+    assert.deepEqual(runtime.typeInto(id), { refused: "typing" });
+    const refusal = new RegExp(`the user is typing into session ${id}; poll it`);
+    await assert.rejects(runtime.interact(prepareWrite({ session_id: id, chars: "model-text\r" }, process.env)), refusal);
+    await assert.rejects(runtime.interact(prepareWrite({ session_id: id, cols: 100 }, process.env)), refusal);
+    await assert.rejects(runtime.kill(id, "SIGTERM"), refusal);
+    const poll = await runtime.interact({ jobId: id, window: { ms: 250 } });
+    assert.equal(poll.job.userTyping, true);
+    assert.equal(runtime.list().find((job) => job.jobId === id)?.userTyping, true);
+    await taken.typing.type(Buffer.from("typed\r"));
+    taken.typing.end();
+    const after = await runtime.interact({
+      ...prepareWrite({ session_id: id, chars: "model-after\r" }, process.env),
+      ...until("model-after"),
+    });
+    assert.doesNotMatch(after.output.text, /model-text/, "the refused write was never sent");
+    assert.match(after.output.text, /typed/);
+    assert.equal(after.job.userTyping, undefined);
+  });
+
+  it("a job that ended cannot be typed into", async () => {
+    const { runtime } = made();
+    const id = runningId(await runtime.exec(exec("sleep 0.5")))!;
+    await waitFor(() => runtime.jobs().find((job) => job.id === id)?.exit !== undefined, "the exit");
+    assert.deepEqual(runtime.typeInto(id), { refused: "exited" });
+    assert.deepEqual(runtime.typeInto(999), { refused: "unknown" });
+  });
+
+  it("while the user types, the job's wake_on_pattern does not fire on what their typing makes it print", async () => {
+    const { runtime, batches } = made();
+    const id = runningId(await runtime.exec(exec("cat", { wake_on_pattern: "READY" })))!;
+    const taken = runtime.typeInto(id);
+    assert.ok("typing" in taken);
+    await taken.typing.type(Buffer.from("READY\n"));
+    await quietFor(1_500);
+    taken.typing.end();
+    assert.deepEqual(batches, []);
+  });
+});
+
+describe("ask_user: the model hands a prompt to the user", () => {
+  const passphrase = 'read -r -s -p \'Passphrase: \' p; echo; echo "len=${#p} sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
+
+  it("a read -s passphrase: the job reads exactly what was typed; the model gets the count, and no report, result or log holds the secret", async () => {
+    const { runtime } = made();
+    const started = await runtime.exec(exec(passphrase, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " }));
+    const id = runningId(started)!;
+    const report = await runtime.interact(
+      { ...prepareWrite({ session_id: id, ask_user: "Enter the passphrase for the deploy key", until_pattern: "^len=" }, process.env) },
+      { ask: typist(`${SECRET}\r`), callId: "ask-1" },
+    );
+    const sum = (await import("node:crypto")).createHash("sha256").update(SECRET).digest("hex").slice(0, 16);
+    assert.match(report.output.text, new RegExp(`len=${SECRET.length} sum=${sum}`), "the job read exactly what was typed");
+    assert.deepEqual(report.userInput, { bytes: SECRET.length + 1, cancelled: false });
+    const result = jobResult(report);
+    assert.match((result.content[0] as { text: string }).text, new RegExp(`user_input: ${SECRET.length + 1} bytes`));
+    for (const where of [JSON.stringify(report), JSON.stringify(result), readFileSync(report.job.logPath, "utf8")]) {
+      assert.doesNotMatch(where, /hunter2|correct-horse/);
+    }
+  });
+
+  it("a cancelled question writes nothing and says 0 bytes (cancelled)", async () => {
+    const { runtime } = made();
+    const id = runningId(await runtime.exec(exec(passphrase, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " })))!;
+    const report = await runtime.interact(prepareWrite({ session_id: id, ask_user: "Passphrase?" }, process.env), {
+      ask: typist(undefined),
+    });
+    assert.deepEqual(report.userInput, { bytes: 0, cancelled: true });
+    assert.match((jobResult(report).content[0] as { text: string }).text, /user_input: 0 bytes \(cancelled\)/);
+    assert.doesNotMatch(report.output.text, /len=/, "the job still waits for its answer");
+  });
+
+  it("works on a pipe job too, and is refused where nobody can be asked, touching nothing", async () => {
+    const { runtime } = made();
+    const id = runningId(await runtime.exec(exec('read -r line; echo "got ${#line} chars"; sleep 300')))!;
+    await assert.rejects(
+      runtime.interact(prepareWrite({ session_id: id, ask_user: "Your name?" }, process.env)),
+      /ask_user needs Pi's interactive terminal or an RPC client/,
+    );
+    const report = await runtime.interact(
+      { ...prepareWrite({ session_id: id, ask_user: "Your name?" }, process.env), ...until("got") },
+      { ask: typist("Ada\n") },
+    );
+    assert.match(report.output.text, /got 3 chars/);
+    assert.deepEqual(report.userInput, { bytes: 4, cancelled: false });
+  });
+
+  it("refuses ask_user beside chars, chars_b64, a resize or yield_until, and outside 1–300 characters", () => {
+    for (const extra of [{ chars: "x" }, { chars_b64: "eA==" }, { cols: 80 }, { rows: 20 }, { yield_until: "2030-01-01T00:00:00Z" }]) {
+      assert.throws(
+        () => prepareWrite({ session_id: 1, ask_user: "Type it", ...extra }, process.env),
+        /ask_user cannot go with .*Nothing was asked or written/,
+      );
+    }
+    assert.throws(() => prepareWrite({ session_id: 1, ask_user: "" }, process.env), /ask_user is 0 characters long/);
+    assert.throws(() => prepareWrite({ session_id: 1, ask_user: "x".repeat(301) }, process.env), /ask_user is 301 characters long/);
+    assert.equal(prepareWrite({ session_id: 1, ask_user: "é".repeat(300) }, process.env).askUser?.question.length, 300);
+  });
+
+  it("every key reaches a raw-mode program in order, with CPU burners beside it (5 runs)", async () => {
+    const stopBurners = startBurners();
+    try {
+      for (let run = 0; run < 5; run++) {
+        const { runtime } = made();
+        const id = runningId(await runtime.exec(exec("stty raw -echo; cat -v; sleep 300", { tty: true, yield_time_ms: 1_000 })))!;
+        const keys = ["a", "\x03", "\x1b[A", "b", "\x1a", "c"];
+        const report = await runtime.interact(
+          { ...prepareWrite({ session_id: id, ask_user: "press keys" }, process.env), ...until("\\^Zc") },
+          {
+            ask: async (typing) => {
+              for (const key of keys) await typing.type(Buffer.from(key));
+              return false;
+            },
+          },
+        );
+        assert.match(report.output.text, /a\^C\^\[\[Ab\^Zc/, `run ${run}: ${JSON.stringify(report.output.text)}`);
+        await runtime.shutdown();
+      }
+    } finally {
+      stopBurners();
+    }
+  });
+});

@@ -15,7 +15,8 @@ import { call, firstSession, type ModelView, say, steps } from "../helpers/scrip
 import { TmuxPi } from "../helpers/tmux.ts";
 
 const SECRET = "tmux-S3cret-phrase";
-const PASSPHRASE = 'read -r -s -p \'Passphrase: \' p; echo; echo "len=${#p} sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
+const PASSPHRASE =
+  'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
 const OVERLAY = /session (\d+) · you are typing into the job · Ctrl\+\] returns to Pi/;
 
 function filesUnder(dir: string): string[] {
@@ -111,7 +112,11 @@ for (const host of PI_HOSTS) {
       results.length = 0;
       tui.model.script = recording(
         steps(
-          call("exec_command", { cmd: "stty raw -echo; timeout --foreground 6 cat -v; stty sane; echo; echo bye", tty: true, yield_time_ms: 500 }),
+          call("exec_command", {
+            cmd: "stty raw -echo; timeout --foreground 6 cat -v; stty sane; echo; echo bye",
+            tty: true,
+            yield_time_ms: 500,
+          }),
           (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "press some keys" }),
           say("keys pressed"),
         ),

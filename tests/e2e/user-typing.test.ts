@@ -15,7 +15,8 @@ import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
 const SECRET = "s3cret-Passphrase!";
-const PASSPHRASE = 'read -r -s -p \'Passphrase: \' p; echo; echo "len=${#p} sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
+const PASSPHRASE =
+  'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
 
 /** Every file under `dir`, read whole (the job logs). */
 function filesUnder(dir: string): string[] {
@@ -70,7 +71,9 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "ask twice",
         steps(
-          call("exec_command", { cmd: 'read -r line; echo "got ${#line}"; read -r again; echo "again ${#again}"; sleep 300' }),
+          call("exec_command", {
+            cmd: 'read -r line; echo "got $(printf %s "$line" | wc -c)"; read -r again; echo "again $(printf %s "$again" | wc -c)"; sleep 300',
+          }),
           (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "Your name?", until_pattern: "^got" }),
           (view) => {
             answer = undefined; // the next dialog is cancelled
@@ -152,7 +155,7 @@ for (const host of PI_HOSTS) {
         host,
         "ask in print mode",
         steps(
-          call("exec_command", { cmd: 'read -r line; echo "got ${#line}"', yield_time_ms: 250 }),
+          call("exec_command", { cmd: 'read -r line; echo "got $(printf %s "$line" | wc -c)"', yield_time_ms: 250 }),
           (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "Your name?" }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "x\n", until_pattern: "got" }),
           say("done"),

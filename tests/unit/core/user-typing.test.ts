@@ -99,7 +99,8 @@ describe("the user types into a job from the picker", () => {
 });
 
 describe("ask_user: the model hands a prompt to the user", () => {
-  const passphrase = 'read -r -s -p \'Passphrase: \' p; echo; echo "len=${#p} sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
+  const passphrase =
+    'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
 
   it("a read -s passphrase: the job reads exactly what was typed; the model gets the count, and no report, result or log holds the secret", async () => {
     const { runtime } = made();
@@ -132,7 +133,7 @@ describe("ask_user: the model hands a prompt to the user", () => {
 
   it("works on a pipe job too, and is refused where nobody can be asked, touching nothing", async () => {
     const { runtime } = made();
-    const id = runningId(await runtime.exec(exec('read -r line; echo "got ${#line} chars"; sleep 300')))!;
+    const id = runningId(await runtime.exec(exec('read -r line; echo "got $(printf %s "$line" | wc -c) chars"; sleep 300')))!;
     await assert.rejects(
       runtime.interact(prepareWrite({ session_id: id, ask_user: "Your name?" }, process.env)),
       /ask_user needs Pi's interactive terminal or an RPC client/,

@@ -70,7 +70,8 @@ class TypingOverlay implements Component {
     const body = live ? visibleRows(live.view, height) : { lines: ["(the job's screen is gone)"], first: 0 };
     const rows = body.lines.map((line, index) => {
       const cursorHere = live && !this.exitNote && body.first + index + 1 === live.view.cursor.row;
-      return truncateToWidth(cursorHere ? withCursor(line, live.view.cursor.col) : line, width);
+      // A blank row is drawn as a space: an empty string may be dropped where the overlay is laid over Pi's screen.
+      return truncateToWidth(cursorHere ? withCursor(line, live.view.cursor.col) : line || " ", width);
     });
     return [...head, rule, ...rows, rule];
   }

@@ -43,7 +43,9 @@ if (isOlder(version, REQUIRED)) {
       version.join(".") +
       " is too old for pi-unified-exec, which needs Node " +
       REQUIRED.slice(0, 2).join(".") +
-      " or newer: switch to one, or run `bash .ci/run`, which provisions Node 22 and runs the tests.\n",
+      " or newer: switch to one, or install Node 22 for this project with" +
+      ' `npm install --prefix "$HOME/.cache/pi-unified-exec/node22" node@22`' +
+      ' and put it first on PATH with `export PATH="$HOME/.cache/pi-unified-exec/node22/node_modules/node/bin:$PATH"`.\n',
   );
   process.exit(1);
 }

@@ -14,8 +14,11 @@ import { FAUX_EXTENSION, makeDirs, type PiDirs } from "../helpers/pi-process.ts"
 import { call, ScriptedModel, say, steps } from "../helpers/scripted-model.ts";
 
 const PREFLIGHT = join(REPO_ROOT, "scripts", "preflight.cjs");
+/** The one sentence: the Node it needs, and the README's two lines that install Node 22 and put it on PATH. */
 const refusal = (version: string) =>
-  `Node ${version} is too old for pi-unified-exec, which needs Node 22.19 or newer: switch to one, or run \`bash .ci/run\`, which provisions Node 22 and runs the tests.`;
+  `Node ${version} is too old for pi-unified-exec, which needs Node 22.19 or newer: switch to one, or install Node 22 for this project with ` +
+  '`npm install --prefix "$HOME/.cache/pi-unified-exec/node22" node@22` and put it first on PATH with ' +
+  '`export PATH="$HOME/.cache/pi-unified-exec/node22/node_modules/node/bin:$PATH"`.';
 
 function preflight(node: string, ...args: string[]) {
   return spawnSync(node, [PREFLIGHT, ...args], { encoding: "utf8" });
@@ -40,7 +43,7 @@ function findOldNode(): { path: string; version: string } | undefined {
 }
 
 describe("the Node-version preflight", () => {
-  it("refuses an older Node given with --node-version in one sentence naming 22.19 and bash .ci/run, with exit 1", () => {
+  it("refuses an older Node given with --node-version in one sentence naming 22.19 and how to install Node 22, with exit 1", () => {
     for (const version of ["16.20.2", "20.11.1", "22.18.0", "v22.18.9"]) {
       const result = preflight(process.execPath, "--node-version", version);
       assert.equal(result.status, 1, version);

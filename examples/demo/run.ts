@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the real Pi TUI (the newest Pi in devDependencies) with this checkout loaded and
- * the scripted model of tour-model.ts, fully offline. Everything Pi writes goes to a temporary agent
- * directory (never ~/.pi), removed when Pi exits; the jobs run in a temporary project directory.
+ * the scripted model of tour-model.ts, fully offline. Everything the demo leaves lives in one temporary
+ * directory, removed when Pi exits: Pi's agent directory (never ~/.pi), the project the jobs run in,
+ * and the jobs' logs (PI_UNIFIED_EXEC_LOG_DIR, so no log folder stays behind in the system's temp dir).
  * Arguments after `npm run demo --` go to Pi (the tests use `--mode json 3 1 2`). What to type is shown
  * inside the TUI, above the editor (tour-model.ts): Pi clears the terminal when it starts, so
  * anything printed here first would be gone.
@@ -26,8 +27,10 @@ const args = process.argv.slice(2);
 const root = mkdtempSync(join(tmpdir(), "pi-unified-exec-demo-"));
 const agentDir = join(root, "agent");
 const project = join(root, "project");
+const logs = join(root, "logs");
 mkdirSync(agentDir);
 mkdirSync(project);
+mkdirSync(logs);
 // Something for the dev server of scene 1 to serve.
 writeFileSync(join(project, "index.html"), "<h1>served by the pi-unified-exec demo</h1>\n");
 
@@ -37,7 +40,14 @@ const pi = spawn(
   {
     cwd: project,
     stdio: "inherit",
-    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
+    env: {
+      ...process.env,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_UNIFIED_EXEC_LOG_DIR: logs,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+    },
   },
 );
 // Ctrl+C belongs to Pi (the terminal sends it to the whole foreground group).

@@ -4,32 +4,52 @@
  * dev server answers, shows its request in a poll and is stopped; Python answers 42 on a PTY; a job's
  * exit starts a turn by itself. In tmux the real TUI opens with the prompts above the editor, a wake
  * arrives without any prompt, and quitting removes the demo's temporary agent dir. Nothing is written
- * to the user's ~/.pi (HOME is a fresh directory here, checked afterwards).
+ * to the user's ~/.pi (HOME is a fresh directory here, checked afterwards), and nothing named
+ * `pi-unified-exec-*` stays in the temp dir (TMPDIR is a fresh directory too, so other tests' job logs
+ * never count, and one left there by the demo is seen): the jobs' logs go away with the demo.
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf, type PiEvent, runOf, textOf } from "../helpers/events.ts";
+import { LOG_DIR_ENV } from "../../src/core/shared/constants.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { waitFor } from "../helpers/processes.ts";
 
 let home: string;
+let temp: string;
 before(() => {
   home = mkdtempSync(join(tmpdir(), "piue-demo-home-"));
+  temp = mkdtempSync(join(tmpdir(), "piue-demo-tmp-"));
 });
-after(() => rmSync(home, { recursive: true, force: true }));
+after(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(temp, { recursive: true, force: true });
+});
 
-/** The environment of a user with this Node first on PATH and an empty home. */
+/**
+ * The environment of a user with this Node first on PATH, an empty home and an empty temp dir, and
+ * without the test run's own log directory (tests/helpers/test-logs.ts), which would hide where the
+ * demo's job logs go.
+ */
 function userEnv(): Record<string, string> {
-  return {
+  const env = {
     ...process.env,
     PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
     HOME: home,
+    TMPDIR: temp,
     npm_config_update_notifier: "false",
   } as Record<string, string>;
+  delete env[LOG_DIR_ENV];
+  return env;
+}
+
+/** What the demo (or its jobs' logs) left in the temp dir, under the names this extension and the demo use. */
+function leftInTemp(): string[] {
+  return readdirSync(temp).filter((name) => name.startsWith("pi-unified-exec-"));
 }
 
 async function demoJson(prompts: string[]): Promise<{ code: number | null; events: PiEvent[]; stderr: string }> {
@@ -105,7 +125,10 @@ describe("npm run demo in JSON mode", () => {
 
     const demoRoot = dirname(String(armed!.structuredContent.cwd));
     assert.match(demoRoot, /pi-unified-exec-demo-/);
+    assert.equal(dirname(demoRoot), realpathSync(temp), "the demo made its directory in the TMPDIR it was given");
+    assert.ok(String(armed!.structuredContent.log_path).includes(`/${basename(demoRoot)}/logs/`), "the jobs' logs are in it");
     assert.equal(existsSync(demoRoot), false, "the demo's temporary agent and project dirs are removed");
+    assert.deepEqual(leftInTemp(), [], "no log folder or demo folder stays in the temp dir");
     assert.deepEqual(
       readdirSync(home).filter((name) => name === ".pi"),
       [],
@@ -132,7 +155,9 @@ class DemoTerminal {
       script,
       [
         "#!/bin/sh",
-        `export PATH=${quote(env.PATH!)} HOME=${quote(home)} npm_config_update_notifier=false`,
+        // The tmux server inherits this process's environment, the test run's log directory included.
+        `unset ${LOG_DIR_ENV}`,
+        `export PATH=${quote(env.PATH!)} HOME=${quote(home)} TMPDIR=${quote(temp)} npm_config_update_notifier=false`,
         `cd ${quote(REPO_ROOT)}`,
         "exec npm run demo",
         "",
@@ -193,7 +218,7 @@ describe("npm run demo in a terminal", () => {
   const terminal = new DemoTerminal();
   after(() => terminal.close());
 
-  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files at Ctrl+D", async () => {
+  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files and logs at Ctrl+D", async () => {
     terminal.start();
     const intro = await terminal.waitForScreen(
       /type 1, 2 or 3 and Enter[\s\S]*faux-1/,
@@ -215,5 +240,6 @@ describe("npm run demo in a terminal", () => {
     terminal.tmux("send-keys", "-t", "demo", "C-d");
     await waitFor(() => !terminal.running(), "the demo to exit at Ctrl+D", 15_000, 100);
     assert.equal(existsSync(root), false, "the demo's temporary dir is removed");
+    assert.deepEqual(leftInTemp(), [], "no log folder or demo folder stays in the temp dir");
   });
 });

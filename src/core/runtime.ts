@@ -283,6 +283,12 @@ export class ExecRuntime {
     return this.reports.live(options);
   }
 
+  /** A published job as it is now (running, or exited and not yet reported), for a person's view; it reads and consumes nothing. */
+  snapshotOf(jobId: number): JobSnapshot | undefined {
+    const job = this.registry.get(jobId);
+    return job && this.reports.snapshot(job);
+  }
+
   /** Calls `listener` whenever a job starts, exits or is forgotten. Returns an unsubscribe. */
   onChange(listener: () => void): () => void {
     this.changeListeners.add(listener);

@@ -199,7 +199,7 @@ for (const host of PI_HOSTS) {
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => requests.length === 4, "the disarm dialog");
       await waitFor(
-        () => pi.records.slice(from).some((r) => r.method === "notify" && /wake disarmed/.test(r.message)),
+        () => pi.records.slice(from).some((r) => r.method === "notify" && /will not wake the model when it exits/.test(r.message)),
         "the disarm notice",
       );
       assert.ok(processAlive(second!.pid), "disarming leaves the job running");

@@ -172,7 +172,9 @@ for (const host of PI_HOSTS) {
         const text = shown.message as string;
         assert.match(
           text,
-          new RegExp(`^${id} · vim viewed\\.txt — screen 120×10, cursor 1,1 \\(alternate screen\\)\\nfirst line\\nsecond line\\n~\\n`),
+          new RegExp(
+            `^${id} · running \\S+ · vim viewed\\.txt — screen 120×10, cursor 1,1 \\(alternate screen\\)\\nfirst line\\nsecond line\\n~\\n`,
+          ),
         );
       } finally {
         pi.onUiRequest(undefined);

@@ -69,7 +69,7 @@ for (const host of PI_HOSTS) {
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => !processAlive(job.pid), "the job to be killed");
       await pi.waitForRecord(
-        (r) => r.method === "notify" && new RegExp(`session ${job.id}: stopped`).test(r.message),
+        (r) => r.method === "notify" && new RegExp(`Session ${job.id} stopped \\(exit 143 after`).test(r.message),
         from,
         10_000,
         "the kill notice",

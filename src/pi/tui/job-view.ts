@@ -1,6 +1,6 @@
 import type { ExtensionCommandContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, matchesKey, type TUI, truncateToWidth } from "@earendil-works/pi-tui";
-import { type HumanView, humanView, type Job, type JobSnapshot, VIEW_REFRESH_MS } from "../../core/index.ts";
+import { type ExecRuntime, type HumanView, humanView, type Job, type JobSnapshot, VIEW_REFRESH_MS } from "../../core/index.ts";
 import { jobLabel } from "./jobs-ui.ts";
 
 /**
@@ -14,12 +14,12 @@ import { jobLabel } from "./jobs-ui.ts";
 /** The view's title and lines, as both presentations show them. */
 export function viewLines(job: JobSnapshot, view: HumanView): { title: string; lines: string[] } {
   if (view.kind === "output") {
-    const title = `${jobLabel(job, false)} — the last ${view.lines.length} lines of its output`;
+    const title = `${jobLabel(job)} — the last ${view.lines.length} lines of its output`;
     return { title, lines: view.lines.length ? view.lines : ["(no output yet)"] };
   }
   const { screen } = view;
   const where = `screen ${screen.cols}×${screen.rows}, cursor ${screen.cursor.row},${screen.cursor.col}`;
-  const title = `${jobLabel(job, false)} — ${where}${screen.alternate ? " (alternate screen)" : ""}`;
+  const title = `${jobLabel(job)} — ${where}${screen.alternate ? " (alternate screen)" : ""}`;
   return { title, lines: screen.lines };
 }
 
@@ -72,10 +72,18 @@ class JobViewPanel implements Component {
   }
 }
 
-/** Shows `job`'s view until the human closes it (TUI), or once as a notification (RPC). */
-export async function showJobView(ctx: ExtensionCommandContext, job: Job, label: JobSnapshot): Promise<void> {
-  const current = async () => viewLines(label, await humanView(job));
+/**
+ * Shows `job`'s view until the human closes it (TUI), or once as a notification (RPC). Its title is
+ * the job as it is at each redraw: a job that exits while it is open is shown as ended.
+ */
+export async function showJobView(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: Job): Promise<void> {
+  let label: JobSnapshot | undefined = runtime.snapshotOf(job.id);
+  const current = async () => {
+    label = runtime.snapshotOf(job.id) ?? label;
+    return label ? viewLines(label, await humanView(job)) : undefined;
+  };
   const first = await current();
+  if (!first) return;
   if (ctx.mode !== "tui") {
     ctx.ui.notify([first.title, ...first.lines].join("\n"), "info");
     return;

@@ -1,10 +1,11 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/index.ts";
-import { metadata, oneLine } from "../results/format.ts";
+import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { letPersonType } from "./ask-person.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
+import { currentLabel, type Pick, pickLive } from "./sessions-picker.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
@@ -18,16 +19,33 @@ const TYPE = "Type into it (your keys go to the job; the model sees only how man
 const VIEW_SCREEN = "View its screen";
 const VIEW_OUTPUT = "View the last lines of its output";
 
-/** A kill by the human: the model's next call on the id hears of it (`killed_by: user`) with the unread output. */
-async function killJob(runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
+/**
+ * A kill by the person: the model's next call on the id hears of it (`killed_by: user`) with the
+ * unread output. Returns what to tell the person, in their words, whatever happened.
+ */
+async function killJob(runtime: ExecRuntime, jobId: number): Promise<string> {
+  const before = runtime.snapshotOf(jobId);
+  if (!before) return `Session ${jobId} already ended; nothing to kill.`;
+  if (before.exit) return `Session ${jobId} already ended (${endedHow(before)}); nothing to kill.`;
   try {
-    const { job: after, termination } = await runtime.kill(job.jobId, "SIGTERM", undefined, "user");
-    if (termination.failure) return `session ${job.jobId}: kill failed: ${metadata(termination.failure)}`;
-    const outcome = after.exit ? `stopped (exit_code ${after.exit.exitCode})` : "still running after SIGKILL";
-    return `session ${job.jobId}: ${outcome}, cleanup ${termination.cleanup}`;
-  } catch (error) {
-    return `session ${job.jobId}: ${metadata((error as Error).message)}`;
+    const { job: after, termination } = await runtime.kill(jobId, "SIGTERM", undefined, "user");
+    if (termination.failure) return `Session ${jobId} could not be stopped: ${metadata(termination.failure)}`;
+    if (!after.exit) return `Session ${jobId} is still running after SIGKILL.`;
+    const evidence = termination.cleanup === "confirmed" ? "all its processes are gone" : "a process it started may still run";
+    return `Session ${jobId} stopped (${endedHow(after)}); ${evidence}.`;
+  } catch {
+    const now = runtime.snapshotOf(jobId);
+    return now?.exit
+      ? `Session ${jobId} already ended (${endedHow(now)}); nothing to kill.`
+      : `Session ${jobId} already ended; nothing to kill.`;
   }
+}
+
+/** `exit 143 after 3.5s`, `killed by SIGKILL after 2.0s`. */
+function endedHow(job: JobSnapshot): string {
+  const exit = job.exit!;
+  const how = exit.exitCode === null && exit.signal ? `killed by ${exit.signal}` : `exit ${exit.exitCode ?? "unknown"}`;
+  return `${how} after ${shortDuration(job.elapsedMs)}`;
 }
 
 /**
@@ -53,6 +71,50 @@ async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job:
     : `» you typed ${bytes} byte${bytes === 1 ? "" : "s"} into session ${job.jobId}`;
 }
 
+/** The picker where Pi draws no live list (an RPC client's dialog): the jobs as they were when it opened. */
+async function pickByDialog(ctx: ExtensionCommandContext, live: JobSnapshot[]): Promise<Pick> {
+  const labels = live.map((job) => jobLabel(job));
+  const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
+  if (choice === KILL_ALL) return "kill-all";
+  const job = choice === undefined ? undefined : live[labels.indexOf(choice)];
+  return job ? { jobId: job.jobId } : undefined;
+}
+
+/** What the person may do with the job they picked, as it is now; what happened is told in their words. */
+async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked: JobSnapshot): Promise<void> {
+  const { job, label, gone } = currentLabel(runtime, picked);
+  const running = !gone && !job.exit;
+  const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
+  const disarms = running ? [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])] : [];
+  const actions = running ? [KILL, view, TYPE, ...disarms, CANCEL] : [...(gone ? [] : [view]), KILL, CANCEL];
+  const action = await ctx.ui.select(label, actions);
+  if (action === TYPE) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
+  if (action === KILL) ctx.ui.notify(await killJob(runtime, job.jobId), "info");
+  if (action === view) {
+    const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
+    if (target) await showJobView(ctx, runtime, target);
+    else ctx.ui.notify(`Session ${job.jobId} has ended and its output was read; the full output is in ${metadata(job.logPath)}.`, "info");
+  }
+  if (action === DISARM) {
+    const outcome = runtime.setOnExit(job.jobId, { onExit: "none" });
+    ctx.ui.notify(
+      outcome.found && outcome.onExit === "disarmed"
+        ? `Session ${job.jobId} will not wake the model when it exits.`
+        : `Session ${job.jobId} had no exit wake to disarm.`,
+      "info",
+    );
+  }
+  if (action === DISARM_PATTERN) {
+    const outcome = runtime.setOnExit(job.jobId, { wakePattern: null });
+    ctx.ui.notify(
+      outcome.found && outcome.pattern === "disarmed"
+        ? `Session ${job.jobId}'s wake_on_pattern is disarmed.`
+        : `Session ${job.jobId} had no wake_on_pattern to disarm.`,
+      "info",
+    );
+  }
+}
+
 /**
  * `/unified-exec-sessions`: the human's way to look at jobs, stop them or disarm wakes without the
  * model. "View" shows a job's screen or the last lines of its output and consumes nothing; the kill is
@@ -76,34 +138,15 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const labels = live.map((job) => jobLabel(job));
-      const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
-      if (choice === undefined || choice === CANCEL) return;
-      if (choice === KILL_ALL) {
-        const results = await Promise.all(live.map((job) => killJob(runtime, job)));
+      const pick = ctx.mode === "tui" ? await pickLive(ctx, runtime, live) : await pickByDialog(ctx, live);
+      if (pick === undefined) return;
+      if (pick === "kill-all") {
+        const results = await Promise.all(live.map((job) => killJob(runtime, job.jobId)));
         ctx.ui.notify(results.join("\n"), "info");
         return;
       }
-      const job = live[labels.indexOf(choice)];
-      if (!job) return;
-      const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
-      const disarms = [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])];
-      const action = await ctx.ui.select(jobLabel(job), [KILL, view, TYPE, ...disarms, CANCEL]);
-      if (action === TYPE) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
-      if (action === view) {
-        const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
-        if (target) await showJobView(ctx, target, job);
-        else ctx.ui.notify(`session ${job.jobId} is no longer there: its exit was reported meanwhile`, "info");
-      }
-      if (action === KILL) ctx.ui.notify(await killJob(runtime, job), "info");
-      if (action === DISARM) {
-        const outcome = runtime.setOnExit(job.jobId, { onExit: "none" });
-        ctx.ui.notify(`session ${job.jobId}: wake ${outcome.found ? outcome.onExit : "not found"}`, "info");
-      }
-      if (action === DISARM_PATTERN) {
-        const outcome = runtime.setOnExit(job.jobId, { wakePattern: null });
-        ctx.ui.notify(`session ${job.jobId}: wake_on_pattern ${outcome.found ? outcome.pattern : "not found"}`, "info");
-      }
+      const chosen = live.find((job) => job.jobId === pick.jobId);
+      if (chosen) await actOn(ctx, runtime, chosen);
     },
   });
 }

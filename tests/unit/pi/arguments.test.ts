@@ -21,7 +21,7 @@ describe("raw argument checks", () => {
     );
     assert.throws(
       () => poll({ session_id: 1, input: "x" }),
-      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, max_output_tokens, screen\./,
+      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, max_output_tokens, screen, ask_user\./,
     );
   });
 

@@ -118,16 +118,21 @@ describe("the human's view of a job", () => {
 
   it("titles a screen with its size, the cursor and the alternate screen", () => {
     const { title, lines } = viewLines(job, { kind: "screen", screen: screen({ cursor: { row: 2, col: 3 } }) });
-    assert.equal(title, "3 · vim notes.txt — screen 80×5, cursor 2,3 (alternate screen)");
+    assert.equal(title, "3 · running 0.0s · vim notes.txt — screen 80×5, cursor 2,3 (alternate screen)");
     assert.deepEqual(lines, screen().lines);
   });
 
   it("titles a pipe job's lines, and says when there is no output yet", () => {
     const pipe = snapshot({ jobId: 4, command: "make" });
     assert.deepEqual(viewLines(pipe, { kind: "output", lines: ["a", "b"] }), {
-      title: "4 · make — the last 2 lines of its output",
+      title: "4 · running 0.0s · make — the last 2 lines of its output",
       lines: ["a", "b"],
     });
     assert.deepEqual(viewLines(pipe, { kind: "output", lines: [] }).lines, ["(no output yet)"]);
+    const ended = snapshot({ jobId: 5, command: "make", elapsedMs: 3_500, exit: { exitCode: 143, signal: null } });
+    assert.equal(
+      viewLines(ended, { kind: "output", lines: ["a"] }).title,
+      "5 · exit 143 after 3.5s · make — the last 1 lines of its output",
+    );
   });
 });

@@ -74,6 +74,7 @@ for (const host of PI_HOSTS) {
           const copy = join(dirs.root, "second-copy");
           cpSync(join(REPO_ROOT, "src"), join(copy, "src"), { recursive: true });
           cpSync(join(REPO_ROOT, "package.json"), join(copy, "package.json"));
+          cpSync(join(REPO_ROOT, "index.ts"), join(copy, "index.ts"));
           // The copy loads far enough to conflict only if its own imports resolve.
           symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
           for (const source of [REPO_ROOT, copy]) piInstall(host.cliPath, dirs, source, join(dirs.root, "npm-cache"));

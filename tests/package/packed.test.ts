@@ -41,6 +41,7 @@ describe("the packed tarball", () => {
       "package/README.md",
       "package/LICENSE",
       "package/THIRD_PARTY_NOTICES.md",
+      "package/index.ts",
       "package/src/index.ts",
       "package/src/core/supervision/watchdog.sh",
     ]) {

@@ -14,8 +14,8 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, 
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { headerOf, inCallOrder, outputOf, type PiEvent, runOf, textOf } from "../helpers/events.ts";
 import { LOG_DIR_ENV } from "../../src/core/shared/constants.ts";
+import { headerOf, inCallOrder, outputOf, type PiEvent, runOf, textOf } from "../helpers/events.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { waitFor } from "../helpers/processes.ts";
 

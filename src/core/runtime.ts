@@ -14,7 +14,7 @@ import type { ShownPart } from "./output/shown-part.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
 import { terminalSize } from "./screen/terminal-size.ts";
-import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS } from "./shared/constants.ts";
+import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, PRUNE_BACKLOG_JOBS, PRUNE_IDLE_MS } from "./shared/constants.ts";
 import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
 import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
@@ -64,7 +64,7 @@ export class ExecRuntime {
   /** Calls attached to jobs right now (a steer ends all their waits). */
   private readonly attachedCalls = new Set<AttachedCall>();
   private closed = false;
-  private pruneScheduled = false;
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     const logs = options.logs ?? new LogDirectory();
@@ -135,7 +135,7 @@ export class ExecRuntime {
     } finally {
       this.detach(attached, report);
       this.launcher.callEnded();
-      this.pruneSoon();
+      this.pruneWhenIdle();
     }
   }
 
@@ -312,6 +312,7 @@ export class ExecRuntime {
    */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
+    clearTimeout(this.pruneTimer);
     this.launcher.stop();
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
@@ -349,16 +350,16 @@ export class ExecRuntime {
   }
 
   /**
-   * Forgets the jobs that are over in a later turn, off every call's path: proving a job's groups
-   * empty reads the process table (some 3 ms), and a call waiting for it would be that much slower.
+   * Forgets the jobs that are over once calls pause ({@link PRUNE_IDLE_MS}): proving groups empty reads
+   * the process table, which must not land between calls back to back or in one message.
    */
-  private pruneSoon(): void {
-    if (this.pruneScheduled) return;
-    this.pruneScheduled = true;
-    setImmediate(() => {
-      this.pruneScheduled = false;
+  private pruneWhenIdle(): void {
+    clearTimeout(this.pruneTimer);
+    const backlog = this.tracked.size >= PRUNE_BACKLOG_JOBS;
+    this.pruneTimer = setTimeout(() => {
       if (!this.closed) this.tracked.prune();
-    });
+    }, backlog ? 0 : PRUNE_IDLE_MS);
+    this.pruneTimer.unref();
   }
 
   /** Starts the job and tracks it from its first byte (see {@link JobLauncher}). */

@@ -209,6 +209,14 @@ export const MAX_ASK_USER_CHARS = 300;
  */
 export const TYPED_DELIVERY_MS = 5_000;
 
+/**
+ * Finished jobs are forgotten (their groups proven empty, which reads the process table) once calls
+ * have paused this long: calls back to back or in one message never pay for it between them.
+ */
+export const PRUNE_IDLE_MS = 500;
+/** Tracked jobs from which a prune runs at once rather than at the pause: a long burst stays bounded. */
+export const PRUNE_BACKLOG_JOBS = 32;
+
 /** Exits this close together are announced in one prompt rather than one prompt each. */
 export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */

@@ -95,9 +95,14 @@ export class TrackedJobs {
     }
   }
 
+  /** Jobs tracked now (running, or over and not yet proven gone). */
+  get size(): number {
+    return this.jobs.size;
+  }
+
   /**
    * Forgets jobs that are over, whose groups are proven empty and whose streams are closed. Done
-   * after each exec (in a later turn), at each listing and at shutdown. A job whose groups were once
+   * once calls pause after an exec, at each listing and at shutdown. A job whose groups were once
    * seen empty never names them again, so a reused id is never mistaken for it; one whose streams a
    * daemon still holds stays, so shutdown finds the daemon and closes our end.
    */

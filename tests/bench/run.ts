@@ -18,7 +18,6 @@ import {
   floodErrors,
   hostMemory,
   type LoopDelay,
-  latencyOf,
   loopDelay,
   type MemoryFigures,
   nodeReaderMs,
@@ -26,18 +25,28 @@ import {
   sixteenFloods,
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
+import { type SoakFigures, soak } from "./soak.ts";
+import { speakUpBenchmark, speakUpGoals, speakUpRows } from "./speak-up.ts";
 import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";
 import { workflowBenchmark, workflowRows } from "./workflow.ts";
 
 const host = PI_HOSTS.at(-1)!; // the newest Pi 1.x
 const bash = resolveShell("bash", currentShellHost()).path;
-const LATENCY_CALLS = 40;
-const LATENCY_WARMUP = 5;
-/** Rounds of each flood part (`BENCH_ROUNDS`, default 5); `BENCH_FAST=1` skips the hostile-output and watchdog parts. */
-const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || 5;
 const FAST = process.env.BENCH_FAST === "1";
+/** Runs of each latency pace (every figure is the median of the runs' medians, with their range): `BENCH_RUNS`, default 3. */
+const LATENCY_RUNS = Number(process.env.BENCH_RUNS) || 3;
+/** Calls per latency block (at least 40 in the full run). */
+const LATENCY_CALLS = FAST ? 20 : 40;
+/**
+ * Rounds of each flood part (`BENCH_ROUNDS`, default 5; 3 with `BENCH_FAST=1`, which also skips the
+ * hostile-output, watchdog, token, screen and workflow parts and runs a short soak).
+ */
+const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 3 : 5);
+/** Calls of the soak (and of its control through Pi's bash tool), with a `/reload` every fifth of them. */
+const SOAK_CALLS = FAST ? 200 : 1_000;
 const progress = (part: string) => console.error(`[bench] ${part} (${Math.round(performance.now() / 1000)} s)`);
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
 const SMALL_FLOOD = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 99";
@@ -77,19 +86,36 @@ const startPi = (env: Record<string, string> = {}) =>
     },
   });
 
-/** Latency with warm shells off, in a Pi host of its own (the setting is read when a runtime starts). */
-async function latencyWarmOff() {
-  const pi = await startPi({ PI_UNIFIED_EXEC_WARM_SHELL: "0" });
-  try {
-    return await latencyOf(pi, bash, LATENCY_CALLS, LATENCY_WARMUP);
-  } finally {
-    await pi.close(60_000);
-  }
-}
-
 /** How far a run's peak rose over the memory measured (after a GC) just before it. */
 function grown(before: MemoryFigures["now"], peak: MemoryFigures["peak"]): MemoryFigures["peak"] {
   return { rss: peak.rss - before.rss, heap: peak.heap - before.heap, outside: peak.outside - before.outside };
+}
+
+/** Each round's ratio of `ours` to `theirs`, as `min–max`. */
+function ratioRange(ours: number[], theirs: number[]): string {
+  const ratios = ours.map((value, i) => value / theirs[i]!);
+  return `${round(Math.min(...ratios))}–${round(Math.max(...ratios))}`;
+}
+
+/** The soak's goals: what our session keeps beyond the control's, and nothing left or told twice. */
+function soakGoals(runs: Record<"exec_command" | "bash", SoakFigures>): Record<string, boolean> {
+  const ours = runs.exec_command;
+  return {
+    [`soak of ${ours.calls} calls: heap after GC ≤ the bash tool's + 10 MiB`]:
+      ours.heap_after_gc_MiB.growth <= runs.bash.heap_after_gc_MiB.growth + 10,
+    "soak: descriptors flat, no job left, no exit told twice":
+      ours.descriptors.after <= ours.descriptors.before + 2 && ours.leftover_processes === 0 && ours.exits_reported_twice.length === 0,
+  };
+}
+
+function soakRows(runs: Record<"exec_command" | "bash", SoakFigures>): [string, string][] {
+  const { exec_command: ours, bash } = runs;
+  return [
+    [
+      `soak, ${ours.calls} calls, ${ours.reloads} reloads`,
+      `heap after GC +${ours.heap_after_gc_MiB.growth} MiB (bash tool +${bash.heap_after_gc_MiB.growth}) · rss +${ours.rss_after_gc_MiB.growth} (bash tool +${bash.rss_after_gc_MiB.growth}) · descriptors ${ours.descriptors.before} → ${ours.descriptors.after} · jobs left ${ours.leftover_processes} · exits told twice ${ours.exits_reported_twice.length} · ${ours.seconds} s`,
+    ],
+  ];
 }
 
 async function main() {
@@ -104,9 +130,8 @@ async function main() {
     const idle = (await hostMemory(pi, { gc: true, reset: true })).now;
 
     progress("latency");
-    // 1. Latency of `true`, interleaved: exec_command, bash, raw spawn; warm shells on here, off in a second host.
-    const latency = await latencyOf(pi, bash, LATENCY_CALLS, LATENCY_WARMUP);
-    const latencyOff = await latencyWarmOff();
+    // 1. Latency of `true` at Pi's events: back to back, at an agent's pace, eight in one message.
+    const latency = await latencyBenchmark(pi, LATENCY_RUNS, LATENCY_CALLS);
 
     progress("one flood");
     // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, and baselines on the same pipe.
@@ -191,17 +216,19 @@ async function main() {
     // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
     const workflow = FAST ? undefined : await workflowBenchmark(pi);
 
+    // 10. What jobs that speak up cost: an unread flood with a pattern, the scan of listening addresses.
+    progress("speak-up");
+    const speakUp = await speakUpBenchmark(FLOOD_RUNS);
+    // 11. A long session: the soak and its control through Pi's bash tool, each in a host of its own.
+    progress("soak");
+    const soakRuns = {
+      exec_command: await soak(host, "exec_command", SOAK_CALLS, SOAK_CALLS / 25),
+      bash: await soak(host, "bash", SOAK_CALLS, SOAK_CALLS / 25),
+    };
+
     const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
     const figures = {
-      latency_true_ms: {
-        exec_command: round(median(latency.exec)),
-        bash_tool: round(median(latency.bash)),
-        raw_spawn: round(median(latency.raw)),
-        exec_command_warm_shell_off: round(median(latencyOff.exec)),
-        bash_tool_beside_warm_shell_off: round(median(latencyOff.bash)),
-      },
-      latency_ratio_exec_over_bash: round(median(latency.exec) / median(latency.bash)),
-      latency_ratio_exec_over_bash_warm_shell_off: round(median(latencyOff.exec) / median(latencyOff.bash)),
+      latency,
       flood_200MB_ms: {
         exec_command: round(median(flood.exec)),
         bash_tool: round(median(flood.bash)),
@@ -212,6 +239,8 @@ async function main() {
       },
       flood_ratio_exec_over_cat: round(median(flood.exec) / median(flood.cat)),
       flood_ratio_exec_over_node_reader: round(median(flood.exec) / median(flood.node)),
+      flood_ratio_exec_over_node_reader_own_session: round(median(flood.exec) / median(flood.nodeOwnSession)),
+      flood_ratio_exec_over_node_reader_own_session_range: ratioRange(flood.exec, flood.nodeOwnSession),
       flood_ratio_node_reader_own_session_over_cat: round(median(flood.nodeOwnSession) / median(flood.cat)),
       flood_ratio_exec_over_raw: round(median(flood.exec) / median(flood.raw)),
       flood_ratio_exec_over_bash: round(median(flood.exec) / median(flood.bash)),
@@ -262,11 +291,15 @@ async function main() {
       ),
       screen,
       workflow,
+      speak_up: speakUp,
+      soak: soakRuns,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
-      "true ≤ 0.8× Pi's bash tool (warm shell on)": figures.latency_ratio_exec_over_bash <= 0.8,
-      "200 MB flood ≤ 1.25× cat on the same pipe": figures.flood_ratio_exec_over_cat <= 1.25,
+      ...latencyGoals(latency),
+      "200 MB flood ≤ 1.0× a bare Node reader of it in a session of its own": figures.flood_ratio_exec_over_node_reader_own_session <= 1.0,
+      ...speakUpGoals(speakUp),
+      ...soakGoals(soakRuns),
       "one flood ≤ idle + 30 MiB": figures.flood_peak_over_idle_MiB.exec_command.rss <= 30,
       "sixteen floods ≤ idle + 90 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 90,
       "sixteen floods: event-loop p99 ≤ 40 ms": figures.sixteen_floods_50MB.event_loop_p99_ms <= 40,
@@ -293,7 +326,8 @@ async function main() {
       pi: host.version,
       platform: `${process.platform} ${process.arch}`,
       date: new Date().toISOString(),
-      runs: { latency_calls: LATENCY_CALLS, floods: FLOOD_RUNS, sixteen_floods: FLOOD_RUNS },
+      runs: { latency: LATENCY_RUNS, latency_calls: LATENCY_CALLS, floods: FLOOD_RUNS, sixteen_floods: FLOOD_RUNS, soak_calls: SOAK_CALLS },
+      fast: FAST,
       bench_seconds: round((performance.now() - started) / 1000, 1),
     };
     const results = { machine, figures, goals };
@@ -305,18 +339,13 @@ async function main() {
 
     const rows: [string, string][] = [
       ["machine", `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Pi ${machine.pi}`],
-      [
-        "latency of `true` (median ms)",
-        `exec_command ${figures.latency_true_ms.exec_command} · bash tool ${figures.latency_true_ms.bash_tool} · raw spawn ${figures.latency_true_ms.raw_spawn} → ${figures.latency_ratio_exec_over_bash}× bash`,
-      ],
-      [
-        "latency, warm shell off (median ms)",
-        `exec_command ${figures.latency_true_ms.exec_command_warm_shell_off} · bash tool ${figures.latency_true_ms.bash_tool_beside_warm_shell_off} → ${figures.latency_ratio_exec_over_bash_warm_shell_off}× bash`,
-      ],
+      ...latencyRows(latency),
       [
         "200 MB flood (median ms)",
-        `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_cat}× cat`,
+        `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_node_reader_own_session}× the Node reader in its own session (${figures.flood_ratio_exec_over_node_reader_own_session_range} over the rounds; ${figures.flood_ratio_exec_over_cat}× cat, the machine's limit)`,
       ],
+      ...speakUpRows(speakUp),
+      ...soakRows(soakRuns),
       [
         "flood peak over idle (MiB)",
         `exec_command rss +${figures.flood_peak_over_idle_MiB.exec_command.rss} (heap +${figures.flood_peak_over_idle_MiB.exec_command.heap}, outside heap +${figures.flood_peak_over_idle_MiB.exec_command.outside_heap}) · bash tool rss +${figures.flood_peak_over_idle_MiB.bash_tool.rss} (idle after GC ${figures.idle_after_gc_MiB.rss})`,

@@ -118,6 +118,8 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
       } catch {
         record = { type: "unparsed_stdout", line };
       }
+      // When the client read it (the benchmark times tools at Pi's events as a client sees them); not enumerable, so records compare as before.
+      Object.defineProperty(record, "receivedAt", { value: performance.now(), enumerable: false });
       records.push(record);
       for (const listener of onRecord) listener(record);
     }

@@ -75,6 +75,11 @@ export class PiRpcHost {
     });
   }
 
+  /** How long the model waits before each answer: Pi sits idle in between, as it does while a real model thinks. */
+  set modelDelayMs(ms: number) {
+    this.pi.model.delayMs = ms;
+  }
+
   /** The script for the turns a completion wake starts (default: a short acknowledgement). */
   setWakeScript(script: Script): void {
     this.pi.model.wakeScript = script;

@@ -29,6 +29,8 @@ export class ScriptedModel {
   script: Script = () => say("no script set");
   /** What the model answers to a completion wake (it may arrive in the middle of a test's run). */
   wakeScript: Script = () => say("noted the finished job");
+  /** How long the model "thinks" before each answer (the benchmark's agent pace); 0 answers at once. */
+  delayMs = 0;
   /** Errors thrown by scripts, so a test can fail with the cause rather than a confused transcript. */
   readonly errors: Error[] = [];
   private constructor(
@@ -55,7 +57,9 @@ export class ScriptedModel {
           reply = { error: `script failed: ${(error as Error).stack ?? error}` };
         }
         response.setHeader("content-type", "application/json");
-        response.end(JSON.stringify(reply));
+        const answer = () => response.end(JSON.stringify(reply));
+        if (model!.delayMs > 0) setTimeout(answer, model!.delayMs);
+        else answer();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -18,14 +18,18 @@ class EraseStack {
   cols: number[] = [];
   times: number[] = [];
 
-  /** Records an erase at `col`, dropping the older ones it dominates (`dominates(old col)`). */
-  push(col: number, time: number, dominates: (older: number) => boolean): void {
-    while (this.cols.length && dominates(this.cols[this.cols.length - 1]!)) {
-      this.cols.pop();
-      this.times.pop();
+  /**
+   * Records an erase at `col`, dropping the older ones it dominates: those at a column on the same
+   * side (`toStart`: at or before `col`, else at or after it), which it covers and outlives.
+   */
+  push(col: number, time: number, toStart: boolean): void {
+    const { cols, times } = this;
+    while (cols.length && (toStart ? cols[cols.length - 1]! <= col : cols[cols.length - 1]! >= col)) {
+      cols.pop();
+      times.pop();
     }
-    this.cols.push(col);
-    this.times.push(time);
+    cols.push(col);
+    times.push(time);
   }
 
   clear(): void {
@@ -91,6 +95,47 @@ export class LineCells {
     return lf;
   }
 
+  /**
+   * Writes the characters of `text` from `start` up to `end`, a LF or the first code unit that
+   * `stops` marks (a control or a character to be made visible), scanning and writing in one loop;
+   * returns where it stopped.
+   */
+  writeText(text: string, start: number, end: number, stops: Uint8Array): number {
+    let k = start;
+    for (;;) {
+      // As far as the cells have room (a pair may take one more), then make more.
+      const room = Math.min(end, k + this.chars.length - this.col - 1);
+      k = this.writeRoom(text, k, room, end, stops);
+      if (k >= end || k < room) return k;
+      this.grow(this.col + 2);
+    }
+  }
+
+  /** {@link writeText} up to `room` (a pair may end one past it), within the cells' room. */
+  private writeRoom(text: string, start: number, room: number, end: number, stops: Uint8Array): number {
+    const { chars, stamps } = this;
+    let col = this.col;
+    let time = this.time;
+    let k = start;
+    for (; k < room; k++) {
+      let cp = text.charCodeAt(k);
+      if (cp === 0x0a || stops[cp] === 1) break;
+      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
+        const low = text.charCodeAt(k + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+          k++;
+        }
+      }
+      chars[col] = cp;
+      stamps[col++] = ++time;
+    }
+    this.col = col;
+    this.time = time;
+    if (col > this.length) this.length = col;
+    return k;
+  }
+
   /** Writes code units (no LF among them), as {@link write} does characters. */
   writeUnits(units: Uint16Array, start: number, end: number): void {
     if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
@@ -118,8 +163,8 @@ export class LineCells {
   erase(mode: 0 | 1 | 2): void {
     const time = ++this.time;
     const col = mode === 2 ? 0 : this.col;
-    if (mode === 1) this.toStart.push(col, time, (older) => older <= col);
-    else this.toEnd.push(col, time, (older) => older >= col);
+    if (mode === 1) this.toStart.push(col, time, true);
+    else this.toEnd.push(col, time, false);
   }
 
   /** The line as shown, into `sink`: erased cells blank, trailing blanks left out. */

@@ -8,7 +8,7 @@
  */
 import { PARTIAL_DECODE_MIN_SKIP_BYTES } from "../shared/constants.ts";
 import { omissionMarker, type RetainedOutput } from "./head-tail-buffer.ts";
-import { type Elision, exceedsTail, type ShownPart, safeLineStart } from "./shown-part.ts";
+import { type Elision, exceedsTail, originAfter, originPastGap, partStart, type ShownPart, type StreamOrigin } from "./shown-part.ts";
 import { TerminalText } from "./terminal-text.ts";
 
 /** Bytes 0x80–0xBF continue a UTF-8 character; a tail cut by retention may start with some. */
@@ -24,7 +24,7 @@ export interface DecodedText {
   elided?: Elision;
 }
 
-/** The end of a read, rendered from a safe line start on by decoders of its own. */
+/** The end of a read, rendered from a start found in shown-part.ts on, by decoders of its own. */
 interface RenderedEnd {
   /** Where in its bytes the rendered end starts. */
   start: number;
@@ -40,6 +40,25 @@ interface RenderedStart {
 }
 
 const newUtf8 = () => new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** LFs in `text`. */
+function lineCount(text: string): number {
+  let lines = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+
+/**
+ * How many times more of the read the next try renders, when a part's text fell short of the cap:
+ * enough, at the rate this part's text grew, to pass it by a margin, and at least twice as much. A
+ * part with no text (every byte a control) asks for more than the read has, so the read is rendered
+ * whole at once rather than in ever larger parts.
+ */
+function growth(text: string, shown: ShownPart): number {
+  let factor = shown.tailBytes / Math.max(1, Buffer.byteLength(text));
+  if (Number.isFinite(shown.tailLines)) factor = Math.min(factor, shown.tailLines / Math.max(1, lineCount(text)));
+  return Math.max(2, 1.25 * factor);
+}
 
 /** The first LF at or after `from`, plus one (or the end): a read's start is cut after a whole line. */
 function lineEndAfter(bytes: Buffer, from: number): number {
@@ -61,17 +80,24 @@ function streamOf(output: RetainedOutput): Buffer {
  * is lost, not mangled). The text is then reduced to what a terminal would show.
  *
  * Given what the result can show ({@link ShownPart}), a large read is decoded only in part: its end
- * from a safe line start (see shown-part.ts) and, for Codex's head, its start, with the same text
- * there as a whole decode; the streaming state then continues from the end.
+ * from a start where rendering gives the same text as a whole decode there (see shown-part.ts) and,
+ * for Codex's head, its start; the streaming state then continues from the end.
  */
 export class OutputDecoder {
   private utf8 = newUtf8();
   /** Terminal rendering, with the start of a control sequence the previous read ended in. */
   private terminal = new TerminalText();
+  /** The previous read ended in C2, held by `utf8`: the next read may complete a C1 control with it. */
+  private c1LeadHeld = false;
 
   /** Text of `output`; `final` when the job has ended and nothing more will follow; `shown` lets a large read be decoded in part. */
   take(output: RetainedOutput, final: boolean, shown?: ShownPart): DecodedText {
-    return (shown && this.takePart(output, final, shown)) || { text: this.takeAll(output, final) };
+    const decoded = (shown && this.takePart(output, final, shown)) || { text: this.takeAll(output, final) };
+    const { head, tail, omittedBytes } = output;
+    // Past a gap the head was flushed: only the tail can leave a byte held.
+    const last = omittedBytes > 0 || tail.length > 0 ? tail.at(-1) : head.at(-1);
+    if (head.length + tail.length > 0 || omittedBytes > 0) this.c1LeadHeld = !final && last === 0xc2;
+    return decoded;
   }
 
   private takeAll(output: RetainedOutput, final: boolean): string {
@@ -94,7 +120,7 @@ export class OutputDecoder {
     const retained = output.head.length + output.tail.length;
     if (retained < shown.headBytes + shown.tailBytes + PARTIAL_DECODE_MIN_SKIP_BYTES) return undefined;
     const stream = streamOf(output);
-    const end = this.renderEnd(stream, final, shown, gap);
+    const end = this.renderEnd(stream, final, shown, this.originOf(output), gap);
     if (!end) return undefined;
     const start =
       shown.headBytes > 0 ? this.renderStart(output, stream.subarray(0, end.start), shown.headBytes) : { text: "", rawBytes: 0 };
@@ -107,22 +133,36 @@ export class OutputDecoder {
   }
 
   /**
-   * The end of `stream` rendered from the latest safe line start that gives more text than the result
-   * keeps. Without a gap, at least {@link PARTIAL_DECODE_MIN_SKIP_BYTES} must be skippable; past a gap,
-   * the head already is.
+   * What the renderer holds where `streamOf(output)` begins: this decoder's held sequence (a CR in it
+   * would be shown if the sequence is abandoned), or past a gap, a control string the head may leave
+   * open across the omission marker.
    */
-  private renderEnd(stream: Buffer, final: boolean, shown: ShownPart, gap: boolean): RenderedEnd | undefined {
+  private originOf(output: RetainedOutput): StreamOrigin {
+    const afterHeld = originAfter(this.terminal.heldText, this.c1LeadHeld);
+    return output.omittedBytes > 0 ? originPastGap(output.head, afterHeld) : afterHeld;
+  }
+
+  /**
+   * The end of `stream` rendered from the latest start that gives more text than the result keeps.
+   * Without a gap, at least {@link PARTIAL_DECODE_MIN_SKIP_BYTES} must be skippable; past a gap, the
+   * head already is. A part that falls short is tried again, longer (at most from the floor), unless
+   * its text says even all of the read would not be enough by far.
+   */
+  private renderEnd(stream: Buffer, final: boolean, shown: ShownPart, origin: StreamOrigin, gap: boolean): RenderedEnd | undefined {
     const floor = gap ? 0 : PARTIAL_DECODE_MIN_SKIP_BYTES;
     // Plain text renders to about its own size; controls and CR redraws shrink it, so a short end grows.
     let want = Math.ceil(shown.tailBytes * 1.25) + 4096;
     for (;;) {
-      const start = safeLineStart(stream, stream.length - want, floor, gap);
+      const limit = stream.length - want;
+      const start = partStart(stream, Math.max(limit, floor), floor, origin);
       if (start === -1) return undefined;
       const utf8 = newUtf8();
       const terminal = new TerminalText();
       const text = terminal.write(utf8.decode(stream.subarray(start), { stream: !final }), final);
       if (exceedsTail(text, shown)) return { start, text, utf8, terminal };
-      want = (stream.length - start) * 4;
+      if (limit <= floor) return undefined;
+      want = (stream.length - start) * growth(text, shown);
+      if (want > 2 * (stream.length - floor)) return undefined;
     }
   }
 

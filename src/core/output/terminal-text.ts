@@ -35,6 +35,7 @@ const ZWJ = 0x200d;
 // otherwise call a getter for every character of the hot loop.
 const SPECIAL = SPECIAL_IN_TEXT;
 const UNITS = SPECIAL_UNITS;
+const MAX_CHARS = MAX_CONTROL_SEQUENCE_CHARS;
 
 /** Returned by a parser instead of an index: the text ends inside this sequence; hold it for the next read. */
 const HOLD = -1;
@@ -82,8 +83,7 @@ class Pass {
     while (i < n) {
       let j = i;
       if (!isSpecial(text.charCodeAt(i))) {
-        j = nextSpecial(text, i + 1);
-        this.plain(i, j);
+        j = this.cells ? this.redrawnText(i) : this.plainText(i);
         if (j >= n) break;
       }
       const next = this.special(j);
@@ -139,7 +139,7 @@ class Pass {
   /** CSI parameters and intermediates (0x20–0x3F) up to a final byte (0x40–0x7E). */
   private csi(body: number): number {
     const { text } = this;
-    const last = body + MAX_CONTROL_SEQUENCE_CHARS; // past the bound, only the final byte may stand
+    const last = body + MAX_CHARS; // past the bound, only the final byte may stand
     for (let k = body; k < text.length; k++) {
       const c = text.charCodeAt(k);
       if (c >= 0x40 && c <= 0x7e) {
@@ -164,7 +164,7 @@ class Pass {
   private controlString(body: number, osc: boolean): number {
     const { text } = this;
     const n = text.length;
-    const last = body + MAX_CONTROL_SEQUENCE_CHARS; // past the bound, only a terminator may stand
+    const last = body + MAX_CHARS; // past the bound, only a terminator may stand
     for (let k = body; k < n; k++) {
       const c = text.charCodeAt(k);
       if (c === ESC) {
@@ -180,7 +180,7 @@ class Pass {
   /** ESC, intermediates (0x20–0x2F), one final byte (0x30–0x7E): ESC ( B selects a character set. */
   private nF(j: number): number {
     const { text } = this;
-    const last = j + 1 + MAX_CONTROL_SEQUENCE_CHARS;
+    const last = j + 1 + MAX_CHARS;
     for (let k = j + 1; k < text.length; k++) {
       const c = text.charCodeAt(k);
       if (c >= 0x30 && c <= 0x7e) return k + 1;
@@ -191,14 +191,18 @@ class Pass {
 
   /**
    * CR before LF is part of the line end. A lone CR returns to column 0: from then on the line is
-   * kept as cells, where later characters overwrite earlier ones and erase-in-line applies.
+   * kept as cells, where later characters overwrite earlier ones and erase-in-line applies. A run of
+   * CRs is taken at once: each but the last is lone, and returning to column 0 twice is once.
    */
   private carriageReturn(j: number): number {
     const { text } = this;
-    if (j + 1 >= text.length || text.charCodeAt(j + 1) === LF) return j + 1;
+    const n = text.length;
+    let k = j + 1;
+    while (k < n && text.charCodeAt(k) === CR) k++;
+    if (k === j + 1 && (k >= n || text.charCodeAt(k) === LF)) return k;
     if (!this.cells) this.startRedraw();
     this.cells!.carriageReturn();
-    return j + 1;
+    return k;
   }
 
   /** Moves the current line, as written so far, into cells. */
@@ -216,6 +220,28 @@ class Pass {
     if (!isInvisible(cp) || (cp === ZWJ && joinsEmoji(j === 0 ? this.before : codePointBefore(text, j)))) this.plain(j, j + length);
     else this.visible(codePointName(cp));
     return j + length;
+  }
+
+  /** The plain text from `start` to the next special character, copied out; returns where it ends. */
+  private plainText(start: number): number {
+    const end = nextSpecial(this.text, start + 1);
+    this.append(start, end);
+    return end;
+  }
+
+  /**
+   * The plain text from `start` on a line being redrawn, into the cells as it is scanned, up to the
+   * next special character; a LF finishes the line, and the rest of the text goes out as it is.
+   * Returns where the plain text ends.
+   */
+  private redrawnText(start: number): number {
+    const { text } = this;
+    const stop = this.cells!.writeText(text, start, text.length, UNITS);
+    if (stop >= text.length || text.charCodeAt(stop) !== LF) return stop;
+    this.cells!.render(this.out);
+    this.spareCells = this.cells;
+    this.cells = undefined;
+    return this.plainText(stop);
   }
 
   /** Plain text `text[start, end)`. */
@@ -283,6 +309,11 @@ export class TerminalText {
   /** Whether the end of an unfinished control sequence is held back for the next write. */
   get holding(): boolean {
     return this.held.length > 0;
+  }
+
+  /** The start of an unfinished control sequence held back for the next write ("" when none). */
+  get heldText(): string {
+    return this.held;
   }
 
   /** A renderer in the same state: what this one holds back, and the code point before it. */

@@ -2,7 +2,9 @@
  * Output shaped to make a naive stripper quadratic (unterminated control strings, C1 introducers,
  * erase storms, lone CRs, deep CSI parameters, a 20 MB line, random bytes), through the real decoding
  * path: an OutputDecoder fed in one read and in 64 KiB reads, and a real job printing it from a file.
- * Each must finish in seconds and leave no control character in the text.
+ * Each must finish in seconds and leave no control character in the text. Decoded only as far as a
+ * result shows it, each must give the result a whole decode gives, and the shapes no line start can
+ * be proved in (control strings without a LF) must be decoded in part.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -10,7 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { after, describe, it } from "node:test";
+import { truncateTail } from "@earendil-works/pi-coding-agent";
+import { HeadTailBuffer } from "../../../src/core/output/head-tail-buffer.ts";
 import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
+import type { ShownPart } from "../../../src/core/output/shown-part.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { CONTROL_CHARACTER, HOSTILE_SHAPES } from "../../helpers/hostile-output.ts";
@@ -51,6 +56,29 @@ describe("hostile output through an OutputDecoder", () => {
       const splitMs = performance.now() - t1;
       assert.ok(splitMs < DECODE_BOUND_MS, `64 KiB reads took ${splitMs.toFixed(0)} ms`);
       assert.ok(longest < 1_000, `one 64 KiB read took ${longest.toFixed(0)} ms`);
+    });
+  }
+});
+
+describe("hostile output decoded only as far as a result shows it", () => {
+  /** Pi's cap, as a result in our default format passes it. */
+  const shown: ShownPart = { headBytes: 0, tailBytes: 50 * 1024, tailLines: 2000 };
+  const piCut = (text: string) => {
+    const cut = truncateTail(text, { maxBytes: shown.tailBytes, maxLines: shown.tailLines });
+    return { content: cut.content, lines: cut.outputLines, partial: cut.lastLinePartial };
+  };
+
+  for (const shape of HOSTILE_SHAPES) {
+    it(`${shape.name}: Pi's cut of the part is the cut of the whole decode`, () => {
+      const bytes = shape.bytes();
+      const buffer = new HeadTailBuffer();
+      buffer.push(bytes);
+      const retained = buffer.drain();
+      const whole = new OutputDecoder().take(retained, true).text;
+      const part = new OutputDecoder().take(retained, true, shown);
+      assert.deepEqual(piCut(part.text), piCut(whole));
+      // No LF, or none outside a control string, and no CR: only a start mid-line skips anything.
+      if (!bytes.includes(0x0d) && Buffer.byteLength(whole) > 4 * shown.tailBytes) assert.ok(part.elided, "decoded in part");
     });
   }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
+import { renderTerminalText, TerminalText } from "../../../src/core/output/terminal-text.ts";
 import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/shared/constants.ts";
 
 describe("renderTerminalText strips control sequences", () => {
@@ -84,5 +84,30 @@ describe("renderTerminalText redraws lines like a terminal", () => {
 
   it("keeps a line's text before its first lone CR in the redraw", () => {
     assert.equal(renderTerminalText("\x1b[32mdownloading\x1b[0m 10%\rdownloading 20%\nnext\n"), "downloading 20%\nnext\n");
+  });
+});
+
+describe("renderTerminalText on a line being redrawn", () => {
+  it("takes a run of CRs at once: lone if any of them is, part of the line end when a single one precedes a LF", () => {
+    assert.equal(renderTerminalText("abc\r\r\ndef"), "abc\ndef");
+    assert.equal(renderTerminalText("abc\r\rX\n"), "Xbc\n");
+    assert.equal(renderTerminalText("abc\r\r"), "abc");
+    assert.equal(renderTerminalText(`${"\r".repeat(1000)}done\n`), "done\n");
+  });
+
+  it("writes its text into the cells up to each control, through more cells than it starts with", () => {
+    assert.equal(renderTerminalText("xxxxxx\rab\x1b[31mcd\u202eef\n"), "abcd<U+202E>ef\n");
+    assert.equal(renderTerminalText(`${"x".repeat(300)}\r${"y".repeat(1000)}\nz`), `${"y".repeat(1000)}\nz`);
+    assert.equal(renderTerminalText(`a\r${"😀".repeat(300)}\n`), `${"😀".repeat(300)}\n`);
+  });
+});
+
+describe("TerminalText", () => {
+  it("says what it holds back: the start of the sequence the text ended in", () => {
+    const terminal = new TerminalText();
+    assert.equal(terminal.write("a\x1b]0;ti", false), "a");
+    assert.equal(terminal.heldText, "\x1b]0;ti");
+    assert.equal(terminal.write("tle\x07b", false), "b");
+    assert.equal(terminal.heldText, "");
   });
 });

@@ -67,6 +67,17 @@ describe("a flood's result from a partial decode", () => {
     });
   }
 
+  it("is the result a whole decode gives for a line of unterminated OSCs with no LF (decoded from mid-line), in both formats", async () => {
+    const line = `awk 'BEGIN { for (i = 1; i <= 60000; i++) printf "\\033]0;t%d", i }'`;
+    const whole = await run(line, undefined);
+    const part = await run(line, shownPart("default"));
+    assert.ok(part.output.elided, "the runtime decoded only a part");
+    assert.equal(modelText(part, "default"), modelText(whole, "default"));
+    // Codex's head is rendered line by line, so a read with no LF is rendered whole for it: the same text.
+    const codex = await run(line, shownPart("codex"));
+    assert.deepEqual(codexEnds(modelText(codex, "codex")), codexEnds(modelText(whole, "codex")));
+  });
+
   it("in a kill's result, cut with a footer that counts what the job printed, not the part decoded", async () => {
     const request = prepareExec({ cmd: "sleep 1; seq 1 300000; exec sleep 30", yield_time_ms: 250 }, process.cwd(), process.env);
     const started = await runtime.exec(request);

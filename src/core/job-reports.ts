@@ -14,6 +14,7 @@ import type { JobRegistry } from "./job/registry.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
+import { oneTableFor } from "./processes/process-table.ts";
 import { WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
 
@@ -67,8 +68,8 @@ export class JobReports {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    const inputWait = job.exit ? undefined : job.inputWait();
-    const listening = this.listening([job]).get(job.id);
+    // One read of the process table serves the input-wait probe and the listening scan.
+    const [inputWait, listening] = oneTableFor(() => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id)] as const);
     const shown = listening?.join(", ") ?? "";
     const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
     if (listening !== undefined) this.shownListening.set(job, shown);
@@ -113,7 +114,7 @@ export class JobReports {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const ports = this.listening(registered);
+    const ports = oneTableFor(() => this.listening(registered));
     const listing: JobListing[] = registered.map((job) => {
       const inputWait = job.exit ? undefined : job.inputWait();
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;

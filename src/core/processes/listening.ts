@@ -8,11 +8,13 @@ import { type ProcessEntry, processTable } from "./process-table.ts";
  * is the session and first group), its other groups, descendants that left them (found through
  * their parents, or by the job marker in their environment once their parent is gone).
  *
- * Linux reads `/proc/net/tcp` and `tcp6` for the listening sockets, then the processes' `fd` links
- * for who holds them. The fd links are the expensive part (a readlink per descriptor), so a scan
- * remembers which listening sockets each process held: while the set of listening sockets in the
- * system is the same, only processes it has not seen before are read. macOS asks `lsof` when it is
- * there. Elsewhere there is no answer (undefined).
+ * Linux reads each of the job's processes' `fd` links for socket inodes, then — only when some
+ * socket's state is not known — `/proc/net/tcp` and `tcp6` for which are listening. Those tables are
+ * slow to read on a machine with much memory (the kernel walks its whole connection hash, some
+ * milliseconds even when nearly empty), so a socket once seen listening is known to listen while a
+ * process holds it (a socket never stops listening but by being closed), and one seen doing anything
+ * else is looked at again after {@link RECHECK_MS} (it may be a server's socket before its `listen`).
+ * macOS asks `lsof` when it is there. Elsewhere there is no answer (undefined).
  */
 
 /** A running job as the scan needs it. */
@@ -24,17 +26,17 @@ export interface ListenerJob {
   groups: readonly number[];
 }
 
-/** A listening socket: its inode and its address as `127.0.0.1:8765` or `[::]:5173`. */
-type Sockets = Map<string, string>;
-
 /** Longest parent chain followed from a process to a job (a deeper one is not a job's). */
 const MAX_ANCESTRY = 64;
+/** A socket not seen listening is looked at again after this long. */
+const RECHECK_MS = 1_000;
+
+/** What the scan knows of a socket: its listening address, or that it was not listening when `seen`. */
+type SocketState = { address: string } | { seen: number };
 
 export class ListeningPorts {
-  /** The listening sockets' inodes when the memory below was made. */
-  private socketsKey = "";
-  /** Per process (`pid:start`): the listening sockets it held. */
-  private held = new Map<string, string[]>();
+  /** Socket inodes, as far as known. */
+  private sockets = new Map<string, SocketState>();
   /** Per process (`pid:start`) without a job by session or parent: the job its marker names, or none. */
   private markers = new Map<string, number | undefined>();
 
@@ -53,32 +55,39 @@ export class ListeningPorts {
   }
 
   private scanLinux(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
-    const sockets = listeningSockets();
-    if (!sockets) return undefined;
-    const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
-    if (sockets.size === 0) return result;
-    const key = [...sockets.keys()].sort().join(",");
-    if (key !== this.socketsKey) {
-      this.socketsKey = key;
-      this.held.clear();
-    }
     const table = processTable();
     if (!table) return undefined;
-    const owners = jobOwners(jobs, table, (entry) => this.markerJob(entry));
-    const seen = new Set<string>();
-    for (const [entry, jobId] of owners) {
-      const id = `${entry.pid}:${entry.start ?? ""}`;
-      seen.add(id);
-      let inodes = this.held.get(id);
-      if (!inodes) {
-        inodes = socketInodes(entry.pid).filter((inode) => sockets.has(inode));
-        this.held.set(id, inodes);
-      }
-      for (const inode of inodes) result.get(jobId)!.push(sockets.get(inode)!);
+    const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
+    for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process)))
+      held.get(jobId)!.push(...socketInodes(entry.pid));
+    const now = performance.now();
+    const unknown = [...held.values()].flat().some((inode) => {
+      const state = this.sockets.get(inode);
+      return state === undefined || ("seen" in state && now - state.seen > RECHECK_MS);
+    });
+    const inUse = new Set([...held.values()].flat());
+    if (unknown && !this.readSockets(inUse, now)) return undefined;
+    for (const inode of this.sockets.keys()) if (!inUse.has(inode)) this.sockets.delete(inode);
+    const result = new Map<number, string[]>();
+    for (const [jobId, inodes] of held) {
+      const addresses = inodes.flatMap((inode) => {
+        const state = this.sockets.get(inode);
+        return state && "address" in state ? [state.address] : [];
+      });
+      result.set(jobId, ordered(addresses));
     }
-    for (const id of this.held.keys()) if (!seen.has(id)) this.held.delete(id);
-    for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
     return result;
+  }
+
+  /** Reads the system's listening sockets: each of `inodes` is listening there, or, for now, not. */
+  private readSockets(inodes: ReadonlySet<string>, now: number): boolean {
+    const listening = listeningSockets();
+    if (!listening) return false;
+    for (const inode of inodes) {
+      const address = listening.get(inode);
+      this.sockets.set(inode, address ? { address } : { seen: now });
+    }
+    return true;
   }
 
   /** The job a process's marker names (read once per process: a process's environment is fixed at exec). */
@@ -162,9 +171,9 @@ function socketInodes(pid: number): string[] {
   return inodes;
 }
 
-/** Listening TCP sockets of this network namespace by inode, or undefined without /proc/net. */
-export function listeningSockets(): Sockets | undefined {
-  const sockets: Sockets = new Map();
+/** Listening TCP sockets of this network namespace by inode (their address as `127.0.0.1:8765`), or undefined without /proc/net. */
+export function listeningSockets(): Map<string, string> | undefined {
+  const sockets = new Map<string, string>();
   let readAny = false;
   for (const [file, v6] of [
     ["/proc/net/tcp", false],

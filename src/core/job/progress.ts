@@ -9,10 +9,11 @@ export interface ProgressOptions {
 }
 
 /**
- * Reports a wait's progress: once at once (the row shows its clock, and output already waiting, from
- * the call's first moment), then when output arrived (checked every 250 ms, so a flood costs one
- * update per interval, not one per chunk), and when quiet only every `quietRefreshMs` if that is set
- * (the row's own clock ticks in between).
+ * Reports a wait's progress: at once when output already waits for the call (a poll shows it from its
+ * first moment), else at the first check (a call that ends sooner, most commands, costs Pi no update
+ * at all; the row draws its own clock); then when output arrived (checked every 250 ms, so a flood
+ * costs one update per interval, not one per chunk), and when quiet only every `quietRefreshMs` if
+ * that is set (the row's own clock ticks in between).
  */
 export function watchProgress(job: Job, sinceTotal: number, call: ProgressOptions, snapshot: () => JobSnapshot): () => void {
   const { onProgress, quietRefreshMs } = call;
@@ -20,18 +21,20 @@ export function watchProgress(job: Job, sinceTotal: number, call: ProgressOption
   const start = performance.now();
   let seen = job.outputBytesTotal;
   let last = start;
+  let reported = false;
   const report = (now: number, total: number) => {
+    reported = true;
     try {
       onProgress({ job: snapshot(), preview: job.previewText(sinceTotal), outputBytes: total - sinceTotal, elapsedMs: now - start });
     } catch {
       // The UI failing to draw must not end the wait.
     }
   };
-  report(start, seen);
+  if (seen > sinceTotal) report(start, seen);
   const timer = setInterval(() => {
     const now = performance.now();
     const total = job.outputBytesTotal;
-    if (total === seen && (quietRefreshMs === undefined || now - last < quietRefreshMs)) return;
+    if (reported && total === seen && (quietRefreshMs === undefined || now - last < quietRefreshMs)) return;
     seen = total;
     last = now;
     report(now, total);

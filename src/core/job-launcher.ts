@@ -31,7 +31,7 @@ export class JobLauncher {
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
-  get warmShells(): Pick<WarmShells, "counts" | "idle" | "enabled"> {
+  get warmShells(): Pick<WarmShells, "counts" | "idle" | "idleCount" | "enabled"> {
     return this.starter.warm;
   }
 

@@ -77,7 +77,7 @@ export class ExecRuntime {
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
-  get warmShells(): Pick<WarmShells, "counts" | "idle" | "enabled"> {
+  get warmShells(): Pick<WarmShells, "counts" | "idle" | "idleCount" | "enabled"> {
     return this.launcher.warmShells;
   }
 
@@ -355,10 +355,8 @@ export class ExecRuntime {
    */
   private pruneWhenIdle(): void {
     clearTimeout(this.pruneTimer);
-    const backlog = this.tracked.size >= PRUNE_BACKLOG_JOBS;
-    this.pruneTimer = setTimeout(() => {
-      if (!this.closed) this.tracked.prune();
-    }, backlog ? 0 : PRUNE_IDLE_MS);
+    const delay = this.tracked.size >= PRUNE_BACKLOG_JOBS ? 0 : PRUNE_IDLE_MS;
+    this.pruneTimer = setTimeout(() => this.closed || this.tracked.prune(), delay);
     this.pruneTimer.unref();
   }
 

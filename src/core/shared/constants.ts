@@ -121,6 +121,14 @@ export const WARM_SHELL_ENV = "PI_UNIFIED_EXEC_WARM_SHELL";
  * handed a job, it spawns every job directly (a broken system must not fork in vain forever).
  */
 export const WARM_SHELL_MAX_FAILURES = 3;
+/**
+ * Warm shells kept after a burst: a model sends several calls in one message (`git status`, `ls`,
+ * `cat` …), and each call without a shell forks Pi on its path. Eight covers the bursts seen; each
+ * idle shell is a sleeping bash of a few MiB.
+ */
+export const WARM_SHELL_POOL_MAX = 8;
+/** After this long without a job, the pool is back to one shell. */
+export const WARM_SHELL_POOL_QUIET_MS = 30_000;
 
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;

@@ -46,6 +46,8 @@ function killAdopted({ child, outputs }: AdoptedChild): void {
  */
 export class JobStarter {
   readonly warm: WarmShells;
+  /** Calls between their job's start and their end: how many run at once (several in one message). */
+  private inFlight = 0;
 
   constructor(guard: WarmShellGuard, warmShells: boolean = warmShellsWanted()) {
     this.warm = new WarmShells(guard, warmShells);
@@ -58,7 +60,21 @@ export class JobStarter {
    * registry may have filled or the runtime shut down.
    */
   async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ transport: TransportFactory; startedMono?: number }> {
-    const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell);
+    this.inFlight++;
+    try {
+      return await this.start(spec, shell, admit);
+    } catch (error) {
+      this.inFlight--;
+      throw error;
+    }
+  }
+
+  private async start(
+    spec: TransportSpec,
+    shell: string,
+    admit: () => void,
+  ): Promise<{ transport: TransportFactory; startedMono?: number }> {
+    const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell, this.inFlight);
     if (adopted) {
       try {
         admit();
@@ -78,8 +94,9 @@ export class JobStarter {
     return { transport: transportFactory(spec) };
   }
 
-  /** A call ended: the next warm shell may start (off every call's path). */
+  /** A call whose job started ended: the next warm shells may start (off every call's path). */
   callEnded(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
     this.warm.refill();
   }
 

@@ -1,5 +1,12 @@
 import { spawnGate } from "../processes/spawn-gate.ts";
-import { WARM_SHELL_CONTINUE_MS, WARM_SHELL_ENV, WARM_SHELL_HANDOFF_BYTES, WARM_SHELL_MAX_FAILURES } from "../shared/constants.ts";
+import {
+  WARM_SHELL_CONTINUE_MS,
+  WARM_SHELL_ENV,
+  WARM_SHELL_HANDOFF_BYTES,
+  WARM_SHELL_MAX_FAILURES,
+  WARM_SHELL_POOL_MAX,
+  WARM_SHELL_POOL_QUIET_MS,
+} from "../shared/constants.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 import { handoff, WARM_SHELL_NAME, WarmShell, WarmShellUnsupported, type WarmTarget, warmTarget } from "./warm-shell.ts";
@@ -26,9 +33,10 @@ export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean 
 }
 
 /**
- * A runtime's warm shell (see `warm-shell.ts`): at most one, started for the last pipe job's
- * shell, environment and Pi settings, and used only by a job that matches all of them (also while
- * it is still starting: the rest of its start costs less than a fork of Pi). Nothing
+ * A runtime's warm shells (see `warm-shell.ts`): one normally, as many as calls ran at once of late
+ * (several in one message) up to {@link WARM_SHELL_POOL_MAX}, back to one after a quiet spell;
+ * started for the last pipe job's shell, environment and Pi settings, and used only by a job that
+ * matches all of them (also while still starting: the rest of a start costs less than a fork of Pi). Nothing
  * starts before the first command; afterwards a new shell is started when a call ends, in a turn of
  * the event loop no spawn wanted (never on a call's path). A shell that no longer matches is
  * discarded and the job spawns directly; the next one is started only once the environment looks
@@ -38,13 +46,18 @@ export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean 
  * when the shell's bash is too old for the bootstrap (before 4.4, such as macOS's /bin/bash).
  */
 export class WarmShells {
-  private shell: WarmShell | undefined;
+  /** Idle shells, oldest first: one normally, more after a burst of calls (see {@link WARM_SHELL_POOL_MAX}). */
+  private shells: WarmShell[] = [];
+  /** How many idle shells the calls of late ask for: the most run at once, back to one after a quiet spell. */
+  private wanted = 1;
+  /** When a job was last taken. */
+  private lastTake: number | undefined;
   /** What the next shell is started for (the last job that could use one). */
   private target: WarmTarget | undefined;
   private lastFingerprint: string | undefined;
   private stable = true;
   private failures = 0;
-  private refillQueued = false;
+  private refillsQueued = 0;
   private stopped = false;
   /** Jobs handed to a warm shell, and jobs that could have been but spawned (for tests and the benchmark). */
   readonly counts = { handed: 0, missed: 0, started: 0, fallbacks: 0 };
@@ -55,31 +68,35 @@ export class WarmShells {
   ) {}
 
   /**
-   * Hands the job to the idle shell when it was started for the same shell, environment and
-   * settings; undefined means: spawn it directly (also after any failure of the hand-off).
+   * Hands the job to an idle shell started for the same shell, environment and settings (a ready
+   * one first, else one still starting); undefined means: spawn it directly (also after any failure
+   * of the hand-off).
    */
-  async take(spec: SpawnSpec, shell: string): Promise<AdoptedChild | undefined> {
+  async take(spec: SpawnSpec, shell: string, concurrent = 1): Promise<AdoptedChild | undefined> {
     if (!this.enabled || this.stopped) return undefined;
     const target = warmTarget(spec, shell);
     if (!target) return undefined;
-    const idle = this.shell;
-    const matches = idle?.fingerprint === target.fingerprint;
-    this.stable = matches || target.fingerprint === this.lastFingerprint || this.lastFingerprint === undefined;
+    this.lastTake = performance.now();
+    // Calls at once (several in one message) ask for as many shells next time; calls one after another need one.
+    this.wanted = Math.max(this.wanted, Math.min(WARM_SHELL_POOL_MAX, concurrent));
+    const matching = this.shells.filter((idle) => idle.fingerprint === target.fingerprint && idle.takesJobs);
+    this.stable = matching.length > 0 || target.fingerprint === this.lastFingerprint || this.lastFingerprint === undefined;
     this.lastFingerprint = target.fingerprint;
     this.target = target;
+    // Shells started for another environment will never serve: they go.
+    const stale = this.shells.filter((idle) => !matching.includes(idle));
+    this.shells = matching;
+    if (stale.length > 0) this.counts.missed++;
+    for (const idle of stale) idle.discard();
+    const idle = matching.find((candidate) => candidate.state === "ready") ?? matching[0];
     if (!idle) return undefined;
     const job = handoff(spec, target);
-    // A shell still starting (reading its environment) takes the job too: the rest of a start
-    // costs less than a fork of Pi.
-    if (!matches || job.length > WARM_SHELL_HANDOFF_BYTES || !idle.takesJobs) {
+    // A longer command does not make the shell wrong: keep it.
+    if (job.length > WARM_SHELL_HANDOFF_BYTES) {
       this.counts.missed++;
-      // A longer command does not make the shell wrong: keep it.
-      if (matches && idle.takesJobs) return undefined;
-      this.shell = undefined;
-      idle.discard();
       return undefined;
     }
-    this.shell = undefined;
+    this.shells = this.shells.filter((candidate) => candidate !== idle);
     const result = await idle.hand(job, WARM_SHELL_CONTINUE_MS);
     if ("child" in result) {
       this.counts.handed++;
@@ -91,33 +108,46 @@ export class WarmShells {
     return undefined;
   }
 
-  /** A call ended: start the next shell, in a turn of its own, when one is wanted. */
+  /**
+   * A call ended: start the shells the calls of late want, each in a turn of the event loop no spawn
+   * wanted (never on a call's path). After a quiet spell the pool is back to one shell.
+   */
   refill(): void {
-    if (!this.enabled || this.stopped || this.refillQueued || this.shell || !this.target || !this.stable) return;
+    if (!this.enabled || this.stopped || !this.target || !this.stable) return;
     if (this.failures >= WARM_SHELL_MAX_FAILURES) return;
-    this.refillQueued = true;
-    spawnGate().whenIdle(() => {
-      this.refillQueued = false;
-      if (this.stopped || this.shell || !this.target) return;
-      this.start(this.target);
-    });
+    if (this.lastTake !== undefined && performance.now() - this.lastTake > WARM_SHELL_POOL_QUIET_MS) this.wanted = 1;
+    while (this.shells.length > this.wanted) this.shells.pop()?.discard();
+    for (let missing = this.wanted - this.shells.length - this.refillsQueued; missing > 0; missing--) {
+      this.refillsQueued++;
+      spawnGate().whenIdle(() => {
+        this.refillsQueued--;
+        if (this.stopped || !this.target || this.shells.length >= this.wanted) return;
+        this.start(this.target);
+      });
+    }
   }
 
-  /** The idle shell, if there is one (tests): its pid, and whether it is ready for a job. */
+  /** The oldest idle shell, if there is one (tests): its pid, and whether it is ready for a job. */
   get idle(): { pid: number | undefined; ready: boolean } | undefined {
-    return this.shell && { pid: this.shell.pid, ready: this.shell.state === "ready" };
+    const shell = this.shells[0];
+    return shell && { pid: shell.pid, ready: shell.state === "ready" };
   }
 
-  /** Orderly shutdown: the idle shell is stopped and none is started again. */
+  /** Idle shells now (tests, benchmark). */
+  get idleCount(): number {
+    return this.shells.length;
+  }
+
+  /** Orderly shutdown: the idle shells are stopped and none is started again. */
   stop(): void {
     this.stopped = true;
-    this.shell?.discard();
-    this.shell = undefined;
+    for (const shell of this.shells) shell.discard();
+    this.shells = [];
   }
 
   /** At process exit, with no time for anything else. */
   killNow(): void {
-    this.shell?.discard();
+    for (const shell of this.shells) shell.discard();
   }
 
   private start(target: WarmTarget): void {
@@ -129,15 +159,15 @@ export class WarmShells {
       return;
     }
     this.counts.started++;
-    this.shell = shell;
+    this.shells.push(shell);
     // A shell without a pid was never made: its constructor threw.
     this.guard.started({ pid: shell.pid!, command: WARM_SHELL_NAME });
   }
 
   /** An idle shell ended (discarded, killed, or its spawn failed): its group is empty once it exited. */
   private lost(shell: WarmShell): void {
-    if (this.shell === shell) {
-      this.shell = undefined;
+    if (this.shells.includes(shell)) {
+      this.shells = this.shells.filter((idle) => idle !== shell);
       if (!this.stopped) this.failures++;
     }
     // A bash too old for the bootstrap stays too old: spawn directly from now on.

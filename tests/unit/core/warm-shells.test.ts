@@ -63,7 +63,7 @@ async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): P
 
 /** The idle shell's control socket, through its private field: pausing it keeps the shell's answers unread. */
 function controlOf(shells: WarmShells): { pause(): void; resume(): void } {
-  return (shells as unknown as { shell: { control: { pause(): void; resume(): void } } }).shell.control;
+  return (shells as unknown as { shells: { control: { pause(): void; resume(): void } }[] }).shells[0]!.control;
 }
 
 /**
@@ -366,6 +366,28 @@ describe("warm shells", () => {
     );
     await runtime.shutdown();
     await waitFor(() => !processAlive(pid), "the idle shell stopped at shutdown");
+  });
+
+  it("in a runtime: calls at once leave as many shells for the next burst, each handed a job", async () => {
+    const runtime = new ExecRuntime({ logs: new LogDirectory(), warmShells: true });
+    try {
+      const burst = () =>
+        Promise.all(
+          Array.from({ length: 4 }, () => runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 2_000 }, process.cwd(), process.env))),
+        );
+      await burst();
+      await waitFor(() => runtime.warmShells.idleCount >= 4, "four idle shells after a burst of four", 15_000);
+      await waitFor(() => runtime.warmShells.idle?.ready === true, "the shells ready", 15_000);
+      const before = runtime.warmShells.counts.handed;
+      const reports = await burst();
+      assert.deepEqual(
+        reports.map((report) => report.job.exit?.exitCode),
+        [0, 0, 0, 0],
+      );
+      assert.equal(runtime.warmShells.counts.handed - before, 4, JSON.stringify(runtime.warmShells.counts));
+    } finally {
+      await runtime.shutdown();
+    }
   });
 
   it(

@@ -4,7 +4,8 @@
  * stream a JSON run prints), for exec_command and Pi's own bash tool, in three paces:
  * - back to back: the model answers at once, so each call starts right after the previous one ends;
  * - at an agent's pace: the model "thinks" 150 ms before each call, so Pi sits idle in between;
- * - eight calls in one message, from the first start to the last end.
+ * - eight calls in one message, from the first start to the last end, the messages at the agent's
+ *   pace (a model sends the next message only after thinking; between them warm shells are refilled).
  * Each tool runs a block of calls of its own (its own deferred work lands on its own next call, as it
  * would for a user), the blocks alternating within one run, and a run is repeated: every figure is the
  * median of the runs' medians, with their minimum and maximum. The in-process microsecond durations
@@ -119,7 +120,12 @@ export async function latencyBenchmark(pi: PiRpcHost, runs: number, calls = 40, 
       pi.modelDelayMs = 0;
     }
     paced.ratio.push(paced.client.exec_command.at(-1)! / paced.client.bash.at(-1)!);
-    for (const tool of order) eight.wall[tool].push(await parallelBlock(pi, tool, 6));
+    pi.modelDelayMs = PACE_MS;
+    try {
+      for (const tool of order) eight.wall[tool].push(await parallelBlock(pi, tool, 6));
+    } finally {
+      pi.modelDelayMs = 0;
+    }
     eight.ratio.push(eight.wall.exec_command.at(-1)! / eight.wall.bash.at(-1)!);
   }
   const byTool = (values: Record<Tool, number[]>) => ({ exec_command: spread(values.exec_command), bash: spread(values.bash) });
@@ -146,7 +152,7 @@ export function latencyRows(figures: LatencyFigures): [string, string][] {
       `exec_command ${shown(p.exec_command)} · bash tool ${shown(p.bash)} → ${shown(p.ratio)}× (in process: ${p.inside_process.exec_command.median} / ${p.inside_process.bash.median})`,
     ],
     [
-      "eight `true` in one message (ms, first start to last end)",
+      `eight \`true\` in one message, messages ${PACE_MS} ms apart (ms, first start to last end)`,
       `exec_command ${shown(e.exec_command)} · bash tool ${shown(e.bash)} → ${shown(e.ratio)}×`,
     ],
   ];

@@ -5,26 +5,16 @@
  * reaches the job and nothing else: not the model, the screen's history, or the log.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, outputOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { call, firstSession, type ModelView, say, steps } from "../helpers/scripted-model.ts";
+import { filesUnder, PASSPHRASE_PROMPT } from "../helpers/secrets.ts";
 import { TmuxPi } from "../helpers/tmux.ts";
 
 const SECRET = "tmux-S3cret-phrase";
-const PASSPHRASE =
-  'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
 const OVERLAY = /session (\d+) · you are typing into the job · Ctrl\+\] returns to Pi/;
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .map((name) => join(dir, name))
-    .filter((path) => statSync(path).isFile())
-    .map((path) => readFileSync(path, "latin1"));
-}
 
 for (const host of PI_HOSTS) {
   describe(`typing into a job in the TUI on ${host.name}`, () => {
@@ -46,7 +36,7 @@ for (const host of PI_HOSTS) {
       results.length = 0;
       tui.model.script = recording(
         steps(
-          call("exec_command", { cmd: PASSPHRASE, tty: true, until_pattern: "Passphrase: ", yield_time_ms: 5_000 }),
+          call("exec_command", { cmd: PASSPHRASE_PROMPT, tty: true, until_pattern: "Passphrase: ", yield_time_ms: 5_000 }),
           (view) =>
             call("write_stdin", {
               session_id: firstSession(view),

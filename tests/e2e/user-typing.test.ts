@@ -5,26 +5,15 @@
  * print/JSON run's refusal. What the user typed appears nowhere the model or the disk can see.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf, type PiEvent } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
+import { filesUnder, PASSPHRASE_PROMPT } from "../helpers/secrets.ts";
 
 const SECRET = "s3cret-Passphrase!";
-const PASSPHRASE =
-  'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
-
-/** Every file under `dir`, read whole (the job logs). */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .map((name) => join(dir, name))
-    .filter((path) => statSync(path).isFile())
-    .map((path) => readFileSync(path, "latin1"));
-}
 
 for (const host of PI_HOSTS) {
   describe(`the user types into a job, over RPC, on ${host.name}`, () => {
@@ -44,7 +33,7 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "unlock the key",
         steps(
-          call("exec_command", { cmd: PASSPHRASE, tty: true, until_pattern: "Passphrase: ", yield_time_ms: 5_000 }),
+          call("exec_command", { cmd: PASSPHRASE_PROMPT, tty: true, until_pattern: "Passphrase: ", yield_time_ms: 5_000 }),
           (view) =>
             call("write_stdin", {
               session_id: firstSession(view),

@@ -1,36 +1,8 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
+import { CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
 import { PATTERN_WAKE_BUDGET, WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
-
-/** A clock that moves only when told; timers fire in order as it passes them. */
-class SteppedClock implements Clock {
-  time = 0;
-  private timers = new Map<number, { at: number; callback: () => void }>();
-  private next = 1;
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.next++;
-    this.timers.set(id, { at: this.time + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  advance(ms: number): void {
-    const end = this.time + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.time = due[1].at;
-      due[1].callback();
-    }
-    this.time = end;
-  }
-}
+import { SteppedClock } from "../../helpers/clock.ts";
 
 const COOLDOWN_MS = 30_000;
 

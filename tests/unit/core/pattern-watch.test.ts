@@ -1,43 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
-import type { QuietClock } from "../../../src/core/conditions/quiet-watch.ts";
 import { mayHoldMatch, plainChunk, requiredText } from "../../../src/core/conditions/required-text.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { SteppedClock } from "../../helpers/clock.ts";
 import { prng } from "../../helpers/hostile-output.ts";
-
-/** A clock whose time moves only when the test says so; timers fire as it passes them. */
-class FakeClock implements QuietClock {
-  time = 0;
-  private timers = new Map<number, { at: number; callback: () => void }>();
-  private next = 1;
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.next++;
-    this.timers.set(id, { at: this.time + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  advance(ms: number): void {
-    const end = this.time + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.time = due[1].at;
-      due[1].callback();
-    }
-    this.time = end;
-  }
-}
 
 function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean } = {}) {
   const hits: PatternHit[] = [];
-  const clock = new FakeClock();
+  const clock = new SteppedClock();
   const w = new PatternWatch(compileUntilPattern(pattern), {
     midLine: options.midLine ?? false,
     onHit: (hit) => hits.push(hit),

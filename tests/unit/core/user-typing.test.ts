@@ -16,6 +16,7 @@ import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { PASSPHRASE_PROMPT } from "../../helpers/secrets.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
@@ -99,12 +100,9 @@ describe("the user types into a job from the picker", () => {
 });
 
 describe("ask_user: the model hands a prompt to the user", () => {
-  const passphrase =
-    'read -r -s -p \'Passphrase: \' p; echo; echo "len=$(printf %s "$p" | wc -c) sum=$(printf %s "$p" | sha256sum | cut -c1-16)"; sleep 300';
-
   it("a read -s passphrase: the job reads exactly what was typed; the model gets the count, and no report, result or log holds the secret", async () => {
     const { runtime } = made();
-    const started = await runtime.exec(exec(passphrase, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " }));
+    const started = await runtime.exec(exec(PASSPHRASE_PROMPT, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " }));
     const id = runningId(started)!;
     const report = await runtime.interact(
       { ...prepareWrite({ session_id: id, ask_user: "Enter the passphrase for the deploy key", until_pattern: "^len=" }, process.env) },
@@ -122,7 +120,7 @@ describe("ask_user: the model hands a prompt to the user", () => {
 
   it("a cancelled question writes nothing and says 0 bytes (cancelled)", async () => {
     const { runtime } = made();
-    const id = runningId(await runtime.exec(exec(passphrase, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " })))!;
+    const id = runningId(await runtime.exec(exec(PASSPHRASE_PROMPT, { tty: true, yield_time_ms: 3_000, until_pattern: "Passphrase: " })))!;
     const report = await runtime.interact(prepareWrite({ session_id: id, ask_user: "Passphrase?" }, process.env), {
       ask: typist(undefined),
     });

@@ -51,25 +51,34 @@ export interface SoakFigures {
   seconds: number;
   heap_after_gc_MiB: { before: number; after: number; growth: number };
   rss_after_gc_MiB: { before: number; after: number; growth: number };
+  /** Pi's descriptors, the idle warm shells' own left out of `after` (their number follows the calls run at once). */
   descriptors: { before: number; after: number };
+  warm_shells: { before: number; after: number };
   /** Processes under Pi's process besides its watchdog and warm shell when the run ends. */
   leftover_processes: number;
   /** Session ids whose exit more than one result reported. */
   exits_reported_twice: number[];
 }
 
-/** Processes under `pid` that are jobs (not the watchdog, not an idle warm shell). */
-function leftoverJobs(pid: number): number {
-  return descendantsOf(pid, processTable()).filter((child) => {
+/** Processes under `pid`: jobs left running, and idle warm shells (not the watchdog). */
+function processesUnder(pid: number): { jobs: number; warmShells: number } {
+  let jobs = 0;
+  let warmShells = 0;
+  for (const child of descendantsOf(pid, processTable())) {
     let command = "";
     try {
       command = readFileSync(`/proc/${child}/cmdline`, "latin1");
     } catch {
-      return false; // gone meanwhile
+      continue; // gone meanwhile
     }
-    return !command.includes("watchdog.sh") && !command.includes(WARM_SHELL_NAME);
-  }).length;
+    if (command.includes(WARM_SHELL_NAME)) warmShells++;
+    else if (!command.includes("watchdog.sh")) jobs++;
+  }
+  return { jobs, warmShells };
 }
+
+/** Descriptors Pi holds for one idle warm shell: its stdin, stdout and stderr pipes and its control socket. */
+const FDS_PER_WARM_SHELL = 4;
 
 const fdCount = (pid: number) => (existsSync(`/proc/${pid}/fd`) ? readdirSync(`/proc/${pid}/fd`).length : Number.NaN);
 
@@ -84,6 +93,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
     await pi.run("warm up", steps(call(tool, tool === "bash" ? { command: "true" } : { cmd: "true" }), say("ok")));
     const before = (await hostMemory(pi, { gc: true })).now;
     const fdsBefore = fdCount(pi.pid);
+    const shellsBefore = processesUnder(pi.pid).warmShells;
 
     const messages = Math.ceil(calls / PER_MESSAGE);
     const running: number[] = [];
@@ -131,7 +141,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
     }
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // finished jobs pruned, wakes answered
     const after = (await hostMemory(pi, { gc: true })).now;
-    const leftover = leftoverJobs(pi.pid);
+    const under = processesUnder(pi.pid);
     return {
       tool,
       calls: messages * PER_MESSAGE,
@@ -139,9 +149,10 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
       seconds: Math.round((performance.now() - started) / 100) / 10,
       heap_after_gc_MiB: { before: round(before.heap), after: round(after.heap), growth: round(after.heap - before.heap) },
       rss_after_gc_MiB: { before: round(before.rss), after: round(after.rss), growth: round(after.rss - before.rss) },
-      descriptors: { before: fdsBefore, after: fdCount(pi.pid) },
-
-      leftover_processes: leftover,
+      // Idle warm shells are as many as calls ran at once (the soak sends several in one message): their descriptors are theirs, not a leak.
+      descriptors: { before: fdsBefore, after: fdCount(pi.pid) - FDS_PER_WARM_SHELL * (under.warmShells - shellsBefore) },
+      warm_shells: { before: shellsBefore, after: under.warmShells },
+      leftover_processes: under.jobs,
       exits_reported_twice: [...exits].filter(([, count]) => count > 1).map(([id]) => id),
     };
   } finally {

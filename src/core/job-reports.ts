@@ -111,10 +111,15 @@ export class JobReports {
    * more and then forgotten, unless a call is attached to them (that call reports the exit).
    */
   list(callId: string | undefined): JobListing[] {
+    // One read of the process table serves the prune, the lingering groups and the listening scan.
+    return oneTableFor(() => this.listOnce(callId));
+  }
+
+  private listOnce(callId: string | undefined): JobListing[] {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const ports = oneTableFor(() => this.listening(registered));
+    const ports = this.listening(registered);
     const listing: JobListing[] = registered.map((job) => {
       const inputWait = job.exit ? undefined : job.inputWait();
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;

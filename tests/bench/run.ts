@@ -218,7 +218,8 @@ async function main() {
 
     // 10. What jobs that speak up cost: an unread flood with a pattern, the scan of listening addresses.
     progress("speak-up");
-    const speakUp = await speakUpBenchmark(FLOOD_RUNS);
+    // Seven rounds at least: two floods of the same command differ by 5–10 % from one run to the next here.
+    const speakUp = await speakUpBenchmark(Math.max(7, FLOOD_RUNS));
     // 11. A long session: the soak and its control through Pi's bash tool, each in a host of its own.
     progress("soak");
     const soakRuns = {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { JOB_MARKER_ENV } from "../shared/constants.ts";
 import { type ProcessEntry, processTable } from "./process-table.ts";
 
@@ -8,7 +8,8 @@ import { type ProcessEntry, processTable } from "./process-table.ts";
  * is the session and first group), its other groups, descendants that left them (found through
  * their parents, or by the job marker in their environment once their parent is gone).
  *
- * Linux reads each of the job's processes' `fd` links for socket inodes, then — only when some
+ * Linux reads each of the job's processes' `fd` links for socket inodes (again only when its number
+ * of descriptors changed, where the kernel tells it cheaply), then — only when some
  * socket's state is not known — `/proc/net/tcp` and `tcp6` for which are listening. Those tables are
  * slow to read on a machine with much memory (the kernel walks its whole connection hash, some
  * milliseconds even when nearly empty), so a socket once seen listening is known to listen while a
@@ -30,6 +31,11 @@ export interface ListenerJob {
 const MAX_ANCESTRY = 64;
 /** A socket not seen listening is looked at again after this long. */
 const RECHECK_MS = 1_000;
+/**
+ * A process whose number of descriptors did not change is taken to hold the same sockets for this
+ * long (one closed and another opened in its place is seen at the next full read).
+ */
+const DESCRIPTORS_TRUSTED_MS = 2_000;
 
 /** What the scan knows of a socket: its listening address, or that it was not listening when `seen`. */
 type SocketState = { address: string } | { seen: number };
@@ -37,6 +43,8 @@ type SocketState = { address: string } | { seen: number };
 export class ListeningPorts {
   /** Socket inodes, as far as known. */
   private sockets = new Map<string, SocketState>();
+  /** Per process (`pid:start`): its socket inodes, how many descriptors it had then, and when they were read. */
+  private descriptors = new Map<string, { count: number; inodes: string[]; read: number }>();
   /** Per process (`pid:start`) without a job by session or parent: the job its marker names, or none. */
   private markers = new Map<string, number | undefined>();
 
@@ -58,9 +66,14 @@ export class ListeningPorts {
     const table = processTable();
     if (!table) return undefined;
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
-    for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process)))
-      held.get(jobId)!.push(...socketInodes(entry.pid));
     const now = performance.now();
+    const seen = new Set<string>();
+    for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
+      const id = `${entry.pid}:${entry.start ?? ""}`;
+      seen.add(id);
+      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now));
+    }
+    for (const id of this.descriptors.keys()) if (!seen.has(id)) this.descriptors.delete(id);
     const unknown = [...held.values()].flat().some((inode) => {
       const state = this.sockets.get(inode);
       return state === undefined || ("seen" in state && now - state.seen > RECHECK_MS);
@@ -88,6 +101,20 @@ export class ListeningPorts {
       this.sockets.set(inode, address ? { address } : { seen: now });
     }
     return true;
+  }
+
+  /**
+   * A process's socket inodes. Reading them costs a `readlink` per descriptor; where the kernel tells
+   * a process's number of descriptors cheaply (the size of `/proc/<pid>/fd`, Linux 6.2 and later),
+   * an unchanged number reuses what was read, for at most {@link DESCRIPTORS_TRUSTED_MS}.
+   */
+  private socketsOf(pid: number, id: string, now: number): string[] {
+    const count = descriptorCount(pid);
+    const known = this.descriptors.get(id);
+    if (known && count !== undefined && count === known.count && now - known.read < DESCRIPTORS_TRUSTED_MS) return known.inodes;
+    const inodes = socketInodes(pid);
+    if (count !== undefined) this.descriptors.set(id, { count, inodes, read: now });
+    return inodes;
   }
 
   /** The job a process's marker names (read once per process: a process's environment is fixed at exec). */
@@ -152,6 +179,16 @@ function markedJob(pid: number, prefix: string): number | undefined {
 }
 
 /** The socket inodes among `pid`'s open descriptors. */
+/** How many descriptors `pid` has, where the kernel says so in the size of `/proc/<pid>/fd` (0 before Linux 6.2: unknown). */
+function descriptorCount(pid: number): number | undefined {
+  try {
+    const size = statSync(`/proc/${pid}/fd`).size;
+    return size > 0 ? size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function socketInodes(pid: number): string[] {
   let fds: string[];
   try {

@@ -111,6 +111,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
     for (let done = 0; done < messages; ) {
       const batch = Math.min(10, messages - done, reloadEvery > 0 ? nextReload - done : messages);
       const from = done;
+      await pi.waitIdle(); // a wake's turn may be running
       const run = await pi.run(
         `soak ${from}`,
         (view: ModelView): ModelStep =>
@@ -124,6 +125,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
       if (reloadEvery > 0 && done === nextReload && done < messages) {
         nextReload += reloadEvery;
         const marker = join(pi.dirs.root, `reloaded-${++reloads}`);
+        await pi.waitIdle();
         await pi.run(`/test-reload ${marker}`, steps());
         await waitFor(() => existsSync(marker), "the reload", 30_000);
       }
@@ -132,6 +134,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
     if (tool === "exec_command") {
       const left = [...new Set(running)];
       if (left.length > 0) {
+        await pi.waitIdle();
         const drain = await pi.run(
           "drain",
           steps(callAll(...left.map((id) => ["write_stdin", { session_id: id, yield_time_ms: 5_000 }] as Calls[number])), say("ok")),
@@ -140,6 +143,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
       }
     }
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // finished jobs pruned, wakes answered
+    await pi.waitIdle();
     const after = (await hostMemory(pi, { gc: true })).now;
     const under = processesUnder(pi.pid);
     return {

@@ -31,12 +31,7 @@ for (const host of PI_HOSTS) {
     });
     const wakesSince = (from: number) => pi.records.slice(from).filter(isWake);
     /** Waits for the turns wakes started to settle: a prompt sent meanwhile would be refused. */
-    const idle = () =>
-      waitFor(
-        () => pi.records.filter((r) => r.type === "agent_settled").length >= pi.records.filter((r) => r.type === "agent_start").length,
-        "Pi to be idle",
-        30_000,
-      );
+    const idle = () => pi.waitIdle();
     const start = async (args: Record<string, unknown>) => {
       await idle();
       const run = await pi.run("start it", steps(call("exec_command", { yield_time_ms: 250, ...args }), say("started")));

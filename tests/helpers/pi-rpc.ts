@@ -106,6 +106,19 @@ export class PiRpcHost {
     return runOf(this.pi.records.slice(from));
   }
 
+  /**
+   * Waits until every run Pi started has settled: a wake's turn may be running, and a prompt sent
+   * meanwhile would be refused.
+   */
+  async waitIdle(timeoutMs = 30_000): Promise<void> {
+    const count = (type: string) => this.pi.records.filter((record) => record.type === type).length;
+    const deadline = performance.now() + timeoutMs;
+    while (count("agent_settled") < count("agent_start")) {
+      if (performance.now() > deadline) throw new Error(`Pi did not settle within ${timeoutMs} ms\nstderr:\n${this.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Resolves with the first record at index ≥ `from` that matches. */
   waitForRecord(match: (record: PiEvent) => boolean, from = 0, timeoutMs = 30_000, what = "a record"): Promise<PiEvent> {
     const found = this.pi.records.slice(from).find(match);

@@ -125,6 +125,8 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
       if (reloadEvery > 0 && done === nextReload && done < messages) {
         nextReload += reloadEvery;
         const marker = join(pi.dirs.root, `reloaded-${++reloads}`);
+        // The batch's short jobs end within a second and may wake the model: let those turns pass first.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
         await pi.waitIdle();
         await pi.run(`/test-reload ${marker}`, steps());
         await waitFor(() => existsSync(marker), "the reload", 30_000);

@@ -18,10 +18,10 @@ function collectGarbage(): void {
 }
 
 describe("what a runtime keeps of finished jobs", () => {
-  /** Runs 40 jobs of every kind to their reported end; only weak references to them come back. */
+  /** Runs 16 jobs of every kind to their reported end; only weak references to them come back. */
   async function runJobs(runtime: ReturnType<typeof runtimeWithWakes>["runtime"]): Promise<WeakRef<object>[]> {
     const kept: WeakRef<object>[] = [];
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 16; i++) {
       const cmd = ["seq 1 30000", "sleep 0.3; echo later", "printf 'tty\\n'; sleep 0.3", "cat"][i % 4]!;
       const report = await runtime.exec(
         prepareExec(
@@ -53,10 +53,10 @@ describe("what a runtime keeps of finished jobs", () => {
     return kept;
   }
 
-  it("a reported, pruned job is garbage: 40 jobs of every kind leave no Job behind", async () => {
+  it("a reported, pruned job is garbage: 16 jobs of every kind leave no Job behind", async () => {
     const { runtime } = runtimeWithWakes();
     const kept = await runJobs(runtime);
-    assert.ok(kept.length >= 20, `${kept.length} jobs outlived their call`);
+    assert.ok(kept.length >= 8, `${kept.length} jobs outlived their call`);
     // A listing prunes what is proven over (a leader just reaped may need a moment); then nothing may remain.
     const alive = () => kept.filter((ref) => ref.deref() !== undefined).length;
     await waitFor(

@@ -111,10 +111,13 @@ export class PiRpcHost {
    * meanwhile would be refused.
    */
   async waitIdle(timeoutMs = 30_000): Promise<void> {
-    const count = (type: string) => this.pi.records.filter((record) => record.type === type).length;
     const deadline = performance.now() + timeoutMs;
-    while (count("agent_settled") < count("agent_start")) {
-      if (performance.now() > deadline) throw new Error(`Pi did not settle within ${timeoutMs} ms\nstderr:\n${this.stderr()}`);
+    for (;;) {
+      const state = await this.request({ type: "get_state" });
+      const data = state.data as { isStreaming?: boolean; isCompacting?: boolean; pendingMessageCount?: number } | undefined;
+      if (!data?.isStreaming && !data?.isCompacting && !data?.pendingMessageCount) return;
+      if (performance.now() > deadline)
+        throw new Error(`Pi did not settle within ${timeoutMs} ms: ${JSON.stringify(data)}\nstderr:\n${this.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

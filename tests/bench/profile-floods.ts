@@ -9,7 +9,8 @@
  * the host's event-loop delay over the same window. Those are wall-clock samples: on a busy machine
  * a stretch also counts time the thread waited for a core. So a round before it measures the main
  * thread's CPU time per step (every callback the loop runs, Pi's too; the benchmark extension's
- * async hooks). `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES` their size (50 MB).
+ * async hooks). `PROFILE_FLOODS` sets how many floods (16), `PROFILE_BYTES` their size (50 MB),
+ * `KEEP_PROFILE=1` keeps the .cpuprofile file.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -144,7 +145,9 @@ async function main() {
     console.log(`\n${stretch.ms.toFixed(1)} ms:`);
     for (const [name, ms] of top) console.log(`  ${ms.toFixed(1).padStart(6)} ms  ${name}`);
   }
-  rmSync(dir, { recursive: true, force: true });
+  // KEEP_PROFILE=1 keeps the profile for a closer look (Chrome's DevTools open it).
+  if (process.env.KEEP_PROFILE) console.log(`profile kept: ${file}`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 
 main().catch((error: unknown) => {

@@ -26,3 +26,11 @@ export function startBurners(count = 2): () => void {
     }
   };
 }
+
+/**
+ * How many rounds a repeated check runs: all of them in `npm test`, fewer in the fast tier, where a
+ * contributor wants an answer in two minutes and CI still runs every round.
+ */
+export function rounds(full: number, fast: number): number {
+  return process.env.PI_UNIFIED_EXEC_TEST_TIER === "fast" ? fast : full;
+}

@@ -319,7 +319,7 @@ export class ExecRuntime {
     // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
     for (const job of this.tracked.all()) job.stopping("boundary");
     const report = await this.tracked.stopAll();
-    this.orphans.stop();
+    await this.orphans.stop();
     this.changeListeners.clear();
     return report;
   }

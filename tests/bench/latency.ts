@@ -112,7 +112,7 @@ export async function latencyBenchmark(pi: PiRpcHost, runs: number, calls = 40, 
     pi.modelDelayMs = PACE_MS;
     try {
       for (const tool of order) {
-        const measured = await block(pi, tool, Math.ceil(calls / 2), 2);
+        const measured = await block(pi, tool, calls, 2);
         paced.client[tool].push(measured.client);
         paced.inside[tool].push(measured.inside);
       }

@@ -2,8 +2,8 @@
  * `npm run bench`: side-by-side figures for this extension, Pi's built-in bash tool and baselines
  * (a raw shell, `cat` and a bare Node reader on the same pipe), measured in one run on one machine,
  * through the real Pi CLI offline (faux provider). Every comparison is a ratio of medians taken
- * inside this one invocation, with the contenders interleaved; latency is measured with warm shells
- * on and, in a second host, off. Prints a table and writes tests/bench/results/<time>.json (and latest.json).
+ * inside this one invocation, with the contenders interleaved; latency is timed where a client of Pi sees
+ * it, at Pi's tool events. Prints a table and writes tests/bench/results/<time>.json (and latest.json).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";

@@ -143,7 +143,8 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
     exited,
     cleanup: async () => {
       await model.close();
-      rmSync(dirs.root, { recursive: true, force: true });
+      // Retried: a process the test left (an escaped grandchild) may still create a file in it.
+      rmSync(dirs.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
     stopModel: () => model.close(),
   };

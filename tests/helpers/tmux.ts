@@ -1,8 +1,10 @@
 /**
- * A real interactive Pi (the TUI) inside tmux, on a private tmux server socket so the user's own tmux
- * is never touched. The test types with `send-keys` and reads the screen with `capture-pane`. tmux
- * runs with `set-clipboard on`, so an OSC 52 clipboard write that reached the terminal would show up
- * as a tmux paste buffer, and an OSC 0 title change as the pane's title.
+ * Programs in a real terminal: tmux on a private server socket, so the user's own tmux is never
+ * touched. A test types with `send-keys` and reads the screen with `capture-pane`.
+ * - `TmuxTerminal`: any script in a pane (`npm start`, `npm run demo`);
+ * - `TmuxPi`: a real interactive Pi (the TUI) with the faux model and this extension. Its tmux runs
+ *   with `set-clipboard on`, so an OSC 52 clipboard write that reached the terminal would show up as a
+ *   tmux paste buffer, and an OSC 0 title change as the pane's title.
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
@@ -12,81 +14,66 @@ import { FAUX_EXTENSION, isolatedPiEnvironment, makeDirs, type PiDirs } from "./
 import { waitFor } from "./processes.ts";
 import { ScriptedModel } from "./scripted-model.ts";
 
-export class TmuxPi {
-  private constructor(
-    private readonly socket: string,
-    readonly model: ScriptedModel,
-    readonly dirs: PiDirs,
-  ) {}
+/** Quotes a value for `sh`. */
+export const shellQuote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
 
-  static async start(host: PiHost): Promise<TmuxPi> {
-    const model = await ScriptedModel.start();
-    const dirs = makeDirs();
-    const env = isolatedPiEnvironment(dirs, model.url);
-    const script = join(dirs.root, "pi.sh");
-    const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
-    writeFileSync(
-      script,
-      [
-        "#!/bin/sh",
-        ...Object.entries(env).map(([key, value]) => `export ${key}=${quote(value)}`),
-        `cd ${quote(dirs.cwd)}`,
-        `exec ${quote(process.execPath)} ${quote(host.cliPath)} -ne --no-session -e ${quote(FAUX_EXTENSION)} -e ${quote(EXTENSION_ENTRY)} --provider faux --model faux-1`,
-        "",
-      ].join("\n"),
-    );
-    chmodSync(script, 0o755);
-    const config = join(dirs.root, "tmux.conf");
-    writeFileSync(config, "set -g set-clipboard on\nset -g extended-keys on\n");
-    const socket = `piue-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const tmux = new TmuxPi(socket, model, dirs);
-    tmux.run("-f", config, "new-session", "-d", "-s", "pi", "-x", "160", "-y", "48", script);
-    await tmux.waitForScreen(/faux-1/, "Pi's footer");
-    return tmux;
+export interface PaneOptions {
+  cols: number;
+  rows: number;
+  /** tmux options (`set -g …` lines); extended keys are always on. */
+  settings?: string[];
+  /** What `screen()` captures: the visible pane, or its scrollback too. */
+  history?: boolean;
+}
+
+/** One session (`name`) on a private tmux server, running one script. */
+export class TmuxTerminal {
+  readonly socket = `piue-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  private history = false;
+
+  constructor(readonly name: string) {}
+
+  /** Starts `script` (an executable file) in a detached session; tmux's config is written into `dir`. */
+  open(dir: string, script: string, options: PaneOptions): void {
+    const config = join(dir, "tmux.conf");
+    writeFileSync(config, ["set -g extended-keys on", ...(options.settings ?? []), ""].join("\n"));
+    this.history = options.history ?? false;
+    this.tmux("-f", config, "new-session", "-d", "-s", this.name, "-x", String(options.cols), "-y", String(options.rows), script);
   }
 
-  private run(...args: string[]): string {
-    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+  tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   }
 
   /** Types text (literally) and, unless told otherwise, Enter. */
   type(text: string, enter = true): void {
-    this.run("send-keys", "-t", "pi", "-l", text);
+    this.tmux("send-keys", "-t", this.name, "-l", text);
     if (enter) this.key("Enter");
   }
 
   key(name: string): void {
-    this.run("send-keys", "-t", "pi", name);
+    this.tmux("send-keys", "-t", this.name, name);
   }
 
+  /** The pane as text (with its scrollback when opened with `history`); "" once the pane is gone. */
   screen(): string {
-    return this.run("capture-pane", "-p", "-t", "pi");
+    try {
+      return this.tmux("capture-pane", "-p", ...(this.history ? ["-S", "-"] : []), "-t", this.name);
+    } catch {
+      return ""; // the pane is gone: its program exited
+    }
   }
 
-  paneTitle(): string {
-    return this.run("display", "-p", "-t", "pi", "#{pane_title}").trim();
+  running(): boolean {
+    try {
+      this.tmux("has-session", "-t", this.name);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
-  /** tmux paste buffers: where an OSC 52 clipboard write that reached the terminal would land. */
-  buffers(): string {
-    return this.run("list-buffers");
-  }
-
-  /**
-   * The pane's whole history and screen with attributes (`capture-pane -e`): what the terminal holds,
-   * as tmux re-emits it. Drawn text comes back with SGR styling only; anything else (a hyperlink, a
-   * control string) would mean a sequence reached the terminal.
-   */
-  screenWithAttributes(): string {
-    return this.run("capture-pane", "-p", "-e", "-S", "-", "-t", "pi");
-  }
-
-  /** A tmux format of the pane, e.g. `#{alternate_on}` or `#{cursor_x},#{cursor_y}`. */
-  pane(format: string): string {
-    return this.run("display", "-p", "-t", "pi", format).trim();
-  }
-
-  async waitForScreen(pattern: RegExp, what: string, timeoutMs = 20_000): Promise<string> {
+  async waitForScreen(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
     let last = "";
     try {
       const matches = () => {
@@ -100,12 +87,70 @@ export class TmuxPi {
     return last;
   }
 
-  async close(): Promise<void> {
+  close(): void {
     try {
-      this.run("kill-server");
+      this.tmux("kill-server");
     } catch {
       // Already gone: nothing is left to stop.
     }
+  }
+}
+
+export class TmuxPi extends TmuxTerminal {
+  private constructor(
+    readonly model: ScriptedModel,
+    readonly dirs: PiDirs,
+  ) {
+    super("pi");
+  }
+
+  static async start(host: PiHost): Promise<TmuxPi> {
+    const model = await ScriptedModel.start();
+    const dirs = makeDirs();
+    const env = isolatedPiEnvironment(dirs, model.url);
+    const script = join(dirs.root, "pi.sh");
+    writeFileSync(
+      script,
+      [
+        "#!/bin/sh",
+        ...Object.entries(env).map(([key, value]) => `export ${key}=${shellQuote(value)}`),
+        `cd ${shellQuote(dirs.cwd)}`,
+        `exec ${shellQuote(process.execPath)} ${shellQuote(host.cliPath)} -ne --no-session -e ${shellQuote(FAUX_EXTENSION)} -e ${shellQuote(EXTENSION_ENTRY)} --provider faux --model faux-1`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(script, 0o755);
+    const pi = new TmuxPi(model, dirs);
+    pi.open(dirs.root, script, { cols: 160, rows: 48, settings: ["set -g set-clipboard on"] });
+    await pi.waitForScreen(/faux-1/, "Pi's footer", 20_000);
+    return pi;
+  }
+
+  paneTitle(): string {
+    return this.pane("#{pane_title}");
+  }
+
+  /** tmux paste buffers: where an OSC 52 clipboard write that reached the terminal would land. */
+  buffers(): string {
+    return this.tmux("list-buffers");
+  }
+
+  /**
+   * The pane's whole history and screen with attributes (`capture-pane -e`): what the terminal holds,
+   * as tmux re-emits it. Drawn text comes back with SGR styling only; anything else (a hyperlink, a
+   * control string) would mean a sequence reached the terminal.
+   */
+  screenWithAttributes(): string {
+    return this.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", this.name);
+  }
+
+  /** A tmux format of the pane, e.g. `#{alternate_on}` or `#{cursor_x},#{cursor_y}`. */
+  pane(format: string): string {
+    return this.tmux("display", "-p", "-t", this.name, format).trim();
+  }
+
+  override async close(): Promise<void> {
+    super.close();
     await this.model.close();
   }
 }

@@ -9,7 +9,7 @@
  * never count, and one left there by the demo is seen): the jobs' logs go away with the demo.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
@@ -18,6 +18,7 @@ import { LOG_DIR_ENV } from "../../src/core/shared/constants.ts";
 import { headerOf, inCallOrder, outputOf, type PiEvent, runOf, textOf } from "../helpers/events.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { waitFor } from "../helpers/processes.ts";
+import { shellQuote, TmuxTerminal } from "../helpers/tmux.ts";
 
 let home: string;
 let temp: string;
@@ -143,83 +144,32 @@ describe("npm run demo in JSON mode", () => {
   });
 });
 
-/** `npm run demo` in a real terminal: tmux on a private socket, so the user's own tmux is untouched. */
-class DemoTerminal {
-  readonly socket = `piue-demo-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-
-  start(): void {
-    const script = join(home, "demo.sh");
-    const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
-    const env = userEnv();
-    writeFileSync(
-      script,
-      [
-        "#!/bin/sh",
-        // The tmux server inherits this process's environment, the test run's log directory included.
-        `unset ${LOG_DIR_ENV}`,
-        `export PATH=${quote(env.PATH!)} HOME=${quote(home)} TMPDIR=${quote(temp)} npm_config_update_notifier=false`,
-        `cd ${quote(REPO_ROOT)}`,
-        "exec npm run demo",
-        "",
-      ].join("\n"),
-    );
-    chmodSync(script, 0o755);
-    const config = join(home, "tmux.conf");
-    writeFileSync(config, "set -g extended-keys on\n");
-    this.tmux("-f", config, "new-session", "-d", "-s", "demo", "-x", "140", "-y", "50", script);
-  }
-
-  tmux(...args: string[]): string {
-    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  }
-
-  /** Everything the pane holds, scrollback included. */
-  screen(): string {
-    try {
-      return this.tmux("capture-pane", "-p", "-S", "-", "-t", "demo");
-    } catch {
-      return ""; // the pane is gone: the demo exited
-    }
-  }
-
-  running(): boolean {
-    try {
-      this.tmux("has-session", "-t", "demo");
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  async waitForScreen(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
-    let last = "";
-    try {
-      const matches = () => {
-        last = this.screen();
-        return pattern.test(last);
-      };
-      await waitFor(matches, what, timeoutMs, 100);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\nscreen:\n${last}`);
-    }
-    return last;
-  }
-
-  close(): void {
-    try {
-      this.tmux("kill-server");
-    } catch {
-      // Already gone.
-    }
-  }
+/** `npm run demo` in a real terminal, its scrollback read too. */
+function startDemo(terminal: TmuxTerminal): void {
+  const script = join(home, "demo.sh");
+  const env = userEnv();
+  writeFileSync(
+    script,
+    [
+      "#!/bin/sh",
+      // The tmux server inherits this process's environment, the test run's log directory included.
+      `unset ${LOG_DIR_ENV}`,
+      `export PATH=${shellQuote(env.PATH!)} HOME=${shellQuote(home)} TMPDIR=${shellQuote(temp)} npm_config_update_notifier=false`,
+      `cd ${shellQuote(REPO_ROOT)}`,
+      "exec npm run demo",
+      "",
+    ].join("\n"),
+  );
+  chmodSync(script, 0o755);
+  terminal.open(home, script, { cols: 140, rows: 50, history: true });
 }
 
 describe("npm run demo in a terminal", () => {
-  const terminal = new DemoTerminal();
+  const terminal = new TmuxTerminal("demo");
   after(() => terminal.close());
 
   it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files and logs at Ctrl+D", async () => {
-    terminal.start();
+    startDemo(terminal);
     const intro = await terminal.waitForScreen(
       /type 1, 2 or 3 and Enter[\s\S]*faux-1/,
       "the demo's prompts above the editor and Pi's footer",
@@ -228,16 +178,14 @@ describe("npm run demo in a terminal", () => {
     const root = /(\S*pi-unified-exec-demo-\w+)\/project/.exec(intro)?.[1];
     assert.ok(root && existsSync(join(root, "agent")), intro);
 
-    terminal.tmux("send-keys", "-t", "demo", "-l", "2");
-    terminal.tmux("send-keys", "-t", "demo", "Enter");
+    terminal.type("2");
     await terminal.waitForScreen(/Python ran on a pseudo-terminal, answered 42/, "the REPL scene");
 
-    terminal.tmux("send-keys", "-t", "demo", "-l", "3");
-    terminal.tmux("send-keys", "-t", "demo", "Enter");
+    terminal.type("3");
     await terminal.waitForScreen(/The job is running in the background/, "the wake scene's turn to end");
     await terminal.waitForScreen(/Woken by the exit of session \d+ \(exit_code 0\)/, "the wake to start a turn by itself");
 
-    terminal.tmux("send-keys", "-t", "demo", "C-d");
+    terminal.key("C-d");
     await waitFor(() => !terminal.running(), "the demo to exit at Ctrl+D", 15_000, 100);
     assert.equal(existsSync(root), false, "the demo's temporary dir is removed");
     assert.deepEqual(leftInTemp(), [], "no log folder or demo folder stays in the temp dir");

@@ -5,7 +5,7 @@
  * terminal (tmux) that hint waits for Enter, so Pi's screen does not cover it before it is read.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { accessSync, chmodSync, constants, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { basename, delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -14,6 +14,7 @@ import { PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { FAUX_EXTENSION, makeDirs, type PiDirs } from "../helpers/pi-process.ts";
 import { quietFor, waitFor } from "../helpers/processes.ts";
 import { call, ScriptedModel, say, steps } from "../helpers/scripted-model.ts";
+import { shellQuote, TmuxTerminal } from "../helpers/tmux.ts";
 
 const PREFLIGHT = join(REPO_ROOT, "scripts", "preflight.cjs");
 /** The one sentence: the Node it needs, and the README's two lines that install Node 22 and put it on PATH. */
@@ -173,91 +174,36 @@ describe("npm start", () => {
   });
 });
 
-/** `npm start` in a real terminal: tmux on a private socket, so the user's own tmux is untouched. */
-class StartTerminal {
-  readonly socket = `piue-start-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-
-  /** Runs `npm start` from `dirs.cwd` with an environment built from scratch (no provider key). */
-  start(dirs: PiDirs): void {
-    const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
-    const env: Record<string, string> = {
-      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
-      HOME: dirs.home,
-      PI_CODING_AGENT_DIR: dirs.agentDir,
-      PI_UNIFIED_EXEC_LOG_DIR: dirs.logs,
-      PI_OFFLINE: "1",
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_TELEMETRY: "0",
-      TERM: "xterm-256color",
-      npm_config_update_notifier: "false",
-    };
-    const script = join(dirs.root, "start.sh");
-    writeFileSync(
-      script,
-      [
-        "#!/bin/sh",
-        `exec env -i ${Object.entries(env)
-          .map(([key, value]) => `${key}=${quote(value)}`)
-          .join(" ")} sh -c ${quote(`cd ${quote(dirs.cwd)} && exec npm --silent --prefix ${quote(REPO_ROOT)} start`)}`,
-        "",
-      ].join("\n"),
-    );
-    chmodSync(script, 0o755);
-    const config = join(dirs.root, "tmux.conf");
-    writeFileSync(config, "set -g extended-keys on\n");
-    this.tmux("-f", config, "new-session", "-d", "-s", "start", "-x", "160", "-y", "40", script);
-  }
-
-  tmux(...args: string[]): string {
-    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  }
-
-  screen(): string {
-    try {
-      return this.tmux("capture-pane", "-p", "-t", "start");
-    } catch {
-      return ""; // the pane is gone: npm start exited
-    }
-  }
-
-  running(): boolean {
-    try {
-      this.tmux("has-session", "-t", "start");
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  async waitForScreen(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
-    let last = "";
-    try {
-      await waitFor(
-        () => {
-          last = this.screen();
-          return pattern.test(last);
-        },
-        what,
-        timeoutMs,
-        100,
-      );
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\nscreen:\n${last}`);
-    }
-    return last;
-  }
-
-  close(): void {
-    try {
-      this.tmux("kill-server");
-    } catch {
-      // Already gone.
-    }
-  }
+/** `npm start` in a real terminal, run from `dirs.cwd` with an environment built from scratch (no provider key). */
+function startNpmStart(terminal: TmuxTerminal, dirs: PiDirs): void {
+  const env: Record<string, string> = {
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+    HOME: dirs.home,
+    PI_CODING_AGENT_DIR: dirs.agentDir,
+    PI_UNIFIED_EXEC_LOG_DIR: dirs.logs,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    PI_TELEMETRY: "0",
+    TERM: "xterm-256color",
+    npm_config_update_notifier: "false",
+  };
+  const script = join(dirs.root, "start.sh");
+  writeFileSync(
+    script,
+    [
+      "#!/bin/sh",
+      `exec env -i ${Object.entries(env)
+        .map(([key, value]) => `${key}=${shellQuote(value)}`)
+        .join(" ")} sh -c ${shellQuote(`cd ${shellQuote(dirs.cwd)} && exec npm --silent --prefix ${shellQuote(REPO_ROOT)} start`)}`,
+      "",
+    ].join("\n"),
+  );
+  chmodSync(script, 0o755);
+  terminal.open(dirs.root, script, { cols: 160, rows: 40 });
 }
 
 describe("npm start in a terminal", () => {
-  const terminal = new StartTerminal();
+  const terminal = new TmuxTerminal("start");
   let dirs: PiDirs;
   before(() => {
     dirs = makeDirs();
@@ -268,7 +214,7 @@ describe("npm start in a terminal", () => {
   });
 
   it("shows the no-model hint until Enter, then starts Pi with the checkout listed under its folder's name, not src", async () => {
-    terminal.start(dirs);
+    startNpmStart(terminal, dirs);
     const hint = await terminal.waitForScreen(/Press Enter to start Pi \(Ctrl\+C stops here\)\./, "the hint and its Enter prompt");
     assert.match(hint, /No model is configured for Pi yet: type \/login in Pi/);
     assert.match(hint, /`npm run demo` needs neither\./);
@@ -279,12 +225,12 @@ describe("npm start in a terminal", () => {
       assert.doesNotMatch(screen, /\[Extensions\]/, `Pi has not started:\n${screen}`);
     });
 
-    terminal.tmux("send-keys", "-t", "start", "Enter");
+    terminal.key("Enter");
     const pi = await terminal.waitForScreen(/\[Extensions\]\n\s*\S+/, "Pi's startup screen listing the extensions");
     const listed = /\[Extensions\]\n\s*(.+)/.exec(pi)![1]!.trim();
     assert.equal(listed, basename(REPO_ROOT), "the checkout is named after its folder (pi-unified-exec in a fresh clone)");
 
-    terminal.tmux("send-keys", "-t", "start", "C-d");
+    terminal.key("C-d");
     await waitFor(() => !terminal.running(), "npm start to end when Pi quits at Ctrl+D", 15_000, 100);
   });
 });

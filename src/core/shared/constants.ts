@@ -298,6 +298,11 @@ export const WATCHDOG_KILL_GRACE_MS = 1_000;
 export const WATCHDOG_KILL_CONFIRM_MS = 1_000;
 /** Starts of a runtime's watchdog after the first, when it died while jobs ran: a broken system must not spin. */
 export const WATCHDOG_RESTARTS = 3;
+/**
+ * An orderly shutdown waits this long at most for the dismissed watchdog to exit (it journals one
+ * line and exits, a few ms), so nothing of ours runs or writes into the log directory once Pi is gone.
+ */
+export const WATCHDOG_STOP_WAIT_MS = 1_000;
 /** Characters of a job's command kept in the registry file, for the sweep's notice. */
 export const WATCHDOG_COMMAND_CHARS = 200;
 /** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */

@@ -74,9 +74,9 @@ export class OrphanGuard {
     if (job.pid !== undefined) this.watchdog.forget(job.pid);
   }
 
-  /** After the runtime stopped its jobs in order. */
-  stop(): void {
-    this.watchdog.stop();
+  /** After the runtime stopped its jobs in order; settles when the watchdog has exited. */
+  stop(): Promise<void> {
+    return this.watchdog.stop();
   }
 
   /** What the sweep stopped, for the first result that asks; undefined afterwards. */

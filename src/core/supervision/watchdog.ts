@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { spawnStdio } from "../processes/fd-hygiene.ts";
 import { linuxStartTime } from "../processes/process-identity.ts";
-import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS } from "../shared/constants.ts";
+import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from "../shared/constants.ts";
 
 /**
  * The host side of a runtime's watchdog (POSIX): a `/bin/sh` process (`watchdog.sh`) in its own
@@ -108,13 +108,26 @@ export class Watchdog {
     if (this.running) this.send(`- ${pgid}\n`);
   }
 
-  /** Orderly shutdown (the jobs were stopped): the watchdog exits without touching anything. */
-  stop(): void {
+  /**
+   * Orderly shutdown (the jobs were stopped): the watchdog exits without touching anything. Settles
+   * once it has exited (at most {@link WATCHDOG_STOP_WAIT_MS}), so it never outlives Pi's shutdown.
+   */
+  stop(): Promise<void> {
     this.stopped = true;
     this.registrations.clear();
-    if (!this.running || !this.child) return;
+    const child = this.child;
+    if (!this.running || !child) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => {
+      // A timer that is referenced keeps Pi's loop alive for the wait (the child and its pipe are not).
+      const timer = setTimeout(resolve, WATCHDOG_STOP_WAIT_MS);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
     this.send("q\n");
-    this.child.stdin?.end();
+    child.stdin?.end();
+    return exited;
   }
 
   /** Starts the watchdog (again, after it died) and replays what it must know. False when it cannot run. */

@@ -54,18 +54,22 @@ function inertPattern(wake: PatternWakeJob): PatternWakeJob {
   };
 }
 
-function describePattern(wake: PatternWakeJob): string {
+/** One pattern wake; `exited` when the same prompt reports the job's exit (re-arming it is pointless then). */
+function describePattern(wake: PatternWakeJob, exited: boolean): string {
   const more = wake.more > 0 ? ` (${wake.more} more matching line${wake.more === 1 ? "" : "s"} since)` : "";
+  const disarmed = `  wake_on_pattern disarmed after ${PATTERN_WAKE_BUDGET} wakes${exited ? "" : ": set_on_exit to arm it again"}`;
   return [
     `- session ${wake.jobId} printed a line matching /${wake.pattern}/${more} · \`${bounded(wake.command, 120)}\``,
     `  line: ${wake.line}`,
-    ...(wake.disarmed ? [`  wake_on_pattern disarmed after ${PATTERN_WAKE_BUDGET} wakes: set_on_exit to arm it again`] : []),
+    ...(wake.disarmed ? [disarmed] : []),
   ].join("\n");
 }
 
-/** The first line of a wake prompt: who has news, and of which kind. */
-function opening(exits: number, patterns: number, more: number): string {
-  const count = exits + patterns + more;
+/** The first line of a wake prompt: who has news, and of which kind (a job that matched and exited counts once). */
+function opening(batch: WakeBatch): string {
+  const exits = batch.jobs.length;
+  const patterns = batch.patterns?.length ?? 0;
+  const count = new Set([...batch.jobs, ...(batch.patterns ?? [])].map((job) => job.jobId)).size + batch.more;
   const jobs = count === 1 ? "A background job" : `${count} background jobs`;
   if (patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
   if (exits === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
@@ -75,10 +79,11 @@ function opening(exits: number, patterns: number, more: number): string {
 /** The prompt text of a wake: bounded metadata of each job and, for a pattern, the one matched line; never other output. */
 export function wakeText(batch: WakeBatch): string {
   const patterns = batch.patterns ?? [];
+  const exited = new Set(batch.jobs.map((job) => job.jobId));
   return [
-    `[unified-exec] ${opening(batch.jobs.length, patterns.length, batch.more)}`,
+    `[unified-exec] ${opening(batch)}`,
     ...batch.jobs.map(inert).map(describeJob),
-    ...patterns.map(inertPattern).map(describePattern),
+    ...patterns.map(inertPattern).map((wake) => describePattern(wake, exited.has(wake.jobId))),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
     patterns.length === 0
       ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +

@@ -113,6 +113,15 @@ export class PatternWakes {
     }, wait);
   }
 
+  /** The job exited: no line will follow, so a match the cooldown holds back goes out now, with the exit. */
+  exited(jobId: number): void {
+    const record = this.records.get(jobId);
+    if (!record || record.cooldown === undefined) return;
+    this.clock.clearTimeout(record.cooldown);
+    record.cooldown = undefined;
+    if (record.first !== undefined && !record.held) this.ready(jobId);
+  }
+
   /** Whether a match waits to be announced (the coordinator asks before it sends). */
   pending(jobId: number): boolean {
     const record = this.records.get(jobId);

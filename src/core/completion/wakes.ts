@@ -151,6 +151,7 @@ export class CompletionCoordinator {
   jobCalled(jobId: number): void {
     this.unschedulePattern(jobId);
     this.patterns.called(jobId);
+    this.withdrawUnsent(jobId, "patterns");
   }
 
   /**
@@ -208,7 +209,10 @@ export class CompletionCoordinator {
       return;
     }
     this.leases.delete(callId);
-    for (const jobId of lease.observed) this.forget(jobId);
+    for (const jobId of lease.observed) {
+      this.forget(jobId);
+      this.withdrawUnsent(jobId, "jobs");
+    }
     for (const jobId of lease.jobs) if (!lease.observed.has(jobId)) this.scheduleIfEligible(jobId);
     for (const jobId of lease.jobs) this.jobCalled(jobId);
   }
@@ -226,6 +230,8 @@ export class CompletionCoordinator {
 
   /** The job exited: its wake goes out once nobody watching it remains. */
   jobExited(job: WakeJob): void {
+    // A match waiting out its cooldown joins the exit's batch: one prompt says both.
+    this.patterns.exited(job.jobId);
     const record = this.records.get(job.jobId);
     if (!record || record.sent) return;
     record.exit = job;
@@ -254,6 +260,8 @@ export class CompletionCoordinator {
   /** The job was stopped on purpose: its wake is gone for good. */
   dropWake(jobId: number): void {
     this.forget(jobId);
+    this.withdrawUnsent(jobId, "jobs");
+    this.withdrawUnsent(jobId, "patterns");
     this.unschedulePattern(jobId);
     this.patterns.forget(jobId);
   }
@@ -351,6 +359,23 @@ export class CompletionCoordinator {
       if (this.delivered.size <= DELIVERED_MEMORY) break;
       this.delivered.delete(old);
     }
+  }
+
+  /**
+   * A batch whose send failed waits for `retry`; what the model has learned since by a call (the
+   * exit in a result, the lines in a read), or what a stop dropped, leaves it before it goes out.
+   */
+  private withdrawUnsent(jobId: number, kind: "jobs" | "patterns"): void {
+    if (this.unsent.length === 0) return;
+    this.unsent = this.unsent.filter((batch) => {
+      if (kind === "jobs") batch.jobs = batch.jobs.filter((job) => job.jobId !== jobId);
+      else if (batch.patterns) {
+        const patterns = batch.patterns.filter((wake) => wake.jobId !== jobId);
+        if (patterns.length > 0) batch.patterns = patterns;
+        else delete batch.patterns;
+      }
+      return batch.jobs.length > 0 || (batch.patterns?.length ?? 0) > 0 || batch.more > 0;
+    });
   }
 
   private deliver(batch: WakeBatch): void {

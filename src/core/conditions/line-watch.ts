@@ -66,6 +66,15 @@ export class BoundedLine {
     this.tail = keepWhole(text.length > HALF ? text.slice(-HALF - 1) : (this.tail + text).slice(-HALF - 1), false);
   }
 
+  /** A line with the same text, to append to without changing this one. */
+  copy(): BoundedLine {
+    const line = new BoundedLine();
+    line.head = this.head;
+    line.tail = this.tail;
+    line.long = this.long;
+    return line;
+  }
+
   /** The parts to test, as `testedParts` would cut the whole line. */
   parts(): string[] {
     return this.long ? [this.head, this.tail] : [this.head];

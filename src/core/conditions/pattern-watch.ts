@@ -1,4 +1,4 @@
-import { TerminalText } from "../output/terminal-text.ts";
+import { LineStream } from "../output/line-stream.ts";
 import { PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
 import { BoundedLine } from "./line-watch.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
@@ -29,28 +29,42 @@ export interface PatternWatchOptions {
  * bytes, the completion ledger decides what a hit becomes.
  *
  * Rules:
+ * - A line is judged as it finally shows: a progress bar redrawn with CR across many reads is its
+ *   last state (line-stream.ts), as a read of all of it would show it.
  * - A complete line is tested once, at its line break. The unfinished last line is tested once the
- *   job has printed nothing for {@link PATTERN_WAKE_QUIET_MS} (a prompt), and again only if it grows.
+ *   job has printed nothing for {@link PATTERN_WAKE_QUIET_MS} (a prompt), and again, at the next
+ *   silence or at its line break, only if it changed meanwhile: one line never wakes twice as it is.
  * - Only lines printed after the watch started count: a line it starts in the middle of is skipped.
  * - While a call is attached (`suspend(true)`), nothing is tested: that call returns those lines.
- *   When it lets go in the middle of a line, that line (partly returned) is skipped too.
+ *   When it lets go, what it left unread is tested from the next line start on (`resume`): the
+ *   line it returned in part is skipped, the lines after it are not.
+ * - What the job prints in the first {@link TYPING_REPLY_MS} after the user stopped typing into it
+ *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself.
  * - A flood that cannot match costs `memchr` speed: a chunk that is ASCII without ESC or CR, where a
  *   character every alternative needs is absent (required-text.ts), is passed over without being
  *   rendered, as long as the renderer holds nothing from the previous chunk. Only its unfinished
- *   last line is rendered, to go on with the next chunk.
+ *   last line is rendered, to go on with the next chunk. A rendered chunk that leaves an unfinished
+ *   line makes that line's characters unknown until its line break: no pass-over meanwhile.
  */
 export class PatternWatch {
   private readonly required: RequiredText | undefined;
   private readonly candidates: number[];
   private utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-  private terminal = new TerminalText();
-  /** The renderer holds nothing back (no part of a control sequence or of a character). */
+  private stream = new LineStream();
+  /** The renderer holds nothing back (no part of a control sequence or of a character, no CR). */
   private atRest = true;
+  /** The start of the unfinished line, when it grew too wide to keep as cells (line-stream.ts). */
   private readonly line = new BoundedLine();
   /** Candidate characters (see required-text.ts) present in the unfinished line. */
   private readonly lineHas = new Set<number>();
-  /** The unfinished line got text since it was last tested. */
+  /** The unfinished line's characters are not known (a rendered chunk left it): no pass-over. */
+  private lineUnknown = false;
+  /** The unfinished line changed since it was last tested. */
   private lineGrown = false;
+  /** The unfinished line as its last test saw it, when that was at a silence. */
+  private judged: string | undefined;
+  /** Output before this time is the reply to the user's typing: not tested. */
+  private ignoreUntil: number | undefined;
   /** Skip everything up to the next line break (a line the watch may not judge). */
   private skipLine: boolean;
   private suspended = false;
@@ -74,43 +88,81 @@ export class PatternWatch {
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
   }
 
-  /** A call attaches (`true`) or lets go (`false`). */
-  suspend(attached: boolean): void {
-    if (attached === this.suspended) return;
-    this.suspended = attached;
-    if (attached) {
+  /** Someone holds the job (`true`: a call, the user), or nobody does any more (`false`). */
+  suspend(held: boolean): void {
+    this.resume(held ? undefined : { chunks: [], atLineStart: this.atLineStart });
+  }
+
+  /**
+   * Nobody holds the job any more (`unread` given), or someone does (undefined). `unread` is what
+   * the job printed after the holder's last read, which is tested from the first line start on.
+   */
+  resume(unread: UnreadOutput | undefined, now: number = this.clock.now()): void {
+    const held = unread === undefined;
+    if (held === this.suspended) return;
+    this.suspended = held;
+    if (held) {
       this.clearLine();
       this.cancelTimer();
       return;
     }
-    // Resumed: a fresh renderer at the next line start; a line the call returned in part is not judged.
+    // A fresh renderer at the next line start; a line the holder read in part is not judged.
     this.utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-    this.terminal = new TerminalText();
+    this.stream = new LineStream();
     this.atRest = true;
-    this.skipLine = !this.atLineStart;
+    this.skipLine = !unread.atLineStart;
+    for (const chunk of unread.chunks) this.feed(chunk, now);
+  }
+
+  /** What the job prints for the next `ms` is not tested (the reply to the user's typing). */
+  ignoreFor(ms: number, now: number = this.clock.now()): void {
+    this.ignoreUntil = Math.max(this.ignoreUntil ?? 0, now + ms);
   }
 
   /** The job printed `chunk` (in order, every byte once). */
   feed(chunk: Uint8Array, now: number = this.clock.now()): void {
     if (this.stopped || chunk.length === 0) return;
+    const wasAtLineStart = this.atLineStart;
     this.atLineStart = chunk[chunk.length - 1] === 0x0a;
     if (this.suspended) return;
+    if (this.ignoreUntil !== undefined) {
+      if (now < this.ignoreUntil) {
+        this.clearLine();
+        this.skipLine = true;
+        return;
+      }
+      this.ignoreUntil = undefined;
+      if (wasAtLineStart) this.skipLine = false;
+    }
     this.lastOutput = now;
     let bytes = chunk;
     if (this.skipLine) {
       const lf = bytes.indexOf(0x0a);
       if (lf === -1) return;
       this.skipLine = false;
+      this.restart();
       bytes = bytes.subarray(lf + 1);
       if (bytes.length === 0) return;
     }
-    if (this.passesOver(bytes)) return;
-    this.scan(this.render(bytes));
-    if (this.lineGrown) this.armTimer();
+    const rendered = !this.passesOver(bytes);
+    if (rendered) this.scan(this.render(bytes));
+    // Anything after the last line break changes the unfinished line (text, a redraw, an erase).
+    if (bytes[bytes.length - 1] !== 0x0a) {
+      if (rendered) this.lineUnknown = true;
+      this.lineGrown = true;
+      this.armTimer();
+    }
   }
 
-  /** The job is over, or the pattern disarmed: nothing more is tested. */
-  stop(): void {
+  /**
+   * The pattern disarmed, or the job is over (`exited`): nothing more is tested. At the exit, the
+   * unfinished last line is as final as a line ever gets: it is tested as after a silence.
+   */
+  stop(exited = false): void {
+    if (exited && !this.stopped && this.timer !== undefined) {
+      this.cancelTimer();
+      this.quietCheck(true);
+    }
     this.stopped = true;
     this.cancelTimer();
     this.clearLine();
@@ -122,21 +174,24 @@ export class PatternWatch {
    */
   private passesOver(bytes: Uint8Array): boolean {
     const required = this.required;
-    if (!required || !this.atRest || !plainChunk(bytes)) return false;
+    if (!required || !this.atRest || this.lineUnknown || !plainChunk(bytes)) return false;
     if (mayHoldMatch(required, bytes, (code) => this.lineHas.has(code))) return false;
     const lf = bytes.lastIndexOf(0x0a);
-    if (lf !== -1) this.clearLine();
+    if (lf !== -1) {
+      this.clearLine();
+      this.stream.dropLine();
+    }
     const rest = lf === -1 ? bytes : bytes.subarray(lf + 1);
     if (rest.length > 0) {
-      this.appendToLine(this.render(rest));
-      this.armTimer();
+      this.line.append(this.render(rest)); // text only when the line grew too wide for cells
+      for (const code of this.candidates) if (code < 0x80 && rest.indexOf(code) !== -1) this.lineHas.add(code);
     }
     return true;
   }
 
   private render(bytes: Uint8Array): string {
-    const text = this.terminal.write(this.utf8.decode(bytes, { stream: true }), false);
-    this.atRest = !this.terminal.holding && bytes[bytes.length - 1]! < 0x80;
+    const text = this.stream.write(this.utf8.decode(bytes, { stream: true }));
+    this.atRest = !this.stream.holding && bytes[bytes.length - 1]! < 0x80;
     return text;
   }
 
@@ -149,35 +204,43 @@ export class PatternWatch {
       const piece = text.slice(start, lf);
       start = lf + 1;
       let tested = piece;
-      if (this.lineGrown || !this.line.empty) {
+      if (!this.line.empty) {
         this.line.append(piece);
-        tested = this.lineText();
-        this.clearLine();
+        tested = lineText(this.line);
       }
-      if (!this.pattern.test(tested)) continue;
+      const judged = this.judged;
+      this.clearLine();
+      if (tested === judged || !this.pattern.test(tested)) continue;
       count++;
       first ??= this.pattern.excerpt(tested);
     }
-    if (start < text.length) this.appendToLine(text.slice(start));
+    if (start < text.length) this.line.append(text.slice(start));
     if (first !== undefined) this.options.onHit({ line: first, count });
   }
 
-  private appendToLine(text: string): void {
-    if (text.length === 0) return;
-    this.line.append(text);
-    this.lineGrown = true;
-    for (const code of this.candidates) if (!this.lineHas.has(code) && text.includes(String.fromCodePoint(code))) this.lineHas.add(code);
+  /** The unfinished line as it shows now. */
+  private pendingText(): string {
+    const pending = this.stream.pending();
+    if (this.line.empty) return pending;
+    const line = this.line.copy();
+    line.append(pending);
+    return lineText(line);
   }
 
-  private lineText(): string {
-    const parts = this.line.parts();
-    return parts.length === 1 ? parts[0]! : `${parts[0]}…${parts[1]}`;
+  /** Skipped up to a line break: what the renderer kept of the skipped line goes too. */
+  private restart(): void {
+    this.clearLine();
+    this.utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+    this.stream = new LineStream();
+    this.atRest = true;
   }
 
   private clearLine(): void {
     this.line.clear();
     this.lineHas.clear();
+    this.lineUnknown = false;
     this.lineGrown = false;
+    this.judged = undefined;
   }
 
   /** One timer at a time, moved on lazily: a flood does not re-arm it per chunk. */
@@ -191,17 +254,31 @@ export class PatternWatch {
     this.timer = undefined;
   }
 
-  /** The unfinished line after {@link PATTERN_WAKE_QUIET_MS} of silence: tested once, as a prompt. */
-  private quietCheck(): void {
+  /** The unfinished line after {@link PATTERN_WAKE_QUIET_MS} of silence (or the exit): tested once, as a prompt. */
+  private quietCheck(exited = false): void {
     this.timer = undefined;
     if (this.stopped || this.suspended || !this.lineGrown) return;
     const waited = this.clock.now() - this.lastOutput;
-    if (waited < this.quietMs) {
+    if (waited < this.quietMs && !exited) {
       this.timer = this.clock.setTimeout(() => this.quietCheck(), this.quietMs - waited);
       return;
     }
     this.lineGrown = false;
-    const text = this.lineText();
+    const text = this.pendingText();
+    if (text === this.judged) return;
+    this.judged = text;
     if (this.pattern.test(text)) this.options.onHit({ line: this.pattern.excerpt(text), count: 1 });
   }
+}
+
+/** What a holder left unread: the bytes, and whether the holder's read ended at a line start. */
+export interface UnreadOutput {
+  chunks: readonly Uint8Array[];
+  atLineStart: boolean;
+}
+
+/** A bounded line's text as a test sees it (a long one as its two kept halves). */
+function lineText(line: BoundedLine): string {
+  const parts = line.parts();
+  return parts.length === 1 ? parts[0]! : `${parts[0]}…${parts[1]}`;
 }

@@ -1,5 +1,6 @@
-import { type PatternHit, PatternWatch } from "../conditions/pattern-watch.ts";
+import { type PatternHit, PatternWatch, type UnreadOutput } from "../conditions/pattern-watch.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
+import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
 
 /**
@@ -22,8 +23,8 @@ export interface UserInput {
   cancelled: boolean;
 }
 
-/** Sends the user's bytes to the job (through its stdin, after anything queued before). */
-export type TypedSender = (bytes: Buffer) => Promise<void>;
+/** Sends the user's bytes to the job (through its stdin, after anything queued before); resolves to how many it took. */
+export type TypedSender = (bytes: Buffer) => Promise<number>;
 
 /** The user holds the job's keyboard until `end`. */
 export class TypingSession {
@@ -44,11 +45,12 @@ export class TypingSession {
     return !this.over;
   }
 
-  /** Sends what the user typed, as typed; counted, never kept. */
+  /** Sends what the user typed, as typed; counted, never kept. Bytes the job's stdin refused are not counted. */
   async type(bytes: Uint8Array): Promise<void> {
     if (this.over || bytes.length === 0) return;
     this.typed += bytes.length;
-    await this.sender(Buffer.from(bytes));
+    const taken = await this.sender(Buffer.from(bytes));
+    this.typed -= bytes.length - taken;
   }
 
   /** The user lets go; `cancelled` when they ended without sending (it counts only with nothing typed). */
@@ -92,9 +94,11 @@ export class JobHolders {
     return true;
   }
 
-  detach(): void {
+  /** The call lets go; `unread`: what it left unread, which the pattern watch tests from its next line start. */
+  detach(unread?: () => UnreadOutput): void {
     this.call = undefined;
-    this.listen();
+    if (this.watch && !this.typing && unread) this.watch.resume(unread());
+    else this.listen();
   }
 
   /**
@@ -113,6 +117,8 @@ export class JobHolders {
     if (this.typing) return undefined;
     const session = new TypingSession(sender, (input) => {
       this.typing = undefined;
+      // What the program prints right after is the reply to the typing (an echo): not the model's to be woken by.
+      this.watch?.ignoreFor(TYPING_REPLY_MS);
       this.listen();
       if (report === "next-result") this.untold = combined(this.untold, input);
     });
@@ -142,7 +148,7 @@ export class JobHolders {
 
   /** The job is over: nothing more is watched or typed. */
   close(): void {
-    this.watch?.stop();
+    this.watch?.stop(true);
     this.typing?.end();
   }
 

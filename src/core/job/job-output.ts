@@ -1,4 +1,5 @@
 import type { ConditionWatch } from "../conditions/condition-watch.ts";
+import type { UnreadOutput } from "../conditions/pattern-watch.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
@@ -39,6 +40,8 @@ export class JobOutput {
   private pending = new PrintedTally();
   private deferredTally: PrintedTally | undefined;
   private readCount = 0;
+  /** The last read ended at a line start (or nothing was read yet). */
+  private readEndsLine = true;
 
   constructor(private readonly startedMono: number) {}
 
@@ -123,6 +126,8 @@ export class JobOutput {
    */
   take(final: boolean, shown?: ShownPart): OutputDelta {
     const retained = this.retained.drain();
+    const last = retained.tail.length > 0 ? retained.tail : retained.head;
+    if (last.length > 0) this.readEndsLine = last[last.length - 1] === 0x0a;
     const { text, elided } = this.decoder.take(retained, final, shown);
     // A part decoded from a line start on: the line the model was last given has ended.
     if (elided) this.returnedLastLine = "";
@@ -139,6 +144,16 @@ export class JobOutput {
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
     this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
     return { text, omittedBytes: retained.omittedBytes, printed, ...(elided ? { elided } : {}) };
+  }
+
+  /**
+   * What the job printed after the last read, unread: a holder letting go hands it to the pattern
+   * watch. Where retention dropped a middle, only what follows it, from its first line start.
+   */
+  unread(): UnreadOutput {
+    const { head, tail, omittedBytes } = this.retained.snapshot();
+    if (omittedBytes > 0) return { chunks: [tail], atLineStart: false };
+    return { chunks: [head, tail], atLineStart: this.readEndsLine };
   }
 
   /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */

@@ -22,15 +22,25 @@ export interface InputOutcome {
 export class JobStdin {
   private readonly queue: InputQueue;
 
+  private readonly over: () => boolean;
+  private readonly userHolds: () => boolean;
+
   constructor(
     private readonly transport: Transport,
-    /** True once the job is over: nothing more is sent. */
-    private readonly over: () => boolean,
+    job: {
+      /** True once the job is over: nothing more is sent. */
+      over: () => boolean;
+      /** True while the user holds the job's keyboard: a model's send still offering bytes stops. */
+      userHolds?: () => boolean;
+    },
   ) {
     this.queue = new InputQueue(transport);
+    this.over = job.over;
+    this.userHolds = job.userHolds ?? (() => false);
   }
 
-  async send(input: JobInput, deadlineMono: number): Promise<InputOutcome> {
+  /** Sends `input` for the model, or for the user typing into the job (`by: "user"`). */
+  async send(input: JobInput, deadlineMono: number, by: "model" | "user" = "model"): Promise<InputOutcome> {
     const tty = this.transport.kind === "pty";
     const kind = tty ? "bytes" : input.kind;
     if (this.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };
@@ -47,15 +57,24 @@ export class JobStdin {
       return this.outcome(kind, 0, Number.POSITIVE_INFINITY); // an end of input fails with the stream
     }
     const bytes = terminalBytes(input);
+    // The user's keys are never kept waiting behind more of a model's write than the queue holds already.
+    const yielded = () => by === "model" && this.userHolds();
     let offset = this.queue.offer(bytes);
-    while (offset < bytes.length && !this.queue.failed && (await this.changed(deadlineMono))) {
+    while (offset < bytes.length && !this.queue.failed && !yielded() && (await this.changed(deadlineMono))) {
+      if (yielded()) break;
       offset += this.queue.offer(bytes.subarray(offset));
     }
     // The call's own bytes are delivered when the OS has everything up to the last of them; a write
     // already under way when the job ended is waited for, since the job may have read it.
     const end = this.queue.accepted;
     while (this.queue.flushed < end && (!this.queue.failed || this.queue.writeInFlight) && (await this.changed(deadlineMono)));
-    return this.outcome(kind, bytes.length - offset, end);
+    return this.outcome(kind, bytes.length - offset, end, offset < bytes.length && yielded());
+  }
+
+  /** Sends what the user typed; resolves to how many of its bytes the job's stdin took. */
+  async sendTyped(bytes: Buffer, deadlineMono: number): Promise<number> {
+    const outcome = await this.send({ kind: "bytes", bytes }, deadlineMono, "user");
+    return outcome.failure && !outcome.refusedBytes ? 0 : bytes.length - (outcome.refusedBytes ?? 0);
   }
 
   /** The job is gone: input nobody will read is dropped, and a send waiting on it returns. */
@@ -78,15 +97,17 @@ export class JobStdin {
   }
 
   /** `end`: the position just after this call's last byte; a failure after the OS had them all is not this call's. */
-  private outcome(kind: InputOutcome["input"], refusedBytes: number, end: number): InputOutcome {
+  private outcome(kind: InputOutcome["input"], refusedBytes: number, end: number, yielded = false): InputOutcome {
     const pendingBytes = this.queue.pendingBytes;
     const failure =
       this.queue.failed && this.queue.flushed < end
         ? this.queue.failed
-        : refusedBytes > 0
-          ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
-            "send them again once it reads (for bulk data, give the command a file instead)"
-          : undefined;
+        : yielded
+          ? `the user took over the job's keyboard while this input was being sent: its last ${refusedBytes} bytes were not sent`
+          : refusedBytes > 0
+            ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
+              "send them again once it reads (for bulk data, give the command a file instead)"
+            : undefined;
     return {
       input: kind,
       ...(failure ? { failure } : {}),

@@ -95,7 +95,7 @@ export class Job {
       closed: () => this.onClosed(),
     });
     this.tty = this.transport.kind === "pty";
-    this.stdin = new JobStdin(this.transport, () => this.state === "final");
+    this.stdin = new JobStdin(this.transport, { over: () => this.state === "final", userHolds: () => this.holders.userTyping });
     // Built now, not on the first request: it answers the program's queries and follows the alternate screen.
     const live = () => this.state !== "final";
     this.screen = this.tty && this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
@@ -159,6 +159,11 @@ export class Job {
     return this.output.previewText(sinceTotal);
   }
 
+  /** The model's call lets go of the job: the pattern watch goes on with what the call left unread. */
+  detachCall(): void {
+    this.holders.detach(() => this.output.unread());
+  }
+
   /** The call attached to the job, if any. */
   get attached(): string | undefined {
     return this.holders.attached;
@@ -178,9 +183,7 @@ export class Job {
    */
   startTyping(report: TypingReport): TypingSession | undefined {
     if (this.state !== "running") return undefined;
-    return this.holders.startTyping(async (bytes) => {
-      await this.stdin.send({ kind: "bytes", bytes }, performance.now() + TYPED_DELIVERY_MS);
-    }, report);
+    return this.holders.startTyping((bytes) => this.stdin.sendTyped(bytes, performance.now() + TYPED_DELIVERY_MS), report);
   }
 
   /**

@@ -53,6 +53,11 @@ export class LineCells {
   /** `ESC[0K` and `ESC[2K` (from column 0): columns strictly increasing from the oldest to the newest. */
   private readonly toEnd = new EraseStack();
 
+  /** Cells the line spans (up to the rightmost one written). */
+  get width(): number {
+    return this.length;
+  }
+
   /** Starts a new line: empty, cursor at column 0. */
   reset(): void {
     this.length = 0;

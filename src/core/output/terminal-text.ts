@@ -66,14 +66,29 @@ class Pass {
   private nextLf = -1;
   /** The current line since its first lone CR, when it has one. */
   private cells: LineCells | undefined;
-  private spareCells: LineCells | undefined;
+  /** Cells no longer in use (read by {@link renderCarryingLine} for the next pass). */
+  spareCells: LineCells | undefined;
 
   constructor(
     private readonly text: string,
     private readonly final: boolean,
     /** The code point before `text` (the previous read's last), for the emoji joiner rule. */
     private readonly before: number | undefined,
-  ) {}
+    /** The unfinished line a previous pass left (see {@link renderCarryingLine}). */
+    carried?: CarriedLine,
+    spare?: LineCells,
+  ) {
+    if (typeof carried !== "string") this.cells = carried;
+    else if (carried) this.out.appendLong(carried, 0, carried.length, -1);
+    this.spareCells = spare;
+  }
+
+  /** Takes the unfinished last line out of the output ("" when the text ended at a line start). */
+  takeLine(): CarriedLine {
+    const { cells } = this;
+    this.cells = undefined;
+    return cells ?? this.out.takeLine();
+  }
 
   /** Renders the whole text; returns where an unfinished sequence that must be held back starts, or -1. */
   run(): number {
@@ -340,6 +355,26 @@ export class TerminalText {
     this.last = codePointBefore(text, end) ?? this.last;
     return pass.result();
   }
+}
+
+/**
+ * An unfinished line carried from one pass to the next: its text while no lone CR has touched it,
+ * its cells (with the cursor where the output left it) once one has, so erases and redraws go on
+ * applying to it exactly as in one pass over all of the text.
+ */
+export type CarriedLine = string | LineCells;
+
+/**
+ * One pass for a reader that tests whole lines as they arrive (line-stream.ts): `carried`, the
+ * unfinished line the previous pass left, goes on as it was, so a CR in this text redraws it. Gives
+ * back the complete lines (`text`), where a sequence to hold back starts (`heldFrom`, or -1), the
+ * unfinished line this text leaves (`line`, "" at a line start) and cells to reuse (`spare`).
+ */
+export function renderCarryingLine(text: string, before: number | undefined, carried: CarriedLine, spare: LineCells | undefined) {
+  const pass = new Pass(text, false, before, carried, spare);
+  const heldFrom = pass.run();
+  const line = pass.takeLine();
+  return { text: pass.result(), heldFrom, line, spare: pass.spareCells };
 }
 
 /**

@@ -101,6 +101,14 @@ export class TextBuilder {
     this.count = this.lineStart;
   }
 
+  /** Takes the current, unfinished line out as a string; the builder goes on with an empty line. */
+  takeLine(): string {
+    const line = this.lineHead + this.decode(this.lineStart, this.count);
+    this.lineHead = "";
+    this.count = this.lineStart;
+    return line;
+  }
+
   /** Everything appended, as one string. */
   result(): string {
     return this.done + this.lineHead + this.decode(0, this.count);

@@ -51,6 +51,13 @@ export const MAX_CONDITIONAL_EXEC_YIELD_MS = 300_000;
 export const PATTERN_WAKE_QUIET_MS = 1_000;
 
 /**
+ * For this long after the user stops typing into a job, what it prints is taken as their reply (the
+ * terminal's echo, a REPL's answer, which come within milliseconds) and `wake_on_pattern` does not
+ * test it: a wake must never carry what the user typed back to the model. A poll returns it as usual.
+ */
+export const TYPING_REPLY_MS = 1_000;
+
+/**
  * Least time between two pattern wakes of one job, in seconds, and its bounds: a server that logs
  * an error a second would otherwise start a turn a second. Matches in between are counted and named
  * by the next wake. `PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S` sets it (tests use 1).

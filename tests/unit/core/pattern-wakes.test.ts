@@ -153,4 +153,57 @@ describe("pattern wakes through the completion coordinator", () => {
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, []);
   });
+  it("a match the cooldown holds back goes out with the job's exit, in one prompt, not 30 s later about a dead job", () => {
+    coordinator.arm(9);
+    coordinator.armPattern(9, "ERROR", "server");
+    coordinator.patternHit(9, "ERROR one", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    clock.advance(5_000);
+    coordinator.patternHit(9, "ERROR: fatal, exiting", 1);
+    clock.advance(100);
+    coordinator.jobExited(exit(9));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 2);
+    assert.deepEqual(
+      sent[1]!.jobs.map((job) => job.jobId),
+      [9],
+    );
+    assert.equal(sent[1]!.patterns![0]!.line, "ERROR: fatal, exiting");
+    clock.advance(COOLDOWN_MS * 2);
+    assert.equal(sent.length, 2, "nothing follows");
+  });
+
+  it("a batch whose send failed loses what a call taught the model meanwhile, and what a stop dropped", () => {
+    let failing = true;
+    const kept: WakeBatch[] = [];
+    const flaky = new CompletionCoordinator(
+      (batch) => {
+        if (failing) throw new Error("stale API");
+        kept.push(batch);
+      },
+      clock,
+      WAKE_DEBOUNCE_MS,
+      COOLDOWN_MS,
+    );
+    for (const id of [1, 2, 3]) {
+      flaky.arm(id);
+      flaky.armPattern(id, "ERR", `job ${id}`);
+      flaky.patternHit(id, `ERR ${id}`, 1);
+      flaky.jobExited(exit(id));
+    }
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(flaky.waiting, 6, "the failed batch waits");
+    flaky.jobCalled(1); // a poll read job 1's lines
+    flaky.observed("call", 2); // a result carried job 2's exit
+    flaky.finalize("call", false);
+    flaky.dropWake(3); // job 3 was killed
+    failing = false;
+    flaky.retry();
+    assert.equal(kept.length, 1);
+    assert.deepEqual(
+      kept[0]!.jobs.map((job) => job.jobId),
+      [1],
+    );
+    assert.equal(kept[0]!.patterns, undefined, "job 1's lines were read; the call on job 2 read its lines too");
+  });
 });

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
 import { mayHoldMatch, plainChunk, requiredText } from "../../../src/core/conditions/required-text.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { prng } from "../../helpers/hostile-output.ts";
 
@@ -155,5 +156,106 @@ describe("wake_on_pattern's watch of a job's lines", () => {
         assert.deepEqual(fast.hits, slow.hits, `seed ${seed} pattern ${pattern}: ${JSON.stringify(chunks)}`);
       }
     }
+  });
+  it("judges a line redrawn with CR as it finally shows, wherever the reads split it", () => {
+    const text = "error: retrying\rok             \nDownloading 10%\rDownloading 50%\rDownloading 100%\r\nbar\x1b[K\r\x1b[2Kdone\n";
+    const bytes = Buffer.from(text);
+    for (let i = 0; i <= bytes.length; i++) {
+      for (const j of [i, Math.min(bytes.length, i + 1), Math.min(bytes.length, i + 7)]) {
+        const split = [bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)];
+        const count = (pattern: string) => {
+          const { hits, feed } = watch(pattern);
+          for (const piece of split) feed(piece);
+          return hits.reduce((sum, hit) => sum + hit.count, 0);
+        };
+        const at = `split at ${i}, ${j}`;
+        assert.equal(count("error|10%|50%|bar"), 0, `${at}: text drawn over never matches`);
+        assert.equal(count("^Downloading 100%$"), 1, at);
+        assert.equal(count("^ok +$"), 1, at);
+        assert.equal(count("^done$"), 1, at);
+      }
+    }
+  });
+
+  it("matches, for 300 seeded streams cut at random bytes, exactly the lines a read of all of it shows", () => {
+    const random = prng(2929);
+    const pieces = [
+      "xx",
+      "ERR",
+      "OR",
+      "er",
+      "ror",
+      "\n",
+      "\n",
+      "\x1b[31m",
+      "\x1b[K",
+      "\x1b[1K",
+      "\r",
+      "\r\n",
+      "é",
+      "\x00",
+      " ",
+      "\x1b]0;t\x07",
+      "\u202e",
+    ];
+    for (let seed = 0; seed < 300; seed++) {
+      let text = "";
+      const length = 5 + Math.floor(random() * 80);
+      for (let i = 0; i < length; i++) text += pieces[Math.floor(random() * pieces.length)];
+      text += "\n";
+      const bytes = Buffer.from(text);
+      const cuts = [0];
+      while (cuts[cuts.length - 1]! < bytes.length) cuts.push(cuts[cuts.length - 1]! + 1 + Math.floor(random() * 12));
+      const lines = renderTerminalText(text).split("\n").slice(0, -1);
+      for (const pattern of ["ERROR", "er+or", "^x", "<U\\+202E>", "^$"]) {
+        const { hits, feed } = watch(pattern);
+        for (let k = 1; k < cuts.length; k++) feed(bytes.subarray(cuts[k - 1], Math.min(bytes.length, cuts[k]!)));
+        const re = new RegExp(pattern);
+        const expected = lines.filter((line) => re.test(line)).length;
+        const found = hits.reduce((sum, hit) => sum + hit.count, 0);
+        assert.equal(found, expected, `seed ${seed}, ${pattern}: ${JSON.stringify(text)}`);
+      }
+    }
+  });
+
+  it("does not test a prompt again when its line ends as it was judged, and does when it changed meanwhile", () => {
+    const { hits, feed, clock } = watch("\\[y/N\\]");
+    feed("Continue? [y/N] ");
+    clock.advance(1_100);
+    assert.deepEqual(hits, [{ line: "Continue? [y/N] ", count: 1 }]);
+    feed("\r\n");
+    assert.equal(hits.length, 1, "the same line, ended: no second hit");
+    feed("Really? [y/N] ");
+    clock.advance(1_100);
+    feed("(default N)\n");
+    assert.deepEqual(hits.slice(1), [
+      { line: "Really? [y/N] ", count: 1 },
+      { line: "Really? [y/N] (default N)", count: 1 },
+    ]);
+  });
+
+  it("tests what a call left unread once it lets go, from the first line start on", () => {
+    const { w, hits, feed } = watch("ERROR");
+    w.suspend(true);
+    feed("Compiled\nERROR the call returned part of\nERROR in foo.ts\n");
+    w.resume({ chunks: [Buffer.from("part of\nERROR in foo.ts\n")], atLineStart: false });
+    assert.deepEqual(hits, [{ line: "ERROR in foo.ts", count: 1 }]);
+    w.suspend(true);
+    feed("ERROR left whole\n");
+    w.resume({ chunks: [Buffer.from("ERROR left whole\n")], atLineStart: true });
+    assert.deepEqual(hits.at(-1), { line: "ERROR left whole", count: 1 });
+  });
+
+  it("ignores what the job prints just after the user typed, then watches from the next line start", () => {
+    const { w, hits, feed, clock } = watch("hunter2");
+    w.suspend(true);
+    feed("Password: ");
+    w.suspend(false);
+    w.ignoreFor(1_000, clock.now());
+    feed("hunter2\nok hunter2 acc");
+    clock.advance(1_200);
+    assert.deepEqual(hits, [], "the reply to the typing, and the line it is in");
+    feed("epted\nhunter2 later\n");
+    assert.deepEqual(hits, [{ line: "hunter2 later", count: 1 }]);
   });
 });

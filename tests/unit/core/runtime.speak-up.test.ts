@@ -96,6 +96,55 @@ describe("wake_on_pattern through the runtime", () => {
     }
   });
 
+  it("a progress bar redrawn across reads is judged as the model reads it: text drawn over never wakes", async () => {
+    const { runtime, patternWakes } = tracked();
+    const script =
+      "sleep 0.5; printf 'error: retrying\\r'; sleep 0.2; printf 'ok             \\n'; " +
+      "for p in 10 50 100; do printf '\\rDownloading %d%%' $p; sleep 0.1; done; echo; sleep 300";
+    const id = runningId(await runtime.exec(exec(script, { wake_on_pattern: "error|^Downloading 100%$" })))!;
+    await waitFor(() => patternWakes().length > 0, "the pattern wake", 10_000);
+    const poll = await runtime.interact({ jobId: id, window: { ms: 250 } });
+    assert.equal(poll.output.text, "ok             \nDownloading 100%\n");
+    assert.deepEqual(
+      patternWakes().map((wake) => [wake.line, wake.more]),
+      [["Downloading 100%", 0]],
+    );
+  });
+
+  it("a line a call left unread (after its until_pattern match) still wakes once the call lets go", async () => {
+    const { runtime, patternWakes } = tracked();
+    const id = runningId(
+      await runtime.exec(exec("sleep 1; printf 'Compiled\\nERROR in foo.ts\\n'; sleep 300", { wake_on_pattern: "ERROR" })),
+    )!;
+    const poll = await runtime.interact({ jobId: id, window: { ms: 5_000 }, until: { pattern: compileUntilPattern("Compiled") } });
+    assert.equal(poll.output.text, "Compiled\n");
+    await waitFor(() => patternWakes().length > 0, "the pattern wake", 5_000);
+    assert.deepEqual(
+      patternWakes().map((wake) => wake.line),
+      ["ERROR in foo.ts"],
+    );
+    const next = await runtime.interact({ jobId: id, window: { ms: 250 } });
+    assert.equal(next.output.text, "ERROR in foo.ts\n", "and the line is still the next poll's");
+  });
+
+  it("an unfinished last line is judged when the job exits, with the exit in the same prompt", async () => {
+    const { runtime, batches } = tracked();
+    const id = runningId(
+      await runtime.exec(exec("sleep 0.5; printf 'fatal: no space left'; exit 3", { wake_on_pattern: "^fatal" }), { onExit: "wake" }),
+    )!;
+    await waitFor(() => batches.length > 0, "the wake", 10_000);
+    await quietFor(500);
+    assert.equal(batches.length, 1);
+    assert.deepEqual(
+      batches[0]!.jobs.map((job) => [job.jobId, job.exitCode]),
+      [[id, 3]],
+    );
+    assert.deepEqual(
+      batches[0]!.patterns?.map((wake) => wake.line),
+      ["fatal: no space left"],
+    );
+  });
+
   it("a bad pattern is refused before anything is spawned", () => {
     for (const [pattern, message] of [
       ["(?=x)", /look-ahead/],

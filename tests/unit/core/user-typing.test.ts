@@ -99,6 +99,77 @@ describe("the user types into a job from the picker", () => {
   });
 });
 
+describe("the reply to the user's typing", () => {
+  for (const tty of [false, true]) {
+    it(`what the job prints back at once (an echo) never wakes the model, on a ${tty ? "PTY" : "pipe"}; later lines do`, async () => {
+      const { runtime, batches } = made();
+      const script = 'IFS= read -r line; echo "you said $line"; sleep 2; echo READY; sleep 300';
+      const id = runningId(await runtime.exec(exec(script, { tty, wake_on_pattern: `${SECRET}|READY` })))!;
+      const taken = runtime.typeInto(id);
+      assert.ok("typing" in taken);
+      // What the one-line input does: the line, then the hold ends at once (before the reply arrives).
+      await taken.typing.type(Buffer.from(`my password is ${SECRET}${tty ? "\r" : "\n"}`));
+      taken.typing.end();
+      await waitFor(() => batches.length > 0, "the later line's wake", 10_000);
+      assert.deepEqual(
+        batches.flatMap((batch) => batch.patterns ?? []).map((wake) => wake.line),
+        ["READY"],
+        "the reply (an echo of the secret) was not tested; the line after it was",
+      );
+    });
+  }
+
+  it("the reply never wakes and the later line does, for 6 jobs at once with CPU burners beside them", async () => {
+    const stopBurners = startBurners();
+    try {
+      const { runtime, batches } = made();
+      const script = 'IFS= read -r line; echo "you said $line"; sleep 2; echo READY; sleep 300';
+      const ids = await Promise.all(
+        [false, true, false, true, false, true].map(async (tty) => {
+          const id = runningId(await runtime.exec(exec(script, { tty, wake_on_pattern: `${SECRET}|READY` })))!;
+          const taken = runtime.typeInto(id);
+          assert.ok("typing" in taken);
+          await taken.typing.type(Buffer.from(`${SECRET}${tty ? "\r" : "\n"}`));
+          taken.typing.end();
+          return id;
+        }),
+      );
+      const lines = () => batches.flatMap((batch) => batch.patterns ?? []);
+      await waitFor(() => lines().length === ids.length, "every job's READY wake", 20_000);
+      assert.deepEqual(new Set(lines().map((wake) => wake.line)), new Set(["READY"]));
+    } finally {
+      stopBurners();
+    }
+  });
+
+  it("a model write still being sent stops when the user takes the job, and the user's keys arrive in time", async () => {
+    const { runtime } = made();
+    // A reader that reads nothing for a second, then slowly: the model's 2 MiB fill its stdin.
+    const id = runningId(
+      await runtime.exec(exec("sleep 1; while IFS= read -r line; do case $line in *USER*) echo got-user;; esac; done")),
+    )!;
+    const write = runtime.interact({
+      ...prepareWrite({ session_id: id, chars: `${"m".repeat(1023)}\n`.repeat(2048) }, process.env),
+      window: { ms: 3_000 },
+    });
+    await quietFor(300);
+    const taken = runtime.typeInto(id);
+    assert.ok("typing" in taken);
+    const started = performance.now();
+    await taken.typing.type(Buffer.from("USER line\n"));
+    assert.equal(taken.typing.bytes, 10, "every typed byte went in");
+    taken.typing.end();
+    const written = await write;
+    assert.match(written.input?.failure ?? "", /the user took over the job's keyboard/);
+    assert.ok((written.input?.refusedBytes ?? 0) > 0);
+    const poll = written.output.text.includes("got-user")
+      ? written
+      : await runtime.interact({ jobId: id, window: { ms: 10_000 }, until: { pattern: compileUntilPattern("got-user") } });
+    assert.match(poll.output.text, /got-user/);
+    assert.ok(performance.now() - started < 5_000, "the user's line did not wait behind the whole write");
+  });
+});
+
 describe("ask_user: the model hands a prompt to the user", () => {
   it("a read -s passphrase: the job reads exactly what was typed; the model gets the count, and no report, result or log holds the secret", async () => {
     const { runtime } = made();

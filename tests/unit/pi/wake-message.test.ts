@@ -26,4 +26,14 @@ describe("wake prompt", () => {
     assert.match(text, /- and 2 more \(list_sessions shows them\)/);
     assert.match(text, /Continue only with work that is still relevant/);
   });
+  it("counts a job that matched and exited in one prompt once, and does not offer to re-arm the pattern of a job that ended", () => {
+    const exit = { jobId: 2, command: "srv", cwd: "/w", exitCode: 1, signal: null, elapsedMs: 1_000, logPath: "/l/2.log" };
+    const pattern = { jobId: 2, pattern: "E", line: "E9", command: "srv", more: 0, disarmed: true };
+    const both = wakeText({ jobs: [exit], more: 0, patterns: [pattern] });
+    assert.match(both, /^\[unified-exec\] A background job you asked to be woken for has news:\n/);
+    assert.match(both, /wake_on_pattern disarmed after 10 wakes\n/);
+    assert.doesNotMatch(both, /set_on_exit to arm it again/);
+    const running = wakeText({ jobs: [], more: 0, patterns: [pattern] });
+    assert.match(running, /wake_on_pattern disarmed after 10 wakes: set_on_exit to arm it again/);
+  });
 });

@@ -87,9 +87,13 @@ export class AttachedCall {
     this.stopProgress();
     const exit = report?.job.exit;
     const observed = exit && { kind: this.kind, jobId: this.job.id, exitCode: exit.exitCode, signal: exit.signal };
-    const consumed = this.lease.settle(report, observed);
-    // After the lease: settling drops the matches of what the call read, not of what it left unread.
-    this.job.detachCall();
+    let consumed: boolean;
+    try {
+      consumed = this.lease.settle(report, observed);
+    } finally {
+      // After the lease: settling drops the matches of what the call read, not of what it left unread.
+      this.job.detachCall();
+    }
     if (!report) return undefined;
     if (consumed) report.wake = "consumed";
     else if (!exit && this.ledger.isArmed(this.job.id)) report.wake = "armed";

@@ -38,7 +38,7 @@ export interface PatternWatchOptions {
  * - While a call is attached (`suspend(true)`), nothing is tested: that call returns those lines.
  *   When it lets go, what it left unread is tested from the next line start on (`resume`): the
  *   line it returned in part is skipped, the lines after it are not.
- * - What the job prints in the first {@link TYPING_REPLY_MS} after the user stopped typing into it
+ * - What the job prints in the first `TYPING_REPLY_MS` (1 s) after the user stopped typing into it
  *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself.
  * - A flood that cannot match costs `memchr` speed: a chunk that is ASCII without ESC or CR, where a
  *   character every alternative needs is absent (required-text.ts), is passed over without being

@@ -46,17 +46,24 @@ export class JobLauncher {
       ...(request.terminal && request.pty ? { terminal: { size: request.terminal, pty: request.pty } } : {}),
     };
     const { transport, startedMono } = await this.starter.factory(spec, request.shell.name, admit);
-    const job = new Job({
-      id,
-      command: request.command,
-      cwd: request.cwd,
-      logs: this.logs,
-      program: request.shell.path,
-      timeoutMs: request.timeoutMs,
-      ...(request.terminal ? { terminal: request.terminal } : {}),
-      ...(startedMono !== undefined ? { startedMono } : {}),
-      transport,
-    });
+    let job: Job;
+    try {
+      job = new Job({
+        id,
+        command: request.command,
+        cwd: request.cwd,
+        logs: this.logs,
+        program: request.shell.path,
+        timeoutMs: request.timeoutMs,
+        ...(request.terminal ? { terminal: request.terminal } : {}),
+        ...(startedMono !== undefined ? { startedMono } : {}),
+        transport,
+      });
+    } catch (error) {
+      // No job, so no call will end for it: the starter's count of calls at once must not keep it.
+      this.starter.callEnded();
+      throw error;
+    }
     this.unguard ??= guardAtExit({
       killNow: () => {
         this.killTracked();

@@ -91,12 +91,13 @@ export class ExecRuntime {
     refuseWhenClosed();
     // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
     await this.orphans.prepare();
+    let reserved = false;
     const admit = () => {
       refuseWhenClosed();
-      this.registry.makeRoom();
+      reserved ||= this.registry.reserve();
     };
     admit();
-    const job = await this.spawn(request, admit);
+    const job = await this.spawn(request, admit).catch((error: unknown) => this.registry.startFailed(reserved, error));
     const attached = this.attach(job, "exec", call);
     let report: JobReport | undefined;
     try {

@@ -21,6 +21,9 @@ export class JobRegistry {
     private readonly ids?: () => number,
   ) {}
 
+  /** Slots promised to jobs still being started. */
+  private reserved = 0;
+
   /**
    * Frees a slot for a new job if none is free, by evicting the oldest completed, unattached job.
    * Returns what was evicted; throws before anything is spawned when every slot holds a live job.
@@ -28,13 +31,13 @@ export class JobRegistry {
   makeRoom(): Job[] {
     const evicted: Job[] = [];
     for (const [id, { job }] of this.slots) {
-      if (this.slots.size < this.capacity) break;
+      if (this.slots.size + this.reserved < this.capacity) break;
       if (job.exit && !job.attached) {
         this.slots.delete(id);
         evicted.push(job);
       }
     }
-    if (this.slots.size >= this.capacity) {
+    if (this.slots.size + this.reserved >= this.capacity) {
       throw new ExecRequestError(
         `All ${this.capacity} job slots hold running jobs, so nothing was started. Stop jobs you no longer need with ` +
           "kill_session (list_sessions shows them all), or wait for one to finish, then run the command again.",
@@ -55,8 +58,25 @@ export class JobRegistry {
     if (this.slots.size < this.capacity && !this.slots.has(job.id)) this.slots.set(job.id, { job, published: true });
   }
 
-  /** Gives `job` a slot (call `makeRoom` first). */
+  /**
+   * Promises a slot to a job being started (after {@link makeRoom}): a warm shell may run the command
+   * before the start returns, so the slot must be its own from the first check on, not re-checked.
+   */
+  reserve(): true {
+    this.makeRoom();
+    this.reserved++;
+    return true;
+  }
+
+  /** A start failed with `error` (rethrown); the slot it was promised, if any, is free again. */
+  startFailed(reserved: boolean, error: unknown): never {
+    if (reserved) this.reserved = Math.max(0, this.reserved - 1);
+    throw error;
+  }
+
+  /** Gives `job` the slot `reserve` promised it. */
   add(job: Job): void {
+    this.reserved = Math.max(0, this.reserved - 1);
     this.slots.set(job.id, { job, published: false });
   }
 

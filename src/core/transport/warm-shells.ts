@@ -76,7 +76,10 @@ export class WarmShells {
     if (!this.enabled || this.stopped) return undefined;
     const target = warmTarget(spec, shell);
     if (!target) return undefined;
-    this.lastTake = performance.now();
+    // After a quiet spell the calls of an earlier burst no longer count: back to one shell.
+    const now = performance.now();
+    if (this.lastTake !== undefined && now - this.lastTake > WARM_SHELL_POOL_QUIET_MS) this.wanted = 1;
+    this.lastTake = now;
     // Calls at once (several in one message) ask for as many shells next time; calls one after another need one.
     this.wanted = Math.max(this.wanted, Math.min(WARM_SHELL_POOL_MAX, concurrent));
     const matching = this.shells.filter((idle) => idle.fingerprint === target.fingerprint && idle.takesJobs);

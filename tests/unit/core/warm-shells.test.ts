@@ -7,7 +7,7 @@
  * a recording guard where a test needs to see registrations (the real one is the runtime's).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -385,6 +385,63 @@ describe("warm shells", () => {
         [0, 0, 0, 0],
       );
       assert.equal(runtime.warmShells.counts.handed - before, 4, JSON.stringify(runtime.warmShells.counts));
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+
+  it("in a runtime: after 30 s without a job the pool is back to one shell (the clock moved on, not waited for)", async () => {
+    const runtime = new ExecRuntime({ logs: new LogDirectory(), warmShells: true });
+    const realNow = performance.now.bind(performance);
+    try {
+      const exec = () => runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 2_000 }, process.cwd(), process.env));
+      await Promise.all(Array.from({ length: 4 }, exec));
+      await waitFor(() => runtime.warmShells.idleCount >= 4, "four idle shells after a burst of four", 15_000);
+      const shift = 31_000;
+      performance.now = () => realNow() + shift;
+      await exec();
+      await waitFor(() => runtime.warmShells.idleCount === 1, "one idle shell after the quiet spell", 15_000);
+    } finally {
+      performance.now = realNow;
+      await runtime.shutdown();
+    }
+  });
+
+  it("in a runtime: two calls at once for the last free slot: one runs, the other is refused and never ran (3 rounds; 1 in the fast tier)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "puex-slot-"));
+    const runtime = new ExecRuntime({ logs: new LogDirectory(), warmShells: true, capacity: 2 });
+    try {
+      const exec = (cmd: string) => runtime.exec(prepareExec({ cmd, yield_time_ms: 300 }, process.cwd(), process.env));
+      await Promise.all([exec("true"), exec("true")]);
+      await waitFor(() => runtime.warmShells.idleCount >= 2, "two idle shells", 15_000);
+      await exec("sleep 100");
+      for (let round = 0; round < rounds(3, 1); round++) {
+        const results = await Promise.allSettled(["A", "B"].map((name) => exec(`echo ran > ${dir}/${name}${round}; sleep 100`)));
+        const refused = results.filter((result) => result.status === "rejected");
+        assert.equal(refused.length, 1, `round ${round}`);
+        assert.match(String((refused[0] as PromiseRejectedResult).reason), /nothing was started/);
+        await quietFor(200);
+        assert.equal(readdirSync(dir).filter((file) => file.endsWith(String(round))).length, 1, "only the admitted command ran");
+        const started = results.find((result) => result.status === "fulfilled") as PromiseFulfilledResult<{ job: { jobId: number } }>;
+        await runtime.kill(started.value.job.jobId, "SIGKILL");
+      }
+    } finally {
+      await runtime.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("in a runtime: a command too long to spawn is an error and adds no shell to the pool", async () => {
+    const runtime = new ExecRuntime({ logs: new LogDirectory(), warmShells: true });
+    try {
+      const huge = `echo ${"x".repeat(300_000)}`;
+      for (let i = 0; i < 3; i++) {
+        await assert.rejects(runtime.exec(prepareExec({ cmd: huge, yield_time_ms: 250 }, process.cwd(), process.env)));
+      }
+      for (let i = 0; i < 3; i++) await runtime.exec(prepareExec({ cmd: "true", yield_time_ms: 2_000 }, process.cwd(), process.env));
+      await waitFor(() => runtime.warmShells.idleCount >= 1, "the refilled shell", 15_000);
+      await quietFor(300);
+      assert.equal(runtime.warmShells.idleCount, 1, "calls one after another keep one shell");
     } finally {
       await runtime.shutdown();
     }

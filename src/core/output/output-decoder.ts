@@ -193,6 +193,9 @@ export class OutputDecoder {
       // The head ends at the gap: flush what it left open, as a whole decode does.
       if (piece === output.head && output.omittedBytes > 0) text += terminal.write(this.utf8.decode(), false);
     }
+    // Rendered up to where the end starts, which renders as the whole does from there: a control string
+    // still open here was abandoned after it (else the end's text would be inside it), so its body is text.
+    if (terminal.holding) text += terminal.write("", true);
     return { text, rawBytes };
   }
 }

@@ -39,6 +39,15 @@ function compactionUnanswered(branch: readonly BranchEntry[]): boolean {
     );
 }
 
+/** At most this many addresses per job in the note: a job listening on hundreds of ports says how many more. */
+const NOTE_ADDRESSES = 8;
+
+function addresses(listening: readonly string[]): string {
+  const shown = listening.slice(0, NOTE_ADDRESSES).map((address) => metadata(address));
+  const more = listening.length - shown.length;
+  return `${shown.join(", ")}${more > 0 ? ` and ${more} more (list_sessions shows them)` : ""}`;
+}
+
 /** One line per live job: id, state, command, listening addresses, armed wakes. */
 export function jobsNote(jobs: readonly JobSnapshot[]): string {
   const lines = jobs.map((job) => {
@@ -47,7 +56,7 @@ export function jobsNote(jobs: readonly JobSnapshot[]): string {
       `- session_id ${job.jobId}`,
       `running ${shortDuration(job.elapsedMs)}`,
       `\`${oneLine(job.command, 120)}\``,
-      ...(job.listening?.length ? [`listening ${job.listening.map((address) => metadata(address)).join(", ")}`] : []),
+      ...(job.listening?.length ? [`listening ${addresses(job.listening)}`] : []),
       ...(wakes.length ? [`wakes armed: ${wakes.join(", ")}`] : []),
     ].join(" · ");
   });

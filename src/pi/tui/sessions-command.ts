@@ -100,7 +100,9 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
     ctx.ui.notify(
       outcome.found && outcome.onExit === "disarmed"
         ? `Session ${job.jobId} will not wake the model when it exits.`
-        : `Session ${job.jobId} had no exit wake to disarm.`,
+        : outcome.found && outcome.onExit === "too_late"
+          ? `Session ${job.jobId} has already ended and the model was told; there was no exit wake left to disarm.`
+          : `Session ${job.jobId} had no exit wake to disarm.`,
       "info",
     );
   }

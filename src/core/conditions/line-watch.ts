@@ -75,6 +75,11 @@ export class BoundedLine {
     return line;
   }
 
+  /** The line as a test shows it: whole, or its two kept halves with a visible cut between them. */
+  text(): string {
+    return this.long ? `${this.head}…${this.tail}` : this.head;
+  }
+
   /** The parts to test, as `testedParts` would cut the whole line. */
   parts(): string[] {
     return this.long ? [this.head, this.tail] : [this.head];
@@ -168,11 +173,8 @@ export class LineWatch {
 
   private test(complete: boolean, end: number, base: number): boolean {
     this.grown = false;
-    const parts = this.line.parts();
-    if (!parts.some((part) => this.pattern.test(part))) return false;
-    // A long line is shown from its kept halves; the marker between them becomes a visible cut.
-    const shown = parts.length === 1 ? parts[0]! : `${parts[0]}…${parts[1]}`;
-    this.found = { line: this.pattern.excerpt(shown), complete, end, offset: base + end };
+    if (!this.line.parts().some((part) => this.pattern.test(part))) return false;
+    this.found = { line: this.pattern.excerpt(this.line.text()), complete, end, offset: base + end };
     return true;
   }
 }

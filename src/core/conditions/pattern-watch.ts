@@ -206,7 +206,7 @@ export class PatternWatch {
       let tested = piece;
       if (!this.line.empty) {
         this.line.append(piece);
-        tested = lineText(this.line);
+        tested = this.line.text();
       }
       const judged = this.judged;
       this.clearLine();
@@ -224,7 +224,7 @@ export class PatternWatch {
     if (this.line.empty) return pending;
     const line = this.line.copy();
     line.append(pending);
-    return lineText(line);
+    return line.text();
   }
 
   /** Skipped up to a line break: what the renderer kept of the skipped line goes too. */
@@ -275,10 +275,4 @@ export class PatternWatch {
 export interface UnreadOutput {
   chunks: readonly Uint8Array[];
   atLineStart: boolean;
-}
-
-/** A bounded line's text as a test sees it (a long one as its two kept halves). */
-function lineText(line: BoundedLine): string {
-  const parts = line.parts();
-  return parts.length === 1 ? parts[0]! : `${parts[0]}…${parts[1]}`;
 }

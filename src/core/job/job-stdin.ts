@@ -22,28 +22,23 @@ export interface InputOutcome {
 export class JobStdin {
   private readonly queue: InputQueue;
 
-  private readonly over: () => boolean;
-  private readonly userHolds: () => boolean;
-
   constructor(
     private readonly transport: Transport,
-    job: {
+    private readonly job: {
       /** True once the job is over: nothing more is sent. */
       over: () => boolean;
       /** True while the user holds the job's keyboard: a model's send still offering bytes stops. */
-      userHolds?: () => boolean;
+      userHolds: () => boolean;
     },
   ) {
     this.queue = new InputQueue(transport);
-    this.over = job.over;
-    this.userHolds = job.userHolds ?? (() => false);
   }
 
   /** Sends `input` for the model, or for the user typing into the job (`by: "user"`). */
   async send(input: JobInput, deadlineMono: number, by: "model" | "user" = "model"): Promise<InputOutcome> {
     const tty = this.transport.kind === "pty";
     const kind = tty ? "bytes" : input.kind;
-    if (this.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };
+    if (this.job.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };
     if (!tty && input.kind === "interrupt") {
       try {
         this.transport.signal("SIGINT");
@@ -58,10 +53,9 @@ export class JobStdin {
     }
     const bytes = terminalBytes(input);
     // The user's keys are never kept waiting behind more of a model's write than the queue holds already.
-    const yielded = () => by === "model" && this.userHolds();
+    const yielded = () => by === "model" && this.job.userHolds();
     let offset = this.queue.offer(bytes);
-    while (offset < bytes.length && !this.queue.failed && !yielded() && (await this.changed(deadlineMono))) {
-      if (yielded()) break;
+    while (offset < bytes.length && !this.queue.failed && !yielded() && (await this.changed(deadlineMono)) && !yielded()) {
       offset += this.queue.offer(bytes.subarray(offset));
     }
     // The call's own bytes are delivered when the OS has everything up to the last of them; a write
@@ -84,7 +78,7 @@ export class JobStdin {
 
   /** Waits for the queue to change; false once the deadline passed, or the job is over and no write is under way. */
   private async changed(deadlineMono: number): Promise<boolean> {
-    if ((this.over() && !this.queue.writeInFlight) || performance.now() >= deadlineMono) return false;
+    if ((this.job.over() && !this.queue.writeInFlight) || performance.now() >= deadlineMono) return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), Math.max(0, deadlineMono - performance.now()));

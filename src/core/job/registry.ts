@@ -59,8 +59,8 @@ export class JobRegistry {
   }
 
   /**
-   * Promises a slot to a job being started (after {@link makeRoom}): a warm shell may run the command
-   * before the start returns, so the slot must be its own from the first check on, not re-checked.
+   * Makes room ({@link makeRoom}) and promises the slot to a job being started: a warm shell may run
+   * the command before the start returns, so the slot must be its own from the first check on.
    */
   reserve(): true {
     this.makeRoom();
@@ -70,14 +70,18 @@ export class JobRegistry {
 
   /** A start failed with `error` (rethrown); the slot it was promised, if any, is free again. */
   startFailed(reserved: boolean, error: unknown): never {
-    if (reserved) this.reserved = Math.max(0, this.reserved - 1);
+    if (reserved) this.release();
     throw error;
   }
 
   /** Gives `job` the slot `reserve` promised it. */
   add(job: Job): void {
-    this.reserved = Math.max(0, this.reserved - 1);
+    this.release();
     this.slots.set(job.id, { job, published: false });
+  }
+
+  private release(): void {
+    this.reserved = Math.max(0, this.reserved - 1);
   }
 
   /** Makes the job addressable by its id. */

@@ -94,6 +94,7 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...this.news(job),
     };
   }
 

@@ -231,6 +231,13 @@ describe("ask_user: the model hands a prompt to the user", () => {
     assert.equal(prepareWrite({ session_id: 1, ask_user: "é".repeat(300) }, process.env).askUser?.question.length, 300);
   });
 
+  it('accepts chars: "" and chars_b64: "", the defaults models send with every call', () => {
+    for (const extra of [{ chars: "" }, { chars_b64: "" }, { chars: "", chars_b64: "" }]) {
+      const request = prepareWrite({ session_id: 1, ask_user: "Type it", ...extra }, process.env);
+      assert.deepEqual([request.askUser?.question, request.input], ["Type it", undefined]);
+    }
+  });
+
   it("every key reaches a raw-mode program in order, with CPU burners beside it (5 runs)", async () => {
     const stopBurners = startBurners();
     try {

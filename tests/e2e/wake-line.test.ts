@@ -1,8 +1,8 @@
 /**
  * The line a pattern wake quotes, through the real Pi CLI (RPC mode) on every host: a 420-character
  * line with its match near the end is quoted as a window around the match (at most 300 characters,
- * `…` where cut), and `(?i)ſtatus` wakes on a plain ASCII `STATUS` line as RE2 matches it (the
- * prefilter folds `ſ` with `s` and `S`, as RE2 does).
+ * `…` where cut); `(?i)ſtatus` wakes on a plain `status` line and `(?i)` with the Kelvin sign on a
+ * plain `KELVIN` line, as RE2 matches them (the prefilter folds as RE2 does).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -48,10 +48,15 @@ for (const host of PI_HOSTS) {
       assert.match(line, /^…a+ ERROR disk full b{20}$/, "the match, with the cut start marked");
     });
 
-    it("(?i)ſtatus wakes on a plain ASCII STATUS line, as RE2 matches it", async () => {
-      const { id, text } = await wakeOf("sleep 1; seq 1 2000; echo 'STATUS ready'; sleep 300", "(?i)ſtatus");
+    it("(?i)ſtatus wakes on a plain lowercase status line, as RE2 matches it", async () => {
+      const { id, text } = await wakeOf("sleep 1; seq 1 2000; echo 'status ready'; sleep 300", "(?i)ſtatus");
       assert.match(text, new RegExp(`session ${id} printed a line matching /\\(\\?i\\)ſtatus/`));
-      assert.match(text, /\n {2}line: STATUS ready\n/);
+      assert.match(text, /\n {2}line: status ready\n/);
+    });
+
+    it("(?i) with the Kelvin sign wakes on a plain upper-case KELVIN line, as RE2 matches it", async () => {
+      const { text } = await wakeOf("sleep 1; seq 1 2000; echo 'KELVIN 300'; sleep 300", "(?i)\u212Aelvin");
+      assert.match(text, /\n {2}line: KELVIN 300\n/);
     });
   });
 }

@@ -13,7 +13,7 @@ import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { startBurners } from "../../helpers/load.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
+import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes } from "../../helpers/runtime.ts";
 
@@ -22,6 +22,18 @@ const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
 const TOKEN = "tok-7f3a9c-secret";
 /** The issue's job: a silent read, then two seconds later a line that carries what was typed. */
 const TOKEN_JOB = `read -s -p 'Token: ' t; echo; sleep 2; echo "stored credential $t"; sleep 300`;
+/** `promise`, or a failure naming `what` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const runtimes: ExecRuntime[] = [];
 after(async () => {
   await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
@@ -121,12 +133,7 @@ describe("an ask_user dialog ends with its job", () => {
             await waitFor(() => runtime.snapshotOf(id)?.userTyping === true, "the dialog open");
             void runtime.kill(id, "SIGTERM", undefined, "user");
           }
-          const report = await Promise.race([
-            call,
-            quietFor(15_000).then(() => {
-              throw new Error("the call never returned");
-            }),
-          ]);
+          const report = await within(call, 15_000, "the call's return after the job's end");
           assert.ok(report.job.exit, `round ${round}: the exit`);
           if (how === "exits") assert.equal(report.job.exit.exitCode, 4);
           else assert.equal(report.job.exit.stoppedBy, "user");

@@ -130,9 +130,6 @@ describe("the human's view of a job", () => {
     });
     assert.deepEqual(viewLines(pipe, { kind: "output", lines: [] }).lines, ["(no output yet)"]);
     const ended = snapshot({ jobId: 5, command: "make", elapsedMs: 3_500, exit: { exitCode: 143, signal: null } });
-    assert.equal(
-      viewLines(ended, { kind: "output", lines: ["a"] }).title,
-      "5 · exit 143 after 3.5s · make — the last 1 lines of its output",
-    );
+    assert.equal(viewLines(ended, { kind: "output", lines: ["a"] }).title, "5 · exit 143 after 3.5s · make — the last line of its output");
   });
 });

@@ -54,7 +54,7 @@ describe("an example whose model leaves a server running", () => {
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
   it("exits within 5 s of its model's end, the server stopped", async () => {
-    const script = join(scratch, "leaves-a-server.ts");
+    const script = join(scratch, "leaves-a-server.mts"); // .mts: an ES module outside any package
     writeFileSync(script, LEAVES_A_SERVER);
     const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -73,6 +73,7 @@ export class JobHolders {
   private watch: PatternWatch | undefined;
   /** Typed from the picker, not yet told to the model. */
   private untold: UserInput | undefined;
+  private typedOnce = false;
 
   constructor(private readonly jobId: number) {}
 
@@ -84,6 +85,11 @@ export class JobHolders {
   /** The user is typing into the job. */
   get userTyping(): boolean {
     return this.typing !== undefined;
+  }
+
+  /** A person has typed into the job at some time: what runs in it may hold what they typed. */
+  get typedEver(): boolean {
+    return this.typedOnce;
   }
 
   /** Attaches the model's call `tool`; false when another call is attached already. */
@@ -115,6 +121,7 @@ export class JobHolders {
   /** The user takes the keyboard; undefined when they hold it already. */
   startTyping(sender: TypedSender, report: TypingReport): TypingSession | undefined {
     if (this.typing) return undefined;
+    this.typedOnce = true;
     const session = new TypingSession(sender, (input) => {
       this.typing = undefined;
       // What the program prints right after is the reply to the typing (an echo): not the model's to be woken by.

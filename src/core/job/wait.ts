@@ -3,9 +3,10 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
  * typed a message Pi delivers as a steer), or a condition of a conditional wait: a line matched
- * `until_pattern`, or the job went quiet for `until_quiet_ms`.
+ * `until_pattern`, or the job went quiet for `until_quiet_ms`; or the shell exited while processes it
+ * started run on (`background`: the job goes on without it).
  */
-export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet";
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "background";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {
@@ -22,6 +23,8 @@ export interface ExitSource {
   readonly exit: unknown;
   /** Calls `listener` once the exit is final; returns an unsubscribe. */
   onExit(listener: () => void): () => void;
+  /** Calls `listener` once the shell exited leaving processes running (after a short settle); returns an unsubscribe. */
+  onBackgroundSettled?(listener: () => void): () => void;
 }
 
 /**
@@ -50,6 +53,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
       done = true;
       clearTimeout(timer);
       unsubscribe();
+      unsubscribeBackground?.();
       signal?.removeEventListener("abort", onAbort);
       steer?.removeEventListener("abort", onSteer);
       resolve(job.exit ? "exited" : end);
@@ -57,6 +61,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
     const onAbort = () => settle("aborted");
     const onSteer = () => settle("steered");
     const unsubscribe = job.onExit(() => settle("exited"));
+    const unsubscribeBackground = job.onBackgroundSettled?.(() => settle("background"));
     signal?.addEventListener("abort", onAbort, { once: true });
     steer?.addEventListener("abort", onSteer, { once: true });
     void condition?.then(settle);

@@ -72,7 +72,7 @@ export class JobReports {
     const slots = this.slotUse();
     // One read of the process table serves the input-wait probe, the listening scan and the background.
     const [inputWait, listening, background] = oneTableFor(
-      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow()] as const,
+      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
     );
     const shown = listening?.join(", ") ?? "";
     const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
@@ -138,7 +138,7 @@ export class JobReports {
       const inputWait = job.exit ? undefined : job.inputWait();
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id), background: job.backgroundNow() }),
+        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id), background: job.backgroundNow(true) }),
         ...(inputWait?.likely ? { inputWait } : {}),
       };
     });

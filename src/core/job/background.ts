@@ -74,6 +74,12 @@ export class BackgroundWatch {
     return this.isSettled;
   }
 
+  /** A result has told what runs on: no later wait ends at the settle window. */
+  endSettle(): void {
+    this.isSettled = true;
+    clearTimeout(this.settleTimer);
+  }
+
   /** Looks now whether anything of the job still runs; calls `ended` once nothing does. */
   check(): void {
     if (this.over) return;

@@ -96,12 +96,22 @@ export class JobEnding {
     this.settleListeners.clear();
   }
 
-  /** See `Job.onBackgroundSettled`. */
+  /**
+   * Calls `listener` once when a shell exit that leaves processes running has had its settle window:
+   * a wait that sees the shell exit ends then. Nothing comes once that window is over (or a result
+   * told it) or the job is ending: a later wait is a wait on a running job like any other.
+   */
   onBackgroundSettled(listener: () => void): () => void {
     const pending = this.state === "running" || (this.state === "background" && !this.background!.settleOver);
     if (!pending) return () => {};
     this.settleListeners.add(listener);
     return () => this.settleListeners.delete(listener);
+  }
+
+  /** A result has told that the shell exited and what runs on: later waits are plain waits. */
+  backgroundReported(): void {
+    this.background?.endSettle();
+    this.settleListeners.clear();
   }
 
   /** The shell's exit while processes it left run on; undefined in any other state. */

@@ -126,11 +126,13 @@ export class Job {
 
   /**
    * While the shell's exit left processes running: its exit (the job's exit code to be) and what runs
-   * on, looked up now (names withheld once a person typed into the job); undefined otherwise.
+   * on, looked up now (names withheld once a person typed into the job); undefined otherwise. `told`:
+   * a result shows it to the model, so later waits no longer end at the shell's exit.
    */
-  backgroundNow(): { shellExit: ShellExit; processes: Background } | undefined {
+  backgroundNow(told = false): { shellExit: ShellExit; processes: Background } | undefined {
     const shellExit = this.end.shellExit;
     const processes = this.end.backgroundNow(this.holders.typedEver);
+    if (told && processes) this.end.backgroundReported();
     return shellExit && processes ? { shellExit, processes } : undefined;
   }
 
@@ -215,7 +217,7 @@ export class Job {
    * left run on ends `background` once they had their settle window and still run.
    */
   async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
-    const end = await waitForExit(this, deadlineMono, ends);
+    const end = await waitForExit(this, deadlineMono, { ...ends, background: (listener) => this.end.onBackgroundSettled(listener) });
     if (end === "exited" || !this.ending) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
     return "exited";
@@ -297,15 +299,6 @@ export class Job {
   /** Closes our end of the job's streams (shutdown, after its processes were stopped): `closed` follows. */
   closeStreams(): void {
     this.transport.close();
-  }
-
-  /**
-   * Calls `listener` once when a shell exit that leaves processes running has had its settle window
-   * (see {@link BackgroundWatch}): a wait that sees the shell exit ends then. Nothing comes once that
-   * window is over or the job is ending: a later wait is a wait on a running job like any other.
-   */
-  onBackgroundSettled(listener: () => void): () => void {
-    return this.end.onBackgroundSettled(listener);
   }
 
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */

@@ -16,6 +16,8 @@ export interface WaitEnds {
   steer?: AbortSignal | undefined;
   /** A conditional wait's condition. */
   condition?: Promise<"matched" | "quiet"> | undefined;
+  /** Subscribes to the shell's exit leaving processes running (after a short settle); returns an unsubscribe. */
+  background?: ((listener: () => void) => () => void) | undefined;
 }
 
 /** What a wait needs of a job: whether its exit is final, and a call when it becomes final. */
@@ -23,8 +25,6 @@ export interface ExitSource {
   readonly exit: unknown;
   /** Calls `listener` once the exit is final; returns an unsubscribe. */
   onExit(listener: () => void): () => void;
-  /** Calls `listener` once the shell exited leaving processes running (after a short settle); returns an unsubscribe. */
-  onBackgroundSettled?(listener: () => void): () => void;
 }
 
 /**
@@ -35,7 +35,7 @@ export interface ExitSource {
  * "running" for a job that is already gone.
  */
 export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
-  const { signal, steer, condition } = ends;
+  const { signal, steer, condition, background } = ends;
   if (job.exit) return Promise.resolve("exited");
   if (signal?.aborted) return Promise.resolve("aborted");
   if (steer?.aborted) return Promise.resolve("steered");
@@ -61,7 +61,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
     const onAbort = () => settle("aborted");
     const onSteer = () => settle("steered");
     const unsubscribe = job.onExit(() => settle("exited"));
-    const unsubscribeBackground = job.onBackgroundSettled?.(() => settle("background"));
+    const unsubscribeBackground = background?.(() => settle("background"));
     signal?.addEventListener("abort", onAbort, { once: true });
     steer?.addEventListener("abort", onSteer, { once: true });
     void condition?.then(settle);

@@ -62,6 +62,7 @@ export class Job {
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
   private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
+  private readonly shellExitListeners = new Set<() => void>();
   /** Who holds the job: the model's one attached call, the user typing; the pattern watch between them. */
   readonly holders: JobHolders;
   /** The last byte printed was a line break (or none was printed). */
@@ -301,6 +302,12 @@ export class Job {
     this.transport.close();
   }
 
+  /** Calls `listener` once when the leader (the shell) exits, whether or not the job ends with it (at once if it has). */
+  onShellExit(listener: () => void): void {
+    if (this.leaderExited) listener();
+    else this.shellExitListeners.add(listener);
+  }
+
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
   onExit(listener: () => void): () => void {
     if (this.final) {
@@ -346,6 +353,8 @@ export class Job {
 
   private onLeaderExit(exit: LeaderExit): void {
     this.end.leaderExited(exit, exit.error && `could not start ${this.program} in ${this.cwd}: ${exit.error.message}`);
+    for (const listener of this.shellExitListeners) listener();
+    this.shellExitListeners.clear();
   }
 
   private onClosed(): void {

@@ -49,6 +49,10 @@ export class JobWakes {
   /** Arms `pattern` on a running job: its later lines, while nobody holds it, may wake the model. */
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
-    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+    job.watchLines(
+      pattern,
+      (hit) => this.completions.patternHit(job.id, hit.line, hit.count, hit.end),
+      () => this.completions.patternAnnouncedThrough(job.id),
+    );
   }
 }

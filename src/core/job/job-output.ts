@@ -152,8 +152,8 @@ export class JobOutput {
    */
   unread(): UnreadOutput {
     const { head, tail, omittedBytes } = this.retained.snapshot();
-    if (omittedBytes > 0) return { chunks: [tail], atLineStart: false };
-    return { chunks: [head, tail], atLineStart: this.readEndsLine };
+    if (omittedBytes > 0) return { chunks: [tail], atLineStart: false, end: this.total };
+    return { chunks: [head, tail], atLineStart: this.readEndsLine, end: this.total };
   }
 
   /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */

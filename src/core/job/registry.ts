@@ -96,6 +96,12 @@ export class JobRegistry {
     return slot?.published ? slot.job : undefined;
   }
 
+  /** The job's leader exited and its last output is still being read: its exit is about to be final. */
+  draining(id: number): boolean {
+    const job = this.slots.get(id)?.job;
+    return job?.leaderExited === true && job.exit === undefined;
+  }
+
   /** Frees the job's slot (its exit has been reported). */
   remove(id: number): void {
     this.slots.delete(id);

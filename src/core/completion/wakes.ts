@@ -23,13 +23,15 @@ export type { Clock, SetOnExitStatus, WakeBatch, WakeHost, WakeJob, WakeSender }
  *   the wake waits. A call whose result carries the exit marks it observed; when Pi finalizes that call
  *   the wake is consumed. A call that returns without the exit, is cancelled, or fails releases its
  *   lease and the wake stays eligible.
- * - An eligible exit is scheduled; exits within the debounce window go out as one batch.
+ * - An eligible exit is queued at the one decision point (decision-point.ts): held while the host
+ *   runs, re-checked and sent when the run settles; when the host is idle, exits within the debounce
+ *   window go out as one batch.
  * - Stopping a job on purpose (kill, shutdown) suppresses its wake before any signal; a failed kill
  *   restores it.
  * - A job's `wake_on_pattern` matches are a second kind of wake (pattern-wakes.ts decides when one is
  *   due: cooldown, budget); they join the same batches, so a match and an exit close together are one
  *   prompt, and a call on the job drops the matches it will read itself. A pattern wake never
- *   consumes the exit's.
+ *   consumes the exit's. A match while the job's exit drains waits for the exit (one prompt).
  *
  * Knows nothing of Pi: the sender and the clock are injected.
  */

@@ -59,13 +59,13 @@ describe("session runtimes", () => {
     runningId(await runtime.exec(request("sleep 0.3"), { onExit: "wake" }));
     await waitFor(() => runtime.jobs()[0]?.exit !== undefined && runtime.completions.waiting === 1, "the exit, held");
     await quietFor(400);
-    assert.deepEqual(wakes, [], "held through the run");
+    assert.equal(wakes.length, 0, "held through the run");
     before.park(manager);
     const after = new SessionRuntimes(state);
     after.setRunning(true); // the reload came during the run
     after.bind(manager, (batch) => wakes.push(batch));
     assert.equal(after.runtimeFor(manager), runtime);
-    assert.deepEqual(wakes, [], "still held after the adoption");
+    assert.equal(wakes.length, 0, "still held after the adoption");
     after.setRunning(false);
     assert.equal(wakes.length, 1, "sent once, when the run settled");
     await runtime.shutdown();

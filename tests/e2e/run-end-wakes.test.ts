@@ -2,8 +2,8 @@
  * The one decision point for every wake, through the real Pi CLI (RPC mode) on every host: the model
  * keeps working in the same turn after a job's exit or line (a tool call waits for a file the job
  * makes, well past the batch window), then reads, polls or kills the job; exactly one of a result or
- * a prompt says it. A line a wake named never wakes again; a match during an exit's drain goes with
- * the exit as one prompt.
+ * a prompt says it. A matching line a poll's cap cut is named by the poll's header; a line a wake
+ * named never wakes again; a match during an exit's drain goes with the exit as one prompt.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -79,6 +79,31 @@ for (const host of PI_HOSTS) {
       assert.match(outputOf(run.tools[2]!.text), /ERROR disk full/);
       await quietFor(2_000);
       assert.deepEqual(wakesSince(from), [], "the read showed the line: no prompt");
+    });
+
+    it("a matching line the cap cut from a poll is named by the poll's header and never wakes (finding 5)", async () => {
+      await pi.waitIdle();
+      const from = pi.records.length;
+      const printed = marker("flood");
+      const run = await pi.run(
+        "start, keep working, poll, stop",
+        steps(
+          call("exec_command", {
+            cmd: `sleep 0.5; echo 'ERROR disk full'; seq 1 3000; touch ${printed}; sleep 300`,
+            wake_on_pattern: "ERROR",
+            yield_time_ms: 250,
+          }),
+          call("exec_command", { cmd: afterFile(printed), yield_time_ms: 30_000 }),
+          (view) => call("write_stdin", { session_id: firstSession(view) }),
+          (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
+          say("polled"),
+        ),
+      );
+      const poll = run.tools[2]!.text;
+      assert.doesNotMatch(outputOf(poll), /ERROR disk full/, "cut by the 2 000-line cap");
+      assert.equal(headerOf(poll).pattern_matched_unshown, "1 line, first: ERROR disk full");
+      await quietFor(2_000);
+      assert.deepEqual(wakesSince(from), [], "named by the poll: no prompt");
     });
 
     it("an exit left unread in the turn wakes exactly once, after the run", async () => {

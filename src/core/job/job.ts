@@ -176,6 +176,7 @@ export class Job {
   watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void, judgedThrough?: () => number): void {
     const options = { midLine: !this.atLineStart, onHit, startAt: this.output.bytesTotal, ...(judgedThrough ? { judgedThrough } : {}) };
     this.holders.watchLines(this.state === "running" ? pattern : undefined, options);
+    this.output.watchReads(pattern);
   }
 
   /**

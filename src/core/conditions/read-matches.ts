@@ -18,12 +18,10 @@ export interface ReadMatchList {
  * numbered within the read that will return it: a result that shows only part of its read (Pi's cap,
  * Codex's head and tail, the retention's dropped middle) names the matching lines it left out in its
  * header instead of losing them (`pattern_matched_unshown`). Chunks that cannot match are passed over
- * with only their line breaks counted (required-text.ts).
+ * (required-text.ts); the read's own tally numbers the lines.
  */
 export class ReadMatches {
   private readonly required: RequiredText | undefined;
-  /** Complete lines of the current read so far. */
-  private lines = 0;
   /** The start of the unfinished line. */
   private partial: Buffer[] = [];
   private partialBytes = 0;
@@ -35,9 +33,13 @@ export class ReadMatches {
     this.required = requiredText(pattern.source);
   }
 
-  /** The job printed `chunk`, which the current read will return. */
-  feed(chunk: Uint8Array): void {
+  /**
+   * The job printed `chunk`, which the current read will return; `lines`: the complete lines of the
+   * read before it (the read's tally counts them anyway, so a flood is not counted twice).
+   */
+  feed(chunk: Uint8Array, lines: number): void {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let number = lines;
     let start = 0;
     if (this.partialBytes > 0) {
       const lf = bytes.indexOf(0x0a);
@@ -45,18 +47,16 @@ export class ReadMatches {
         this.keep(bytes);
         return;
       }
-      this.line(bytes.subarray(0, lf));
+      this.line(bytes.subarray(0, lf), number++);
       start = lf + 1;
     }
     const rest = bytes.subarray(start);
     let from = 0;
     if (this.required && plainChunk(rest) && !mayHoldMatch(this.required, rest, () => false)) {
-      // No line here can match: only the line breaks count.
-      for (let at = rest.indexOf(0x0a); at !== -1; at = rest.indexOf(0x0a, at + 1)) this.lines++;
-      from = rest.lastIndexOf(0x0a) + 1;
+      from = rest.lastIndexOf(0x0a) + 1; // no line here can match
     } else {
       for (let lf = rest.indexOf(0x0a); lf !== -1; lf = rest.indexOf(0x0a, from)) {
-        this.line(rest.subarray(from, lf));
+        this.line(rest.subarray(from, lf), number++);
         from = lf + 1;
       }
     }
@@ -66,7 +66,6 @@ export class ReadMatches {
   /** The read ends: what it matched (undefined: nothing), and the next read starts at line 0. */
   take(): ReadMatchList | undefined {
     const list = this.first === undefined ? undefined : { lines: this.found, first: this.first, more: this.more };
-    this.lines = 0;
     this.found = [];
     this.first = undefined;
     this.more = 0;
@@ -81,11 +80,10 @@ export class ReadMatches {
     this.partialBytes += kept.length;
   }
 
-  private line(bytes: Buffer): void {
+  private line(bytes: Buffer, number: number): void {
     const whole = this.partialBytes > 0 ? Buffer.concat([...this.partial, bytes.subarray(0, READ_MATCH_LINE_BYTES)]) : bytes;
     this.partial = [];
     this.partialBytes = 0;
-    const number = this.lines++;
     const text = renderTerminalText(whole.toString("utf8"));
     if (!this.pattern.test(text)) return;
     this.first ??= this.pattern.excerpt(text);

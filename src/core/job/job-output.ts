@@ -78,13 +78,13 @@ export class JobOutput {
     const cut = this.watch?.feed(chunk, nowMono);
     if (cut === undefined || cut >= chunk.length) {
       this.retained.push(chunk);
+      this.matches?.feed(chunk, this.pending.newlines);
       this.pending.add(chunk);
-      this.matches?.feed(chunk);
       return;
     }
     this.retained.push(chunk.subarray(0, cut));
+    this.matches?.feed(chunk.subarray(0, cut), this.pending.newlines);
     this.pending.add(chunk.subarray(0, cut));
-    this.matches?.feed(chunk.subarray(0, cut));
     this.deferred = [Buffer.from(chunk.subarray(cut))];
     this.deferredTally = new PrintedTally();
     this.deferredTally.add(chunk.subarray(cut));

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
@@ -28,12 +29,17 @@ after(async () => {
 describe("matching lines a result cut", () => {
   it("numbers each read's matching lines, across chunks and past chunks that cannot match", () => {
     const matches = new ReadMatches(compileUntilPattern("ERROR"));
-    matches.feed(Buffer.from("ok\nfine\nERR"));
-    matches.feed(Buffer.from("OR one\n"));
-    matches.feed(Buffer.from("a\nb\nc\n")); // passed over: no E, R or O
-    matches.feed(Buffer.from("\x1b[31mERROR two\x1b[0m\n"));
+    const tally = new PrintedTally(); // the read's own count of its lines, as JobOutput keeps it
+    const feed = (text: string) => {
+      matches.feed(Buffer.from(text), tally.newlines);
+      tally.add(Buffer.from(text));
+    };
+    feed("ok\nfine\nERR");
+    feed("OR one\n");
+    feed("a\nb\nc\n"); // passed over: no E, R or O
+    feed("\x1b[31mERROR two\x1b[0m\n");
     assert.deepEqual(matches.take(), { lines: [2, 6], first: "ERROR one", more: 0 });
-    matches.feed(Buffer.from("x\nERROR three\n"));
+    matches.feed(Buffer.from("x\nERROR three\n"), 0);
     assert.deepEqual(matches.take(), { lines: [1], first: "ERROR three", more: 0 }, "the next read counts from its own start");
     assert.equal(matches.take(), undefined);
   });

@@ -5,7 +5,7 @@
  * through a runtime, results as the tools write them.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -22,8 +22,10 @@ import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes } from "../../helpers/runtime.ts";
 
 const runtimes: ExecRuntime[] = [];
+const scratch = mkdtempSync(join(tmpdir(), "unshown-"));
 after(async () => {
   await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 describe("matching lines a result cut", () => {
@@ -55,7 +57,7 @@ describe("matching lines a result cut", () => {
   it("a matching line the cap cut is named by the poll's header and never wakes; a shown one names nothing", async () => {
     const { runtime, batches } = runtimeWithWakes();
     runtimes.push(runtime);
-    const printed = join(mkdtempSync(join(tmpdir(), "unshown-")), "printed");
+    const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; echo 'ERROR disk full'; seq 1 3000; echo 'ERROR shown at the end'; touch ${printed}; sleep 300`;
     const id = runningId(
       await runtime.exec(prepareExec({ cmd, yield_time_ms: 250, wake_on_pattern: "ERROR" }, process.cwd(), process.env), {

@@ -196,9 +196,10 @@ export class Job {
    * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
    * returns its lines itself), and reports each hit; `undefined` stops watching.
    */
-  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
-    const live = this.end.state === "running" || this.end.state === "background";
-    this.holders.watchLines(live ? pattern : undefined, !this.atLineStart, onHit);
+  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void, judgedThrough?: () => number): void {
+    const options = { midLine: !this.atLineStart, onHit, startAt: this.output.bytesTotal, ...(judgedThrough ? { judgedThrough } : {}) };
+    this.holders.watchLines(this.ending ? undefined : pattern, options);
+    this.output.watchReads(pattern);
   }
 
   /**

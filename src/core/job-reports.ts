@@ -73,6 +73,7 @@ export class JobReports {
     const shown = listening?.join(", ") ?? "";
     const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
     if (listening !== undefined) this.shownListening.set(job, shown);
+    const patternsSuspended = cancelled ? undefined : job.holders.takeSuspended();
     return {
       job: this.snapshot(job, { hideExit: cancelled, listening }),
       window: step.window,
@@ -87,6 +88,7 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...(patternsSuspended ? { patternsSuspended } : {}),
     };
   }
 

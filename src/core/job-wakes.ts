@@ -49,6 +49,11 @@ export class JobWakes {
   /** Arms `pattern` on a running job: its later lines, while nobody holds it, may wake the model. */
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
-    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+    // A pattern too slow on this job's output is disarmed; the job's next result says so.
+    job.watchLines(
+      pattern,
+      (hit) => this.completions.patternHit(job.id, hit.line, hit.count),
+      () => this.completions.disarmPattern(job.id),
+    );
   }
 }

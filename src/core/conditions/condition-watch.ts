@@ -21,8 +21,8 @@ export class ConditionWatch {
   private readonly conditions: UntilConditions;
   private readonly decoder = new OutputDecoder();
 
-  constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void) {
-    this.conditions = new UntilConditions(spec, { partialLine, onMet });
+  constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void, onSuspend?: () => void) {
+    this.conditions = new UntilConditions(spec, { partialLine, onMet, ...(onSuspend ? { onSuspend } : {}) });
   }
 
   get outcome(): UntilOutcome | undefined {

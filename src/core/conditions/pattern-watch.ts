@@ -1,6 +1,7 @@
 import { LineStream } from "../output/line-stream.ts";
 import { PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
 import { BoundedLine } from "./line-watch.ts";
+import { PatternBudget } from "./pattern-budget.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
 import { candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
@@ -21,6 +22,8 @@ export interface PatternWatchOptions {
   quietMs?: number;
   /** Pass over plain chunks that cannot match (default); false tests every chunk in full (tests compare the two). */
   prefilter?: boolean;
+  /** The pattern cost this job's output more than its share (pattern-budget.ts): the watch stopped for good. */
+  onSuspend?: () => void;
 }
 
 /**
@@ -45,6 +48,8 @@ export interface PatternWatchOptions {
  *   rendered, as long as the renderer holds nothing from the previous chunk. Only its unfinished
  *   last line is rendered, to go on with the next chunk. A rendered chunk that leaves an unfinished
  *   line makes that line's characters unknown until its line break: no pass-over meanwhile.
+ * - Matching work is paid from a {@link PatternBudget}: a pattern that costs this job's output more
+ *   than its share stops the watch (`onSuspend`, once).
  */
 export class PatternWatch {
   private readonly required: RequiredText | undefined;
@@ -75,6 +80,7 @@ export class PatternWatch {
   private stopped = false;
   private readonly clock: QuietClock;
   private readonly quietMs: number;
+  private readonly budget: PatternBudget;
 
   constructor(
     readonly pattern: LinePattern,
@@ -86,6 +92,13 @@ export class PatternWatch {
     this.atLineStart = !options.midLine;
     this.clock = options.clock ?? realClock;
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
+    this.budget = new PatternBudget(
+      () => this.clock.now(),
+      () => {
+        this.stop();
+        this.options.onSuspend?.();
+      },
+    );
   }
 
   /** Someone holds the job (`true`: a call, the user), or nobody does any more (`false`). */
@@ -210,7 +223,7 @@ export class PatternWatch {
       }
       const judged = this.judged;
       this.clearLine();
-      if (tested === judged || !this.pattern.test(tested)) continue;
+      if (tested === judged || !this.budget.test(this.pattern, tested)) continue;
       count++;
       first ??= this.pattern.excerpt(tested);
     }
@@ -267,7 +280,7 @@ export class PatternWatch {
     const text = this.pendingText();
     if (text === this.judged) return;
     this.judged = text;
-    if (this.pattern.test(text)) this.options.onHit({ line: this.pattern.excerpt(text), count: 1 });
+    if (this.budget.test(this.pattern, text)) this.options.onHit({ line: this.pattern.excerpt(text), count: 1 });
   }
 }
 

@@ -15,6 +15,9 @@ import { ExecRequestError } from "../shared/errors.ts";
  * count (`user_input: N bytes`), for the call that asked or the model's next result on the job.
  */
 
+/** A pattern parameter that was suspended for costing too much on a job's output. */
+export type SuspendedPattern = "until_pattern" | "wake_on_pattern";
+
 /** What the model learns of the user's typing. */
 export interface UserInput {
   /** Every byte that went to the job, the Enter included. */
@@ -73,6 +76,8 @@ export class JobHolders {
   private watch: PatternWatch | undefined;
   /** Typed from the picker, not yet told to the model. */
   private untold: UserInput | undefined;
+  /** Patterns suspended since the model's last result on the job. */
+  private readonly suspended = new Set<SuspendedPattern>();
 
   constructor(private readonly jobId: number) {}
 
@@ -134,11 +139,32 @@ export class JobHolders {
     return input;
   }
 
-  /** Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops it. */
-  watchLines(pattern: LinePattern | undefined, midLine: boolean, onHit: (hit: PatternHit) => void): void {
+  /**
+   * Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops
+   * it. `onSuspend`: the pattern cost this job's output more than its share and stopped (noted for the
+   * model's next result too).
+   */
+  watchLines(pattern: LinePattern | undefined, midLine: boolean, onHit: (hit: PatternHit) => void, onSuspend?: () => void): void {
     this.watch?.stop();
-    this.watch = pattern ? new PatternWatch(pattern, { midLine, onHit }) : undefined;
+    const suspended = () => {
+      this.noteSuspended("wake_on_pattern");
+      onSuspend?.();
+    };
+    this.watch = pattern ? new PatternWatch(pattern, { midLine, onHit, onSuspend: suspended }) : undefined;
     this.listen();
+  }
+
+  /** `param` (`wake_on_pattern`, `until_pattern`) was suspended on this job: the model's next result says so, once. */
+  noteSuspended(param: SuspendedPattern): void {
+    this.suspended.add(param);
+  }
+
+  /** The patterns suspended since the model's last result on the job, once. */
+  takeSuspended(): SuspendedPattern[] | undefined {
+    if (this.suspended.size === 0) return undefined;
+    const taken = [...this.suspended].sort();
+    this.suspended.clear();
+    return taken;
   }
 
   /** The job printed `chunk`. */

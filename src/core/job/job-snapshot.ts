@@ -4,7 +4,7 @@ import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Job, JobExit } from "./job.ts";
-import type { UserInput } from "./job-holders.ts";
+import type { SuspendedPattern, UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
@@ -126,6 +126,8 @@ export interface JobReport {
   userInput?: UserInput;
   /** The listening addresses differ from what the job's previous result showed (news for the text). */
   listeningChanged?: boolean;
+  /** Patterns suspended on this job since the model's last result on it (too slow on its output). */
+  patternsSuspended?: SuspendedPattern[];
   /**
    * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
    * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.

@@ -173,8 +173,8 @@ export class Job {
    * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
    * returns its lines itself), and reports each hit; `undefined` stops watching.
    */
-  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
-    this.holders.watchLines(this.state === "running" ? pattern : undefined, !this.atLineStart, onHit);
+  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void, onSuspend?: () => void): void {
+    this.holders.watchLines(this.state === "running" ? pattern : undefined, !this.atLineStart, onHit, onSuspend);
   }
 
   /**
@@ -243,7 +243,8 @@ export class Job {
     const met = new Promise<"matched" | "quiet">((done) => {
       resolve = done;
     });
-    const watch = new ConditionWatch(spec, this.output.lastLine, (outcome) => resolve(outcome.status));
+    const suspended = () => this.holders.noteSuspended("until_pattern");
+    const watch = new ConditionWatch(spec, this.output.lastLine, (outcome) => resolve(outcome.status), suspended);
     this.output.startWatch(watch);
     return {
       met,

@@ -6,7 +6,7 @@ import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, userInputText } from "./job-fields.ts";
+import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, suspendedFields, userInputText } from "./job-fields.ts";
 import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
@@ -57,11 +57,8 @@ export const jobResultSchema = Type.Object({
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
-  wake_on_pattern: Type.Optional(
-    Type.String({
-      description: "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming).",
-    }),
-  ),
+  wake_on_pattern: Type.Optional(Type.String({ description: "armed (first result after arming), or suspended: too slow on this output." })),
+  until_pattern: Type.Optional(Type.String({ description: "suspended: until_pattern was too slow on this output and stopped." })),
   user_input: Type.Optional(
     Type.String({
       description:
@@ -183,6 +180,7 @@ const TEXT_ORDER = [
   "log_partial",
   "completion_notification",
   "wake_on_pattern",
+  "until_pattern",
   "user_input",
   "user_typing",
   "wait_mode",
@@ -294,7 +292,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
-    ...(extras.patternArmed ? { wake_on_pattern: extras.patternArmed } : {}),
+    ...suspendedFields(report.patternsSuspended, extras.patternArmed),
     ...(report.userInput ? { user_input: userInputText(report.userInput) } : {}),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),

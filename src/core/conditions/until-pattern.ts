@@ -18,7 +18,13 @@
  *   {@link MATCHED_LINE_CHARS} characters around the match, cut ends marked with `…`.
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
-import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_COUNTED_REPEAT, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../shared/constants.ts";
+import {
+  LINE_TEST_CHARS,
+  MATCHED_LINE_CHARS,
+  MAX_COUNTED_REPEAT,
+  MAX_PATTERN_CHARS,
+  MAX_PATTERN_INSTRUCTIONS,
+} from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
 import { type CostlyRepeat, costlyRepeats } from "./pattern-cost.ts";
 

@@ -20,16 +20,16 @@ export const MAX_PATTERN_INSTRUCTIONS = 1_000;
 /**
  * Largest total width of the counted repeats a pattern may have where the output chooses where they
  * start (pattern-cost.ts: `[ab]{n}` after an `a`, `.{0,n}` after `error`). re2js builds a DFA state
- * per set of live positions, up to 2^(width+1) of them, in a cache of 8 MB (its default `maxMem`);
- * a state of such a pattern costs some 300–400 bytes (150 of overhead, 8 per live instruction, a
- * transition table of 8 per character class). Measured with re2js 2.10 on random a/b lines:
- * `a[ab]{12}[cd]` settles at 8 193 states (about 3 MB) and stays in its DFA; `{13}` at 16 385
- * (about 6 MB); `{14}` passes 19 000 states, fills the cache, and every later read rebuilds it or
- * falls back to the automaton simulation (under 1 MB/s; `{490}`: 0.07 MB/s). `(?i)error.{0,n}timeout`
- * on word-dense log lines grows more slowly (n = 12: 107 states; 24: 1 400; 64: 15 000, 3 MB/s).
- * 12 keeps the worst shape within half the cache, with room for the rest of the pattern.
+ * per set of live positions, up to 2^(width+1) of them, each on its slow path (some 30 µs idle, over
+ * 100 µs on a busy machine), kept in a cache of 8 MB (its default `maxMem`) at some 300–400 bytes a
+ * state. Measured with re2js 2.10 on random a/b lines: `a[ab]{10}[cd]` settles at 2 049 states
+ * (under 1 MB, built in about 160 ms on a loaded two-core machine); `{12}` at 8 193 (3 MB, 550 ms
+ * there: more than a pattern's warm-up credit below); `{14}` passes 19 000 states, fills the cache,
+ * and every later read rebuilds it or falls back to the automaton simulation (under 1 MB/s; `{490}`:
+ * 0.07 MB/s). `(?i)error.{0,n}timeout` on word-dense log lines grows more slowly (n = 12: 107 states;
+ * 24: 1 400; 64: 15 000, 3 MB/s). 10 keeps the worst shape's states built within the warm-up credit.
  */
-export const MAX_COUNTED_REPEAT = 12;
+export const MAX_COUNTED_REPEAT = 10;
 
 /**
  * Matching work a pattern may cost a job's output before it is suspended for that job (the model is

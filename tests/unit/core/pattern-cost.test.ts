@@ -213,7 +213,7 @@ describe("a suspended pattern through the runtime", () => {
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const pattern = busy(3);
     assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
-    await waitFor(() => made.runtime.jobs().find((job) => job.id === id)?.outputBytesTotal! > 10_000, "the lines", 20_000);
+    await waitFor(() => (made.runtime.jobs().find((job) => job.id === id)?.outputBytesTotal ?? 0) > 10_000, "the lines", 20_000);
     await waitFor(() => made.runtime.snapshotOf(id)?.wakePattern === undefined, "the pattern disarmed", 20_000);
     const tested = pattern.tests;
     assert.ok(tested < 2_000, `stopped early (${tested} tests)`);

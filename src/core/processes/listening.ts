@@ -166,29 +166,21 @@ export function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], m
   }
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
   const memo = new Map<number, number | undefined>();
-  const ownerOf = (entry: ProcessEntry): number | undefined => {
-    const chain: number[] = [];
-    let current: ProcessEntry | undefined = entry;
-    let owner: number | undefined;
-    while (current && chain.length < MAX_ANCESTRY) {
-      if (memo.has(current.pid)) {
-        owner = memo.get(current.pid);
-        break;
-      }
-      chain.push(current.pid);
-      owner = (current.sid !== undefined ? bySession.get(current.sid) : undefined) ?? bySession.get(current.pgid);
-      if (owner !== undefined || current.ppid <= 1) break;
-      current = byPid.get(current.ppid);
-    }
-    for (const pid of chain) memo.set(pid, owner);
+  // By session or group; else as its parent (up to MAX_ANCESTRY); else by its own marker, whatever
+  // its parent is (pid 1, a subreaper): it inherited the marker from the job that started it.
+  const ownerOf = (entry: ProcessEntry, depth: number): number | undefined => {
+    if (memo.has(entry.pid)) return memo.get(entry.pid);
+    let owner = (entry.sid !== undefined ? bySession.get(entry.sid) : undefined) ?? bySession.get(entry.pgid);
+    const parent = entry.ppid > 1 && depth < MAX_ANCESTRY ? byPid.get(entry.ppid) : undefined;
+    if (owner === undefined && parent) owner = ownerOf(parent, depth + 1);
+    owner ??= entry.zombie || entry.pid === process.pid ? undefined : marked(entry);
+    memo.set(entry.pid, owner);
     return owner;
   };
   const owners: [ProcessEntry, number][] = [];
   for (const entry of table) {
     if (entry.zombie || entry.pid === process.pid) continue;
-    // Whatever its parent (pid 1, a subreaper), a process no job owns by session or ancestry is
-    // attributed by its marker, which it inherited from the job that started it.
-    const owner = ownerOf(entry) ?? marked(entry);
+    const owner = ownerOf(entry, 0);
     if (owner !== undefined && jobs.some((job) => job.jobId === owner)) owners.push([entry, owner]);
   }
   return owners;

@@ -125,10 +125,10 @@ export class LineWatch {
 
   constructor(
     private readonly pattern: LinePattern,
-    options: { partialLine?: string; now?: () => number; onSuspend?: () => void } = {},
+    options: { partialLine?: string; now?: () => number; cpuMs?: () => number; onSuspend?: () => void } = {},
   ) {
     if (options.partialLine) this.line.append(options.partialLine);
-    this.budget = new PatternBudget(options.now ?? (() => performance.now()), () => options.onSuspend?.());
+    this.budget = new PatternBudget(options.now ?? (() => performance.now()), () => options.onSuspend?.(), options.cpuMs);
   }
 
   get match(): LineMatch | undefined {

@@ -24,6 +24,8 @@ export interface PatternWatchOptions {
   prefilter?: boolean;
   /** The pattern cost this job's output more than its share (pattern-budget.ts): the watch stopped for good. */
   onSuspend?: () => void;
+  /** The process's CPU time in ms (pattern-budget.ts; tests give a clock of their own). */
+  cpuMs?: () => number;
 }
 
 /**
@@ -98,6 +100,7 @@ export class PatternWatch {
         this.stop();
         this.options.onSuspend?.();
       },
+      options.cpuMs,
     );
   }
 

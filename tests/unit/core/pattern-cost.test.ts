@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { LineWatch } from "../../../src/core/conditions/line-watch.ts";
-import { PatternBudget } from "../../../src/core/conditions/pattern-budget.ts";
+import { PatternBudget, processCpuMs } from "../../../src/core/conditions/pattern-budget.ts";
 import { costlyRepeats } from "../../../src/core/conditions/pattern-cost.ts";
 import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
 import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
@@ -104,6 +104,7 @@ describe("the run-time budget of a pattern", () => {
     const budget = new PatternBudget(
       () => clock.now(),
       () => spent++,
+      () => clock.now(), // all of it CPU work
     );
     const line = "x".repeat(1_000);
     const fast = costly(clock, () => share(1_000) / 2);
@@ -127,12 +128,30 @@ describe("the run-time budget of a pattern", () => {
     const budget = new PatternBudget(
       () => clock.now(),
       () => assert.fail("suspended"),
+      () => clock.now(),
     );
     const line = "y".repeat(PATTERN_COST_BYTES / 16);
     let k = 0;
     // Every 64th line the thread is paused 50 ms (a busy machine); the other lines cost a tenth of their share.
     const bursty = costly(clock, () => (++k % 64 === 0 ? 50 : share(line.length) / 10));
     for (let i = 0; i < 64 * 50; i++) budget.test(bursty, line);
+    assert.equal(budget.spent, false);
+  });
+
+  it("a debt the process did not compute (the machine did not run it) is forgiven: 200 ms pauses in a row never suspend", () => {
+    const clock = new SteppedClock();
+    let cpu = 0;
+    const budget = new PatternBudget(
+      () => clock.now(),
+      () => assert.fail("suspended"),
+      () => cpu,
+    );
+    const line = "z".repeat(1_000);
+    const paused = costly(clock, () => {
+      cpu += share(1_000) / 2; // the matching itself is cheap
+      return 200; // but the wall clock saw the thread paused
+    });
+    for (let i = 0; i < 20; i++) budget.test(paused, line);
     assert.equal(budget.spent, false);
   });
 
@@ -147,6 +166,7 @@ describe("the run-time budget of a pattern", () => {
       clock,
       prefilter: false,
       onSuspend: () => suspended++,
+      cpuMs: () => clock.now(),
     });
     const lines = Buffer.from("a line of ordinary output\n".repeat(200));
     watch.feed(lines, clock.now());
@@ -163,7 +183,7 @@ describe("the run-time budget of a pattern", () => {
     const clock = new SteppedClock();
     let suspended = 0;
     const pattern = costly(clock, () => 5);
-    const watch = new LineWatch(pattern, { now: () => clock.now(), onSuspend: () => suspended++ });
+    const watch = new LineWatch(pattern, { now: () => clock.now(), cpuMs: () => clock.now(), onSuspend: () => suspended++ });
     assert.equal(watch.feed("ordinary line\n".repeat(200)), undefined);
     assert.equal(suspended, 1);
     assert.equal(watch.feed("MATCH\n"), undefined, "no match after suspension");
@@ -184,15 +204,16 @@ describe("the run-time budget of a pattern", () => {
   });
 });
 
-/** A pattern that really costs `ms` of this thread per test (the runtime's clock is the real one). */
+/** A pattern that really costs `ms` of this process's CPU per test (the runtime's clocks are the real ones). */
 function busy(ms: number, hit = /MATCH/): LinePattern & { tests: number } {
   return {
-    source: "MATCH",
+    source: "(?i)line|match", // what the prefilter reads: every line of the job has these letters
+
     tests: 0,
     test(line: string) {
       this.tests++;
-      const until = performance.now() + ms;
-      while (performance.now() < until);
+      const until = processCpuMs() + ms;
+      while (processCpuMs() < until);
       return hit.test(line);
     },
     excerpt: (line: string) => line,

@@ -26,9 +26,9 @@ import {
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
+import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { type SoakFigures, soak } from "./soak.ts";
-import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
 import { speakUpBenchmark, speakUpGoals, speakUpRows } from "./speak-up.ts";
 import { tokenWorkload } from "./token-workload.ts";
 import { watchdogCost } from "./watchdog-cost.ts";

@@ -1,4 +1,5 @@
-import type { JobExit, JobSnapshot, StopReason } from "../../core/index.ts";
+import { Type } from "typebox";
+import type { DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
 /**
@@ -36,6 +37,17 @@ export function completionNote(armed: boolean, mode: string): string | undefined
 
 /** What a pattern that was too slow on the job's output tells the model, once: `wake_on_pattern`, `until_pattern`. */
 export const PATTERN_SUSPENDED = "suspended (too slow on this output)";
+
+/** The result fields about patterns: `wake_on_pattern` (armed, or suspended) and `until_pattern` (suspended). */
+const patternSchema = {
+  wake_on_pattern: Type.Optional(
+    Type.String({
+      description:
+        "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming); suspended: too slow on this output, disarmed.",
+    }),
+  ),
+  until_pattern: Type.Optional(Type.String({ description: "suspended: until_pattern was too slow on this output and stopped matching." })),
+};
 
 /** `wake_on_pattern` (armed by this call, or suspended) and `until_pattern` (suspended) for a result. */
 export function suspendedFields(
@@ -99,6 +111,32 @@ export function userInputText(input: { bytes: number; cancelled: boolean }): str
   return input.cancelled ? "0 bytes (cancelled)" : `${input.bytes} byte${input.bytes === 1 ? "" : "s"}`;
 }
 
+/**
+ * What a person did to the job that the model has not been told (`user_input` from the picker or
+ * `ask_user`, `user_disarmed` from the picker): in the model's next result on the job of any tool, once.
+ */
+export const userNewsSchema = {
+  user_input: Type.Optional(
+    Type.String({
+      description:
+        "How many bytes the user typed into the job (ask_user, or from the sessions picker since your last call on it), Enter included; never the bytes themselves. 0 bytes (cancelled): they typed nothing.",
+    }),
+  ),
+  user_disarmed: Type.Optional(
+    Type.Array(Type.Union([Type.Literal("exit_wake"), Type.Literal("wake_on_pattern")]), {
+      description: "Wakes of the job the user disarmed from the sessions picker since your last call on it: they will not wake you.",
+    }),
+  ),
+};
+
+/** The fields of {@link userNewsSchema} for a result, from what the core took for it. */
+export function userNewsFields(news: { userInput?: UserInput | undefined; userDisarmed?: DisarmedWake[] | undefined }) {
+  return {
+    ...(news.userInput ? { user_input: userInputText(news.userInput) } : {}),
+    ...(news.userDisarmed?.length ? { user_disarmed: [...news.userDisarmed] } : {}),
+  };
+}
+
 /** What `details` keep beside the fields: the command and the log's reason, bounded, for the UI. */
 export function jobDetailExtras(job: JobSnapshot) {
   return {
@@ -113,3 +151,6 @@ export function inOrder<T extends object>(fields: T, order: readonly string[]): 
   const record = fields as Record<string, unknown>;
   return Object.fromEntries(order.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<T>;
 }
+
+/** A result's pattern fields: their schema, and their values (see {@link suspendedFields}). */
+export const patterns = { schema: patternSchema, fields: suspendedFields };

@@ -6,7 +6,16 @@ import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, suspendedFields, userInputText } from "./job-fields.ts";
+import {
+  completionNote,
+  inOrder,
+  jobDetailExtras,
+  jobFields,
+  patterns,
+  stopMessage,
+  userNewsFields,
+  userNewsSchema,
+} from "./job-fields.ts";
 import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
@@ -57,14 +66,8 @@ export const jobResultSchema = Type.Object({
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
-  wake_on_pattern: Type.Optional(Type.String({ description: "armed (first result after arming), or suspended: too slow on this output." })),
-  until_pattern: Type.Optional(Type.String({ description: "suspended: until_pattern was too slow on this output and stopped." })),
-  user_input: Type.Optional(
-    Type.String({
-      description:
-        "How many bytes the user typed into the job (ask_user, or from the sessions picker since your last call on it), Enter included; never the bytes themselves. 0 bytes (cancelled): they typed nothing.",
-    }),
-  ),
+  ...patterns.schema,
+  ...userNewsSchema,
   user_typing: Type.Optional(Type.Literal(true, { description: "The user is typing into the job now: poll it, do not write to it." })),
   listening: Type.Optional(
     Type.Array(Type.String(), { description: "TCP addresses the running job listens on (127.0.0.1:8765, [::]:5173); empty when none." }),
@@ -182,6 +185,7 @@ const TEXT_ORDER = [
   "wake_on_pattern",
   "until_pattern",
   "user_input",
+  "user_disarmed",
   "user_typing",
   "wait_mode",
   "wait_status",
@@ -292,8 +296,8 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
-    ...suspendedFields(report.patternsSuspended, extras.patternArmed),
-    ...(report.userInput ? { user_input: userInputText(report.userInput) } : {}),
+    ...patterns.fields(report.patternsSuspended, extras.patternArmed),
+    ...userNewsFields(report),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),

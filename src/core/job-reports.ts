@@ -85,6 +85,7 @@ export class JobReports {
     const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
     if (listening !== undefined) this.shownListening.set(job, shown);
     const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
+    const patternsSuspended = cancelled ? undefined : job.holders.takeSuspended();
     return {
       job: this.snapshot(job, { hideExit: cancelled, listening, background }),
       window: step.window,
@@ -99,6 +100,7 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...(patternsSuspended ? { patternsSuspended } : {}),
       ...this.news(job),
       ...(backgroundChanged ? { backgroundChanged } : {}),
     };

@@ -42,7 +42,7 @@ export class JobWakes {
     const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
     let pattern: PatternStatus | undefined;
     if (change.wakePattern === null) {
-      job?.watchLines(undefined, () => {});
+      job?.watchLines(undefined, { onHit: () => {} });
       pattern = this.completions.disarmPattern(jobId) ? "disarmed" : "already_none";
     } else if (change.wakePattern) {
       if (!job || exited) pattern = "too_late";
@@ -64,10 +64,11 @@ export class JobWakes {
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
     // A job a person typed into is never quoted (the ledger also withholds at sending): the line is not even kept.
-    job.watchLines(
-      pattern,
-      (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count, hit.end),
-      () => this.completions.patternAnnouncedThrough(job.id),
-    );
+    // A pattern too slow on this job's output is disarmed; the job's next result says so.
+    job.watchLines(pattern, {
+      onHit: (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count, hit.end),
+      judgedThrough: () => this.completions.patternAnnouncedThrough(job.id),
+      onSuspend: () => this.completions.disarmPattern(job.id),
+    });
   }
 }

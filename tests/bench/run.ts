@@ -26,6 +26,7 @@ import {
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
+import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { type SoakFigures, soak } from "./soak.ts";
 import { speakUpBenchmark, speakUpGoals, speakUpRows } from "./speak-up.ts";
@@ -220,6 +221,9 @@ async function main() {
     progress("speak-up");
     // Seven rounds at least: two floods of the same command differ by 5–10 % from one run to the next here.
     const speakUp = await speakUpBenchmark(Math.max(7, FLOOD_RUNS));
+    // 10b. Patterns cannot stall Pi: refusals, each accepted pattern's MB/s per shape, the loop during floods.
+    progress("pattern cost");
+    const patternCost = await patternCostBenchmark();
     // 11. A long session: the soak and its control through Pi's bash tool, each in a host of its own.
     progress("soak");
     const soakRuns = {
@@ -293,6 +297,7 @@ async function main() {
       screen,
       workflow,
       speak_up: speakUp,
+      pattern_cost: patternCost,
       soak: soakRuns,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
@@ -300,6 +305,7 @@ async function main() {
       ...latencyGoals(latency),
       "200 MB flood ≤ 1.0× a bare Node reader of it in a session of its own": figures.flood_ratio_exec_over_node_reader_own_session <= 1.0,
       ...speakUpGoals(speakUp),
+      ...patternCostGoals(patternCost),
       ...soakGoals(soakRuns),
       "one flood ≤ idle + 30 MiB": figures.flood_peak_over_idle_MiB.exec_command.rss <= 30,
       "sixteen floods ≤ idle + 90 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 90,
@@ -346,6 +352,7 @@ async function main() {
         `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_node_reader_own_session}× the Node reader in its own session (${figures.flood_ratio_exec_over_node_reader_own_session_range} over the rounds; ${figures.flood_ratio_exec_over_cat}× cat, the machine's limit)`,
       ],
       ...speakUpRows(speakUp),
+      ...patternCostRows(patternCost),
       ...soakRows(soakRuns),
       [
         "flood peak over idle (MiB)",

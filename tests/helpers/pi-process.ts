@@ -26,6 +26,8 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   /** Prepares the temp dirs before Pi starts (settings.json, files, tools); may return more environment. */
   setup?: (dirs: PiDirs) => Record<string, string> | undefined;
+  /** A command Pi runs under (its arguments first, then Pi's command line), e.g. `["python3", SUBREAPER]`. */
+  wrapper?: readonly string[];
 }
 
 export interface PiDirs {
@@ -95,7 +97,8 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
     mode,
     ...(options.args ?? []),
   ];
-  const child = spawn(process.execPath, args, {
+  const [command, ...commandArgs] = [...(options.wrapper ?? []), process.execPath, ...args];
+  const child = spawn(command!, commandArgs, {
     cwd: dirs.cwd,
     env: { ...process.env, ...isolatedPiEnvironment(dirs, model.url), ...options.env, ...setupEnv },
     stdio: ["pipe", "pipe", "pipe"],

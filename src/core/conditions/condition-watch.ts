@@ -21,8 +21,8 @@ export class ConditionWatch {
   private readonly conditions: UntilConditions;
   private readonly decoder = new OutputDecoder();
 
-  constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void) {
-    this.conditions = new UntilConditions(spec, { partialLine, onMet });
+  constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void, onSuspend?: () => void) {
+    this.conditions = new UntilConditions(spec, { partialLine, onMet, ...(onSuspend ? { onSuspend } : {}) });
   }
 
   get outcome(): UntilOutcome | undefined {
@@ -84,12 +84,12 @@ export interface UntilHandle {
 }
 
 /** A {@link ConditionWatch} for `spec` (after the unfinished line `partialLine`), and the handle a call holds. */
-export function untilWatch(spec: UntilSpec, partialLine: string): { watch: ConditionWatch; handle: UntilHandle } {
+export function untilWatch(spec: UntilSpec, partialLine: string, onSuspend?: () => void): { watch: ConditionWatch; handle: UntilHandle } {
   let resolve!: (end: "matched" | "quiet") => void;
   const met = new Promise<"matched" | "quiet">((done) => {
     resolve = done;
   });
-  const watch = new ConditionWatch(spec, partialLine, (outcome) => resolve(outcome.status));
+  const watch = new ConditionWatch(spec, partialLine, (outcome) => resolve(outcome.status), onSuspend);
   return {
     watch,
     handle: {

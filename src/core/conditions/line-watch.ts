@@ -23,8 +23,11 @@
  * break still ends it, so the echo of `echo ready\r` is an empty line that is never tested, while the
  * command's own `ready` is. The match reports where in the fed text the matched line ends (its `\n`
  * included when complete); the caller returns the output up to there and keeps the rest unread.
+ * Matching work is paid from a {@link PatternBudget}: a pattern that costs the job's output more than
+ * its share matches nothing more (`onSuspend`, once); the wait goes on to its other ends.
  */
 import { LINE_TEST_CHARS } from "../shared/constants.ts";
+import { PatternBudget } from "./pattern-budget.ts";
 import { EchoFilter } from "./pty-echo.ts";
 import type { LinePattern } from "./until-pattern.ts";
 
@@ -118,12 +121,14 @@ export class LineWatch {
   private readonly echo = new EchoFilter();
   private fed = 0;
   private found: LineMatch | undefined;
+  private readonly budget: PatternBudget;
 
   constructor(
     private readonly pattern: LinePattern,
-    options: { partialLine?: string } = {},
+    options: { partialLine?: string; now?: () => number; cpuMs?: () => number; onSuspend?: () => void } = {},
   ) {
     if (options.partialLine) this.line.append(options.partialLine);
+    this.budget = new PatternBudget(options.now ?? (() => performance.now()), () => options.onSuspend?.(), options.cpuMs);
   }
 
   get match(): LineMatch | undefined {
@@ -145,7 +150,7 @@ export class LineWatch {
    * `text` are echo (see `EchoFilter.take`). Do not mix with {@link ignoreEcho}.
    */
   feedAfterEcho(text: string, echoChars: number): LineMatch | undefined {
-    if (this.found) return undefined;
+    if (this.found || this.budget.spent) return undefined;
     const base = this.fed;
     this.fed += text.length;
     let start = 0;
@@ -173,7 +178,7 @@ export class LineWatch {
 
   private test(complete: boolean, end: number, base: number): boolean {
     this.grown = false;
-    if (!this.line.parts().some((part) => this.pattern.test(part))) return false;
+    if (!this.line.parts().some((part) => this.budget.test(this.pattern, part))) return false;
     this.found = { line: this.pattern.excerpt(this.line.text()), complete, end, offset: base + end };
     return true;
   }

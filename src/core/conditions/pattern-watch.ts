@@ -1,6 +1,7 @@
 import { LineStream } from "../output/line-stream.ts";
 import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
 import { BoundedLine } from "./line-watch.ts";
+import { PatternBudget } from "./pattern-budget.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
 import { candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
@@ -27,6 +28,10 @@ export interface PatternWatchOptions {
   startAt?: number;
   /** Lines ending at or before this stream offset were judged already (announced by a wake): never tested again. */
   judgedThrough?: () => number;
+  /** The pattern cost this job's output more than its share (pattern-budget.ts): the watch stopped for good. */
+  onSuspend?: () => void;
+  /** The process's CPU time in ms (pattern-budget.ts; tests give a clock of their own). */
+  cpuMs?: () => number;
 }
 
 /**
@@ -54,6 +59,8 @@ export interface PatternWatchOptions {
  *   rendered, as long as the renderer holds nothing from the previous chunk. Only its unfinished
  *   last line is rendered, to go on with the next chunk. A rendered chunk that leaves an unfinished
  *   line makes that line's characters unknown until its line break: no pass-over meanwhile.
+ * - Matching work is paid from a {@link PatternBudget}: a pattern that costs this job's output more
+ *   than its share stops the watch (`onSuspend`, once).
  */
 export class PatternWatch {
   private readonly required: RequiredText | undefined;
@@ -87,6 +94,7 @@ export class PatternWatch {
   private stopped = false;
   private readonly clock: QuietClock;
   private readonly quietMs: number;
+  private readonly budget: PatternBudget;
 
   constructor(
     readonly pattern: LinePattern,
@@ -100,6 +108,14 @@ export class PatternWatch {
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
     this.startAt = options.startAt ?? 0;
     this.position = this.startAt;
+    this.budget = new PatternBudget(
+      () => this.clock.now(),
+      () => {
+        this.stop();
+        this.options.onSuspend?.();
+      },
+      options.cpuMs,
+    );
   }
 
   /** Someone holds the job (`true`: a call, the user), or nobody does any more (`false`). */
@@ -234,7 +250,7 @@ export class PatternWatch {
       }
       const judged = this.judged;
       this.clearLine();
-      if (!test || tested === judged || !this.pattern.test(tested)) continue;
+      if (!test || tested === judged || !this.budget.test(this.pattern, tested)) continue;
       count++;
       first ??= this.pattern.excerpt(tested, PATTERN_WAKE_LINE_CHARS);
     }
@@ -291,7 +307,7 @@ export class PatternWatch {
     const text = this.pendingText();
     if (text === this.judged) return;
     this.judged = text;
-    if (this.pattern.test(text))
+    if (this.budget.test(this.pattern, text))
       this.options.onHit({ line: this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1, end: this.position });
   }
 }

@@ -33,6 +33,8 @@ export interface UntilOptions {
   partialLine?: string;
   onMet?: (outcome: UntilOutcome) => void;
   clock?: QuietClock;
+  /** `until_pattern` cost more than its share of the output and stopped matching (line-watch.ts). */
+  onSuspend?: () => void;
 }
 
 export class UntilConditions {
@@ -45,11 +47,14 @@ export class UntilConditions {
     spec: UntilSpec,
     private readonly options: UntilOptions = {},
   ) {
-    this.lines = spec.pattern ? new LineWatch(spec.pattern, { partialLine: options.partialLine ?? "" }) : undefined;
-    this.quiet =
-      spec.quietMs !== undefined
-        ? new QuietWatch(spec.quietMs, () => this.meet({ status: "quiet" }), options.clock ?? realClock)
-        : undefined;
+    const clock = options.clock ?? realClock;
+    const lineOptions = {
+      partialLine: options.partialLine ?? "",
+      now: () => clock.now(),
+      ...(options.onSuspend ? { onSuspend: options.onSuspend } : {}),
+    };
+    this.lines = spec.pattern ? new LineWatch(spec.pattern, lineOptions) : undefined;
+    this.quiet = spec.quietMs !== undefined ? new QuietWatch(spec.quietMs, () => this.meet({ status: "quiet" }), clock) : undefined;
   }
 
   get outcome(): UntilOutcome | undefined {

@@ -7,7 +7,8 @@
  * - `compileUntilPattern(source)` → `LinePattern`, or throws `ExecRequestError` naming the problem:
  *   empty, longer than {@link MAX_PATTERN_CHARS}, invalid syntax (what and where), a construct the
  *   engine cannot run (look-ahead, look-behind, back-reference, atomic group, possessive repeat,
- *   conditional; each with an alternative), or a program over {@link MAX_PATTERN_INSTRUCTIONS}.
+ *   conditional; each with an alternative), a program over {@link MAX_PATTERN_INSTRUCTIONS}, or
+ *   counted repeats that would make the engine leave its DFA on ordinary output (pattern-cost.ts).
  *   Call it before anything is spawned or written.
  * - `LinePattern.test(line)`: does the pattern match somewhere in `line` (one line, no `\n`)? Linear
  *   in the line and bounded: a line over {@link LINE_TEST_CHARS} is tested as its first and last
@@ -17,8 +18,15 @@
  *   ({@link MATCHED_LINE_CHARS} by default) characters around the match, cut ends marked with `…`.
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
-import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../shared/constants.ts";
+import {
+  LINE_TEST_CHARS,
+  MATCHED_LINE_CHARS,
+  MAX_COUNTED_REPEAT,
+  MAX_PATTERN_CHARS,
+  MAX_PATTERN_INSTRUCTIONS,
+} from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
+import { type CostlyRepeat, costlyRepeats } from "./pattern-cost.ts";
 
 export interface LinePattern {
   /** The pattern as the model wrote it. */
@@ -233,5 +241,21 @@ export function compileUntilPattern(source: string, param: PatternParameter = UN
         `Large counted repetitions such as \`.{1000}\` cause this; use a smaller count, \`+\` or \`.*\`. ${param.untouched}`,
     );
   }
+  const costly = costlyRepeats(source);
+  if (costly.length > 0) throw tooCostly(param, source, costly);
   return new Re2LinePattern(source, re);
+}
+
+/** The refusal of a pattern whose counted repeats cost too much, naming them (at most three). */
+function tooCostly(param: PatternParameter, source: string, costly: CostlyRepeat[]): ExecRequestError {
+  const named = costly.slice(0, 3).map((repeat) => `\`${repeat.fragment}\`${where(source, repeat.fragment, repeat.at)}`);
+  const width = costly.reduce((sum, repeat) => sum + repeat.width, 0);
+  const what =
+    costly.length === 1
+      ? `${param.name} repeats ${named[0]} up to ${width} times after text it also matches`
+      : `${param.name} repeats ${named.join(" and ")}${costly.length > 3 ? " and more" : ""} up to ${width} times in all after text they also match`;
+  return new ExecRequestError(
+    `${what}: on ordinary output the engine would leave its fast path (seconds per MB). ` +
+      `Use \`.*\` or \`+\` (\`error.*timeout\`), or counts adding up to at most ${MAX_COUNTED_REPEAT}. ${param.untouched}`,
+  );
 }

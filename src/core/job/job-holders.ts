@@ -6,6 +6,9 @@ import { UntoldNews, type UserInput } from "./person-news.ts";
 
 export type { UserInput } from "./person-news.ts";
 
+/** A pattern parameter that was suspended for costing too much on a job's output. */
+export type SuspendedPattern = "until_pattern" | "wake_on_pattern";
+
 /**
  * Who holds a job right now, and what that rules out: the model's one attached call (a poll or a
  * write, see attached-call.ts), and the user typing into it (the sessions picker's "Type into it",
@@ -87,6 +90,8 @@ export class JobHolders {
   private typed = false;
   /** What the person did to the job that the model has not been told yet. */
   readonly news = new UntoldNews();
+  /** Patterns suspended since the model's last result on the job. */
+  private readonly suspended = new Set<SuspendedPattern>();
 
   constructor(private readonly jobId: number) {}
 
@@ -150,11 +155,31 @@ export class JobHolders {
     return session;
   }
 
-  /** Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops it. */
+  /**
+   * Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops
+   * it. A pattern that cost this job's output more than its share stops (`options.onSuspend`), and
+   * the model's next result is told too.
+   */
   watchLines(pattern: LinePattern | undefined, options: PatternWatchOptions): void {
     this.watch?.stop();
-    this.watch = pattern ? new PatternWatch(pattern, options) : undefined;
+    const onSuspend = () => {
+      this.noteSuspended("wake_on_pattern");
+      options.onSuspend?.();
+    };
+    this.watch = pattern ? new PatternWatch(pattern, { ...options, onSuspend }) : undefined;
     this.listen();
+  }
+  /** `param` (`wake_on_pattern`, `until_pattern`) was suspended on this job: the model's next result says so, once. */
+  noteSuspended(param: SuspendedPattern): void {
+    this.suspended.add(param);
+  }
+
+  /** The patterns suspended since the model's last result on the job, once. */
+  takeSuspended(): SuspendedPattern[] | undefined {
+    if (this.suspended.size === 0) return undefined;
+    const taken = [...this.suspended].sort();
+    this.suspended.clear();
+    return taken;
   }
 
   /** The job printed `chunk`. */

@@ -6,6 +6,7 @@ import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Background } from "./background.ts";
 import type { Job, JobExit } from "./job.ts";
 import type { ShellExit } from "./job-ending.ts";
+import type { SuspendedPattern } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
@@ -142,6 +143,8 @@ export interface JobReport {
   listeningChanged?: boolean;
   /** The processes the shell left running differ from what the job's previous result showed (news for the text). */
   backgroundChanged?: boolean;
+  /** Patterns suspended on this job since the model's last result on it (too slow on its output). */
+  patternsSuspended?: SuspendedPattern[];
   /**
    * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
    * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.

@@ -7,7 +7,7 @@
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
-import type { PatternHit } from "../conditions/pattern-watch.ts";
+import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { JobLog } from "../log/job-log.ts";
@@ -196,8 +196,8 @@ export class Job {
    * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
    * returns its lines itself), and reports each hit; `undefined` stops watching.
    */
-  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void, judgedThrough?: () => number): void {
-    const options = { midLine: !this.atLineStart, onHit, startAt: this.output.bytesTotal, ...(judgedThrough ? { judgedThrough } : {}) };
+  watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
     this.output.watchReads(pattern);
   }
@@ -265,7 +265,7 @@ export class Job {
    * that ends it, `matchedLine` names the line. For `exec_command`, which waits in two parts.
    */
   watchUntil(spec: UntilSpec): UntilHandle {
-    const { watch, handle } = untilWatch(spec, this.output.lastLine);
+    const { watch, handle } = untilWatch(spec, this.output.lastLine, () => this.holders.noteSuspended("until_pattern"));
     this.output.startWatch(watch);
     return handle;
   }

@@ -1,20 +1,26 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { listeningSockets } from "./socket-tables.ts";
+
+export { socketAddress } from "./socket-tables.ts";
+
 import { JOB_MARKER_ENV } from "../shared/constants.ts";
 import { type ProcessEntry, processTable } from "./process-table.ts";
 
 /**
  * The TCP ports a job listens on: sockets in LISTEN held by its processes — its session (its leader
  * is the session and first group), its other groups, descendants that left them (found through
- * their parents, or by the job marker in their environment once their parent is gone).
+ * their parents, or by the job marker in their environment whatever their parent is: an orphan is
+ * re-parented to pid 1 or to a subreaper such as `systemd --user`).
  *
  * Linux reads each of the job's processes' `fd` links for socket inodes (again only when its number
- * of descriptors changed, where the kernel tells it cheaply), then — only when some
- * socket's state is not known — `/proc/net/tcp` and `tcp6` for which are listening. Those tables are
- * slow to read on a machine with much memory (the kernel walks its whole connection hash, some
- * milliseconds even when nearly empty), so a socket once seen listening is known to listen while a
- * process holds it (a socket never stops listening but by being closed), and one seen doing anything
- * else is looked at again after {@link RECHECK_MS} (it may be a server's socket before its `listen`).
+ * of descriptors changed, where the kernel tells it cheaply), then — only when a job holds a socket
+ * whose state is not known — the listening part of `/proc/net/tcp` and `tcp6` (socket-tables.ts).
+ * A socket once seen listening is known to listen while a process holds it (a socket never stops
+ * listening but by being closed); one seen doing anything else (a client or an accepted connection,
+ * a Unix socket, a socket not yet listening) is looked at once more {@link SECOND_LOOK_MS} later, in
+ * case it was a server's socket between its `socket()` and its `listen()`, and then never again while
+ * held. So the tables are read at most once per scan, and only when a job's set of sockets changed.
  * macOS asks `lsof` when it is there. Elsewhere there is no answer (undefined).
  */
 
@@ -29,16 +35,23 @@ export interface ListenerJob {
 
 /** Longest parent chain followed from a process to a job (a deeper one is not a job's). */
 const MAX_ANCESTRY = 64;
-/** A socket not seen listening is looked at again after this long. */
-const RECHECK_MS = 1_000;
+/**
+ * A socket not listening at its first look is looked at once more after this long: a server calls
+ * `listen()` microseconds after `socket()`, so a scan that fell between the two sees it at its
+ * second look; a socket that still does not listen then is a client, a connection or not TCP.
+ */
+const SECOND_LOOK_MS = 1_000;
 /**
  * A process whose number of descriptors did not change is taken to hold the same sockets for this
  * long (one closed and another opened in its place is seen at the next full read).
  */
 const DESCRIPTORS_TRUSTED_MS = 2_000;
 
-/** What the scan knows of a socket: its listening address, or that it was not listening when `seen`. */
-type SocketState = { address: string } | { seen: number };
+/**
+ * What the scan knows of a socket: its listening address, or that it was not listening at its first
+ * look (`since`) or at its second too (`final`).
+ */
+type SocketState = { address: string } | { since: number; final: boolean };
 
 export class ListeningPorts {
   /** Socket inodes, as far as known. */
@@ -52,6 +65,8 @@ export class ListeningPorts {
     /** The value every job's marker starts with (`token:`). */
     private readonly markerPrefix: string,
     private readonly platform: NodeJS.Platform = process.platform,
+    /** Milliseconds on a monotonic clock (tests move it by hand). */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs. */
@@ -66,7 +81,7 @@ export class ListeningPorts {
     const table = processTable();
     if (!table) return undefined;
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
-    const now = performance.now();
+    const now = this.now();
     const seen = new Set<string>();
     for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
       const id = `${entry.pid}:${entry.start ?? ""}`;
@@ -74,11 +89,9 @@ export class ListeningPorts {
       held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now));
     }
     for (const id of this.descriptors.keys()) if (!seen.has(id)) this.descriptors.delete(id);
-    const unknown = [...held.values()].flat().some((inode) => {
-      const state = this.sockets.get(inode);
-      return state === undefined || ("seen" in state && now - state.seen > RECHECK_MS);
-    });
+    this.forgetMarkers(table);
     const inUse = new Set([...held.values()].flat());
+    const unknown = [...inUse].some((inode) => this.needsLook(inode, now));
     if (unknown && !this.readSockets(inUse, now)) return undefined;
     for (const inode of this.sockets.keys()) if (!inUse.has(inode)) this.sockets.delete(inode);
     const result = new Map<number, string[]>();
@@ -92,13 +105,23 @@ export class ListeningPorts {
     return result;
   }
 
-  /** Reads the system's listening sockets: each of `inodes` is listening there, or, for now, not. */
+  /** A socket never looked at, or due for its second look. */
+  private needsLook(inode: string, now: number): boolean {
+    const state = this.sockets.get(inode);
+    return state === undefined || ("since" in state && !state.final && now - state.since >= SECOND_LOOK_MS);
+  }
+
+  /** Reads the system's listening sockets: each of `inodes` not known is listening there, or, for now, not. */
   private readSockets(inodes: ReadonlySet<string>, now: number): boolean {
     const listening = listeningSockets();
     if (!listening) return false;
     for (const inode of inodes) {
+      const state = this.sockets.get(inode);
+      if (state && "address" in state) continue;
       const address = listening.get(inode);
-      this.sockets.set(inode, address ? { address } : { seen: now });
+      if (address) this.sockets.set(inode, { address });
+      else if (!state) this.sockets.set(inode, { since: now, final: false });
+      else if (now - state.since >= SECOND_LOOK_MS) this.sockets.set(inode, { since: state.since, final: true });
     }
     return true;
   }
@@ -122,14 +145,20 @@ export class ListeningPorts {
     const id = `${entry.pid}:${entry.start ?? ""}`;
     if (this.markers.has(id)) return this.markers.get(id);
     const job = markedJob(entry.pid, this.markerPrefix);
-    if (this.markers.size > 4096) this.markers.clear();
     this.markers.set(id, job);
     return job;
+  }
+
+  /** Forgets the markers of processes that are gone (the table is the whole machine's). */
+  private forgetMarkers(table: readonly ProcessEntry[]): void {
+    if (this.markers.size <= table.length) return;
+    const living = new Set(table.map((entry) => `${entry.pid}:${entry.start ?? ""}`));
+    for (const id of this.markers.keys()) if (!living.has(id)) this.markers.delete(id);
   }
 }
 
 /** Which job each living process belongs to: by session, by group, by its parents, or by its marker. */
-function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], marked: (entry: ProcessEntry) => number | undefined) {
+export function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], marked: (entry: ProcessEntry) => number | undefined) {
   const bySession = new Map<number, number>();
   for (const job of jobs) {
     bySession.set(job.leader, job.jobId);
@@ -137,27 +166,21 @@ function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], marked: 
   }
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
   const memo = new Map<number, number | undefined>();
-  const ownerOf = (entry: ProcessEntry): number | undefined => {
-    const chain: number[] = [];
-    let current: ProcessEntry | undefined = entry;
-    let owner: number | undefined;
-    while (current && chain.length < MAX_ANCESTRY) {
-      if (memo.has(current.pid)) {
-        owner = memo.get(current.pid);
-        break;
-      }
-      chain.push(current.pid);
-      owner = (current.sid !== undefined ? bySession.get(current.sid) : undefined) ?? bySession.get(current.pgid);
-      if (owner !== undefined || current.ppid <= 1) break;
-      current = byPid.get(current.ppid);
-    }
-    for (const pid of chain) memo.set(pid, owner);
+  // By session or group; else as its parent (up to MAX_ANCESTRY); else by its own marker, whatever
+  // its parent is (pid 1, a subreaper): it inherited the marker from the job that started it.
+  const ownerOf = (entry: ProcessEntry, depth: number): number | undefined => {
+    if (memo.has(entry.pid)) return memo.get(entry.pid);
+    let owner = (entry.sid !== undefined ? bySession.get(entry.sid) : undefined) ?? bySession.get(entry.pgid);
+    const parent = entry.ppid > 1 && depth < MAX_ANCESTRY ? byPid.get(entry.ppid) : undefined;
+    if (owner === undefined && parent) owner = ownerOf(parent, depth + 1);
+    owner ??= entry.zombie || entry.pid === process.pid ? undefined : marked(entry);
+    memo.set(entry.pid, owner);
     return owner;
   };
   const owners: [ProcessEntry, number][] = [];
   for (const entry of table) {
     if (entry.zombie || entry.pid === process.pid) continue;
-    const owner = ownerOf(entry) ?? (entry.ppid <= 1 ? marked(entry) : undefined);
+    const owner = ownerOf(entry, 0);
     if (owner !== undefined && jobs.some((job) => job.jobId === owner)) owners.push([entry, owner]);
   }
   return owners;
@@ -206,69 +229,6 @@ function socketInodes(pid: number): string[] {
     }
   }
   return inodes;
-}
-
-/** Listening TCP sockets of this network namespace by inode (their address as `127.0.0.1:8765`), or undefined without /proc/net. */
-export function listeningSockets(): Map<string, string> | undefined {
-  const sockets = new Map<string, string>();
-  let readAny = false;
-  for (const [file, v6] of [
-    ["/proc/net/tcp", false],
-    ["/proc/net/tcp6", true],
-  ] as const) {
-    let text: string;
-    try {
-      text = readFileSync(file, "latin1");
-    } catch {
-      continue;
-    }
-    readAny = true;
-    for (const line of text.split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-      if (fields.length < 10 || fields[3] !== "0A") continue;
-      const address = socketAddress(fields[1]!, v6);
-      if (address) sockets.set(fields[9]!, address);
-    }
-  }
-  return readAny ? sockets : undefined;
-}
-
-/** `0100007F:223D` → `127.0.0.1:8765`; a tcp6 address → `[::1]:8765`. */
-export function socketAddress(field: string, v6: boolean): string | undefined {
-  const [hex, portHex] = field.split(":");
-  if (!hex || !portHex) return undefined;
-  const port = Number.parseInt(portHex, 16);
-  if (!v6) {
-    if (hex.length !== 8) return undefined;
-    const bytes = [6, 4, 2, 0].map((at) => Number.parseInt(hex.slice(at, at + 2), 16));
-    return `${bytes.join(".")}:${port}`;
-  }
-  if (hex.length !== 32) return undefined;
-  // Four 32-bit words, each in the host's (little-endian) byte order.
-  const bytes: number[] = [];
-  for (let word = 0; word < 4; word++)
-    for (const at of [6, 4, 2, 0]) bytes.push(Number.parseInt(hex.slice(word * 8 + at, word * 8 + at + 2), 16));
-  const groups = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
-  return `[${compressIpv6(groups)}]:${port}`;
-}
-
-/** Eight hex groups as an IPv6 address, the longest run of two or more zero groups written `::`. */
-function compressIpv6(groups: string[]): string {
-  let best = { at: -1, length: 0 };
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== "0") {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === "0") j++;
-    if (j - i > best.length) best = { at: i, length: j - i };
-    i = j;
-  }
-  if (best.length < 2) return groups.join(":");
-  return `${groups.slice(0, best.at).join(":")}::${groups.slice(best.at + best.length).join(":")}`;
 }
 
 /** Addresses once each, by port, then address. */

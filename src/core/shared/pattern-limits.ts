@@ -18,6 +18,38 @@ export const MAX_PATTERN_CHARS = 500;
 export const MAX_PATTERN_INSTRUCTIONS = 1_000;
 
 /**
+ * Largest total width of the counted repeats a pattern may have where the output chooses where they
+ * start (pattern-cost.ts: `[ab]{n}` after an `a`, `.{0,n}` after `error`). re2js builds a DFA state
+ * per set of live positions, up to 2^(width+1) of them, each on its slow path (some 30 µs idle, over
+ * 100 µs on a busy machine), kept in a cache of 8 MB (its default `maxMem`) at some 300–400 bytes a
+ * state. Measured with re2js 2.10 on random a/b lines: `a[ab]{10}[cd]` settles at 2 049 states
+ * (under 1 MB, built in about 160 ms on a loaded two-core machine); `{12}` at 8 193 (3 MB, 550 ms
+ * there: more than a pattern's warm-up credit below); `{14}` passes 19 000 states, fills the cache,
+ * and every later read rebuilds it or falls back to the automaton simulation (under 1 MB/s; `{490}`:
+ * 0.07 MB/s). `(?i)error.{0,n}timeout` on word-dense log lines grows more slowly (n = 12: 107 states;
+ * 24: 1 400; 64: 15 000, 3 MB/s). 10 keeps the worst shape's states built within the warm-up credit.
+ */
+export const MAX_COUNTED_REPEAT = 10;
+
+/**
+ * Matching work a pattern may cost a job's output before it is suspended for that job (the model is
+ * told once): {@link PATTERN_COST_MS} per {@link PATTERN_COST_BYTES} of text tested, about 3 MB/s, a
+ * seventh of the 20 MB/s every accepted pattern reaches on the benchmark's shapes. A pattern slower
+ * than that on this job's output would hold Pi's event loop 20 ms per 64 KiB read (a pipe's read
+ * size): a flood would freeze Pi for seconds. Work beyond that share is a debt that faster lines pay
+ * back; the pattern is suspended when the debt passes {@link PATTERN_COST_DEBT_MS}, so a thread the
+ * machine paused for a moment never suspends a pattern, and no read pays more than its share and
+ * this much. A line costs at least {@link PATTERN_COST_MIN_CHARS} characters' share (a call's own
+ * overhead, the same for every pattern). The first {@link PATTERN_COST_WARMUP_MS} over the share are
+ * free: the engine builds its DFA states then (up to 8 193 for an accepted pattern, some 30 µs each).
+ */
+export const PATTERN_COST_MS = 20;
+export const PATTERN_COST_BYTES = 64 * 1024;
+export const PATTERN_COST_DEBT_MS = 60;
+export const PATTERN_COST_MIN_CHARS = 64;
+export const PATTERN_COST_WARMUP_MS = 250;
+
+/**
  * Longest line tested whole. A longer line is tested as its first half and its last half of this many
  * characters (each as if the line ended or began there), and only those halves are kept while it is
  * unfinished, so one test looks at this many characters at most whatever the line (a 20 MB line costs

@@ -35,6 +35,32 @@ export function completionNote(armed: boolean, mode: string): string | undefined
     : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
 }
 
+/** What a pattern that was too slow on the job's output tells the model, once: `wake_on_pattern`, `until_pattern`. */
+export const PATTERN_SUSPENDED = "suspended (too slow on this output)";
+
+/** The result fields about patterns: `wake_on_pattern` (armed, or suspended) and `until_pattern` (suspended). */
+const patternSchema = {
+  wake_on_pattern: Type.Optional(
+    Type.String({
+      description:
+        "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming); suspended: too slow on this output, disarmed.",
+    }),
+  ),
+  until_pattern: Type.Optional(Type.String({ description: "suspended: until_pattern was too slow on this output and stopped matching." })),
+};
+
+/** `wake_on_pattern` (armed by this call, or suspended) and `until_pattern` (suspended) for a result. */
+export function suspendedFields(
+  suspended: readonly string[] | undefined,
+  armed: string | undefined,
+): { wake_on_pattern?: string; until_pattern?: string } {
+  const wake = armed ?? (suspended?.includes("wake_on_pattern") ? PATTERN_SUSPENDED : undefined);
+  return {
+    ...(wake ? { wake_on_pattern: wake } : {}),
+    ...(suspended?.includes("until_pattern") ? { until_pattern: PATTERN_SUSPENDED } : {}),
+  };
+}
+
 /**
  * `wake_on_pattern` in the first result after arming it: `armed`, or, in a print/JSON run, that a
  * wake can only come while the run lasts (as {@link completionNote} says of exits).
@@ -139,3 +165,6 @@ export function inOrder<T extends object>(fields: T, order: readonly string[]): 
   const record = fields as Record<string, unknown>;
   return Object.fromEntries(order.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<T>;
 }
+
+/** A result's pattern fields: their schema, and their values (see {@link suspendedFields}). */
+export const patterns = { schema: patternSchema, fields: suspendedFields };

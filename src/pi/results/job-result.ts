@@ -5,7 +5,7 @@ import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, userNewsFields } from "./job-fields.ts";
+import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
 import { carriesNews, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
@@ -99,6 +99,7 @@ const TEXT_ORDER = [
   "log_partial",
   "completion_notification",
   "wake_on_pattern",
+  "until_pattern",
   "user_input",
   "user_disarmed",
   "user_typing",
@@ -213,7 +214,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
-    ...(extras.patternArmed ? { wake_on_pattern: extras.patternArmed } : {}),
+    ...patterns.fields(report.patternsSuspended, extras.patternArmed),
     ...userNewsFields(report),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { userNewsSchema } from "./job-fields.ts";
+import { patterns, userNewsSchema } from "./job-fields.ts";
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
 export const jobResultSchema = Type.Object({
@@ -43,11 +43,7 @@ export const jobResultSchema = Type.Object({
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
   completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
-  wake_on_pattern: Type.Optional(
-    Type.String({
-      description: "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming).",
-    }),
-  ),
+  ...patterns.schema,
   ...userNewsSchema,
   user_typing: Type.Optional(Type.Literal(true, { description: "The user is typing into the job now: poll it, do not write to it." })),
   listening: Type.Optional(

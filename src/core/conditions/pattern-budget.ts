@@ -1,0 +1,72 @@
+import {
+  PATTERN_COST_BYTES,
+  PATTERN_COST_DEBT_MS,
+  PATTERN_COST_MIN_CHARS,
+  PATTERN_COST_MS,
+  PATTERN_COST_WARMUP_MS,
+} from "../shared/constants.ts";
+import type { LinePattern } from "./until-pattern.ts";
+
+/** Milliseconds of CPU this process has used (user and system). */
+export function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/**
+ * The matching work one pattern may cost one job's output (constants.ts: about 20 ms per 64 KiB,
+ * with a warm-up credit and a small debt), measured on the watch's clock around each test. Past it
+ * the budget is spent for good: every later test is false without running, and `onSpent` is called
+ * once (the watch stops; the model is told once). Pure: the clocks are given (tests move them).
+ *
+ * A test's time on the wall clock includes any time the machine did not run this thread: on a
+ * loaded machine one test can seem to take 100 ms. So before suspending, the debt is checked
+ * against the CPU time the process used since the debt began: a debt larger than that was the
+ * machine's pauses, not matching work, and is forgiven down to it.
+ */
+export class PatternBudget {
+  private credit = PATTERN_COST_WARMUP_MS;
+  private debt = 0;
+  private over = false;
+  /** The process's CPU time when the debt last rose from zero. */
+  private cpuAtDebt = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly onSpent: () => void,
+    private readonly cpuMs: () => number = processCpuMs,
+  ) {}
+
+  /** The budget ran out: the pattern no longer runs. */
+  get spent(): boolean {
+    return this.over;
+  }
+
+  /** `pattern.test(line)`, paid for; false without running once the budget is spent. */
+  test(pattern: LinePattern, line: string): boolean {
+    if (this.over) return false;
+    const started = this.now();
+    const matched = pattern.test(line);
+    this.charge(this.now() - started, line.length);
+    return matched;
+  }
+
+  /** `ms` of matching work on a line of `chars` characters. */
+  charge(ms: number, chars: number): void {
+    const excess = ms - (Math.max(chars, PATTERN_COST_MIN_CHARS) * PATTERN_COST_MS) / PATTERN_COST_BYTES;
+    if (excess <= 0) {
+      this.debt = Math.max(0, this.debt + excess);
+      return;
+    }
+    const fromCredit = Math.min(this.credit, excess);
+    this.credit -= fromCredit;
+    if (this.debt === 0 && excess > fromCredit) this.cpuAtDebt = this.cpuMs();
+    this.debt += excess - fromCredit;
+    if (this.debt <= PATTERN_COST_DEBT_MS || this.over) return;
+    // Only what the process really computed counts (see the class comment).
+    this.debt = Math.min(this.debt, this.cpuMs() - this.cpuAtDebt);
+    if (this.debt <= PATTERN_COST_DEBT_MS) return;
+    this.over = true;
+    this.onSpent();
+  }
+}

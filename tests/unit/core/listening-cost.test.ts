@@ -1,0 +1,152 @@
+/**
+ * Port scans cost what the SPEC says: the socket tables are read only when a job holds a socket not
+ * yet looked at (a socket not listening gets one second look a second later), never again for the
+ * client and accepted connections a job keeps; only their listening part is read; and a process is
+ * attributed by its job's marker whatever its parent is (a subreaper).
+ */
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { jobOwners, ListeningPorts } from "../../../src/core/processes/listening.ts";
+import type { ProcessEntry } from "../../../src/core/processes/process-table.ts";
+import { listeningSockets, socketTableReads } from "../../../src/core/processes/socket-tables.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { socketCrowd } from "../../helpers/sockets.ts";
+
+const linux = process.platform === "linux";
+const entry = (pid: number, ppid: number, sid: number): ProcessEntry => ({
+  pid,
+  ppid,
+  pgid: sid,
+  sid,
+  zombie: false,
+  startInTicks: true,
+  start: "1",
+});
+
+describe("which job a process belongs to", () => {
+  const jobs = [{ jobId: 7, leader: 100, groups: [100] }];
+
+  it("a process that left the job's session under a subreaper is the job's by its marker; by session and parents first", () => {
+    const table = [
+      entry(1, 0, 1),
+      entry(4242, 1, 4242), // a subreaper (systemd --user), no job's
+      entry(100, 50, 100), // the job's leader
+      entry(101, 100, 100), // in the job's session
+      entry(300, 4242, 300), // `(setsid server &)`: re-parented to the subreaper
+      entry(301, 300, 300), // its worker: found through its parent
+      entry(400, 4242, 400), // an unrelated process under the same subreaper
+    ];
+    const markers = new Map([[300, 7]]);
+    const asked: number[] = [];
+    const owners = jobOwners(jobs, table, (process) => {
+      asked.push(process.pid);
+      return markers.get(process.pid);
+    });
+    assert.deepEqual(
+      owners.map(([process, job]) => [process.pid, job]).sort((a, b) => a[0]! - b[0]!),
+      [
+        [100, 7],
+        [101, 7],
+        [300, 7],
+        [301, 7],
+      ],
+    );
+    assert.ok(!asked.includes(101), "a process the job's session holds needs no marker");
+  });
+});
+
+describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
+  const runtime = new ExecRuntime();
+  after(() => runtime.shutdown());
+  /** A server that also holds both ends of one connection (a dev server with a browser tab); a line on stdin opens one more. */
+  const SERVER =
+    "python3 -c \"import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); " +
+    "c=socket.create_connection(s.getsockname()); a=s.accept(); print('port', s.getsockname()[1], flush=True); " +
+    "sys.stdin.readline(); d=socket.create_connection(s.getsockname()); b=s.accept(); print('more', flush=True); time.sleep(300)\"";
+
+  it("a job's accepted and client sockets are looked at twice, then never; a new socket once", async () => {
+    const report = await runtime.exec(
+      prepareExec({ cmd: SERVER, yield_time_ms: 10_000, until_pattern: "port \\d+" }, process.cwd(), process.env),
+    );
+    const port = /port (\d+)/.exec(report.output.text)?.[1];
+    assert.ok(port, report.output.text);
+    const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+    const jobs = [{ jobId: job.id, leader: job.pid!, groups: job.groups() }];
+    let now = 0;
+    const ports = new ListeningPorts("none:", "linux", () => now);
+    const reads = (scan: () => void) => {
+      const before = socketTableReads();
+      scan();
+      return socketTableReads() - before;
+    };
+    let result: Map<number, string[]> | undefined;
+    assert.equal(
+      reads(() => {
+        result = ports.scan(jobs);
+      }),
+      1,
+      "the first scan looks",
+    );
+    assert.deepEqual(result?.get(job.id), [`127.0.0.1:${port}`]);
+    assert.equal(
+      reads(() => ports.scan(jobs)),
+      0,
+      "nothing new",
+    );
+    now += 999;
+    assert.equal(
+      reads(() => ports.scan(jobs)),
+      0,
+      "not yet the second look",
+    );
+    now += 1;
+    assert.equal(
+      reads(() => ports.scan(jobs)),
+      1,
+      "the second look at the sockets not listening",
+    );
+    for (let i = 0; i < 5; i++) {
+      now += 5_000;
+      assert.equal(
+        reads(() => (result = ports.scan(jobs))),
+        0,
+        "then never again while they are held",
+      );
+    }
+    assert.deepEqual(result?.get(job.id), [`127.0.0.1:${port}`]);
+    await runtime.interact({
+      jobId: job.id,
+      window: { ms: 5_000 },
+      input: { kind: "bytes", bytes: Buffer.from("\n") },
+      until: { pattern: compileUntilPattern("more") },
+    });
+    now += 10_000; // the descriptors' count is trusted for 2 s: past it they are read again
+    assert.equal(
+      reads(() => ports.scan(jobs)),
+      1,
+      "a new connection: one look",
+    );
+    assert.equal(
+      reads(() => ports.scan(jobs)),
+      0,
+    );
+  });
+
+  it("only the listening part of the tables is read: 2 000 connections add no listener and cost little", async () => {
+    const crowd = await socketCrowd(1_000, 60);
+    try {
+      assert.equal(crowd.pairs, 1_000);
+      const started = performance.now();
+      const during = listeningSockets();
+      const ms = performance.now() - started;
+      assert.ok(during, "the tables are readable");
+      // The helpers closed their listening sockets once connected: none of their 2 000 sockets is a listener.
+      assert.ok(during.size < 500, `${during.size} listeners`);
+      assert.ok(ms < 250, `read in ${ms.toFixed(1)} ms`);
+    } finally {
+      crowd.stop();
+    }
+  });
+});

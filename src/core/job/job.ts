@@ -7,7 +7,7 @@
  */
 import { constants as osConstants } from "node:os";
 import { ConditionWatch } from "../conditions/condition-watch.ts";
-import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
+import { type InputWait, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
 import type { PatternHit } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -207,13 +207,15 @@ export class Job {
   /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts). */
   inputWait(): InputWait {
     if (this.pid === undefined || this.state !== "running") return { likely: false };
-    return probeInputWait({
+    const lastLine = this.output.lastLine;
+    const wait = probeInputWait({
       pid: this.pid,
       stdin: this.transport.stdinIdentity,
       tty: this.tty,
-      lastLine: this.output.lastLine,
+      lastLine,
       quietMs: this.output.quietMs(),
     });
+    return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;
   }
 
   /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */

@@ -35,6 +35,13 @@ export const DEFAULT_EXEC_YIELD_MS = 10_000;
 export const DEFAULT_WRITE_YIELD_MS = 250;
 
 /**
+ * `write_stdin` window when the model gives none but a condition (`until_pattern`, `until_quiet_ms`)
+ * can end it: the longest a write may wait (Codex `MAX_YIELD_TIME_MS`). 250 ms would end the wait before
+ * the line or the quiet it asked for could come, and the model would have to know a rule to avoid that.
+ */
+export const DEFAULT_CONDITIONAL_WRITE_YIELD_MS = MAX_YIELD_MS;
+
+/**
  * A job that exits this soon after spawn reports its exit directly and never becomes addressable by id
  * (Codex `EARLY_EXIT_GRACE_PERIOD`), so one-shot commands leave nothing behind in the registry.
  */

@@ -97,3 +97,29 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
 export function carriesNews(key: string, facts: TextFacts): boolean {
   return NEWS[key]?.(facts) ?? true;
 }
+
+/** What the text says beside the fields, or says differently: written for the model, never in `structuredContent`. */
+export interface TextOnly {
+  /** Bytes of the model's own input this call wrote (`input: 6 bytes sent`). */
+  sentBytes?: number | undefined;
+  /** The window, with what the model asked when it was clamped (`yield_time_ms: 45000 → 30000`). */
+  window: { ms: number; requestedMs?: number | undefined };
+  /** Guidance just in time (see `guidance/hints.ts`). */
+  hint?: string | undefined;
+}
+
+/**
+ * The header's fields with the text's own words: `input: bytes` says how many were sent, a clamped
+ * window says what was asked and what was used (right after `wall_time_seconds`), and the hint comes last.
+ */
+export function inTextWords(fields: Record<string, unknown>, extra: TextOnly): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const refused = typeof fields.input_refused_bytes === "number" ? fields.input_refused_bytes : 0;
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] = key === "input" && value === "bytes" && extra.sentBytes !== undefined ? `${extra.sentBytes - refused} bytes sent` : value;
+    if (key === "wall_time_seconds" && extra.window.requestedMs !== undefined)
+      out.yield_time_ms = `${extra.window.requestedMs} → ${extra.window.ms}`;
+  }
+  if (extra.hint) out.hint = extra.hint;
+  return out;
+}

@@ -70,7 +70,10 @@ describe("hints: guidance in the result that needs it, once", () => {
 
   it("the first screen result says how to send keys, once per session", () => {
     const ledger = new HintLedger();
-    const screen = running({ job: { jobId: 3, tty: true }, screen: { lines: ["~"], cursor: { row: 1, col: 1 }, alternate: true } });
+    const screen = running({
+      job: { jobId: 3, tty: true },
+      screen: { lines: ["~"], cursor: { row: 1, col: 1 }, alternate: true, cols: 80, rows: 24 },
+    });
     assert.match(ledger.take(JOB_HINTS, screen, PLAIN) ?? "", /send keys with write_stdin chars \(\\e Esc, \\r Enter/);
     assert.equal(ledger.take(JOB_HINTS, { ...screen, job: { ...screen.job, jobId: 8 } }, PLAIN), undefined);
   });

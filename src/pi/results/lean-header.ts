@@ -115,8 +115,9 @@ export interface TextOnly {
 export function inTextWords(fields: Record<string, unknown>, extra: TextOnly): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const refused = typeof fields.input_refused_bytes === "number" ? fields.input_refused_bytes : 0;
+  const sent = extra.sentBytes === undefined ? undefined : extra.sentBytes - refused;
   for (const [key, value] of Object.entries(fields)) {
-    out[key] = key === "input" && value === "bytes" && extra.sentBytes !== undefined ? `${extra.sentBytes - refused} bytes sent` : value;
+    out[key] = key === "input" && value === "bytes" && sent !== undefined ? `${sent} byte${sent === 1 ? "" : "s"} sent` : value;
     if (key === "wall_time_seconds" && extra.window.requestedMs !== undefined)
       out.yield_time_ms = `${extra.window.requestedMs} → ${extra.window.ms}`;
   }

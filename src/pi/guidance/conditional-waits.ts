@@ -16,7 +16,7 @@ export const UNTIL_QUIET_MS_DESCRIPTION = `Return after N ms of silence (${MIN_Q
 /** How long a conditional exec may wait, for `exec_command`'s `yield_time_ms`. */
 export const CONDITIONAL_EXEC_WINDOW = `${MAX_CONDITIONAL_EXEC_YIELD_MS} with until_*`;
 
-export const WAIT_GUIDELINE = "exec_command: wait for a ready line with until_pattern and a long yield_time_ms, not sleep or polls.";
+export const WAIT_GUIDELINE = "exec_command: wait for a ready line with until_pattern and a long yield_time_ms, not sleeps or polls.";
 
 /** A pipe job that waits for input and shows no prompt: the program may draw it only on a terminal (bash's `read -p`). */
 export const PROMPT_ON_TERMINAL_HINT: HintRule = {

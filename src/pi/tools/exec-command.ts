@@ -70,7 +70,7 @@ export const execCommandParameters = Type.Object(
       Type.Unsafe<"none" | "wake">({
         type: "string",
         enum: ["none", "wake"],
-        description: '"wake": a prompt at an unwatched exit. Default "none".',
+        description: '"wake": a prompt at an unwatched exit (default "none").',
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
@@ -95,7 +95,7 @@ export function execCommandTool(
   return {
     name: "exec_command",
     label: "exec_command",
-    description: "Returns exit_code, or a session_id for write_stdin if still running after yield_time_ms.",
+    description: "Returns exit_code, or a session_id if still running after yield_time_ms.",
     promptSnippet: "run a shell command as a job; a long one returns a session_id to poll",
     promptGuidelines: [
       "exec_command: tty: true for programs needing a terminal (REPLs, ssh, sudo, TUIs).",

@@ -26,7 +26,7 @@ export function setOnExitTool(runtimes: SessionRuntimes): ToolDefinition<typeof 
   return {
     name: "set_on_exit",
     label: "set_on_exit",
-    description: "Arm or disarm a job's wakes; disarm unneeded ones. too_late: it already exited.",
+    description: "Arm or disarm a job's wakes (disarm unneeded ones). too_late: already exited.",
     parameters: setOnExitParameters,
     outputSchema: setOnExitResultSchema,
     prepareArguments: (raw) => checkArguments("set_on_exit", setOnExitParameters, raw),

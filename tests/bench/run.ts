@@ -27,6 +27,7 @@ import {
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
 import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
+import { formatPromptHistory, formatPromptTokens, PROMPT_BUDGET_TOKENS, promptTokens } from "./prompt-tokens.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
 import { type SoakFigures, soak } from "./soak.ts";
 import { speakUpBenchmark, speakUpGoals, speakUpRows } from "./speak-up.ts";
@@ -212,6 +213,8 @@ async function main() {
     // 7. Model-visible tokens per call over a fixed workload (its own Pi processes, after the timing work).
     const tokenRun = FAST ? undefined : await tokenWorkload(host);
     const tokenRow = (format: string) => tokenRun?.rows.find((row) => row.format === format);
+    // 7b. The fixed prompt every request carries: our definitions and system-prompt lines, as the host sends them.
+    const prompt = await promptTokens(host);
     // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = FAST ? undefined : await screenBenchmark();
     // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
@@ -282,6 +285,12 @@ async function main() {
       idle_after_gc_MiB: { rss: round(idle.rss, 1), heap: round(idle.heap, 1), outside_heap: round(idle.outside, 1) },
       hostile_output: hostile,
       watchdog,
+      fixed_prompt_o200k: {
+        total: prompt.total,
+        definitions: prompt.definitions,
+        per_tool: prompt.perTool,
+        prompt_lines: prompt.lineTokens,
+      },
       tokens_o200k: Object.fromEntries(
         (tokenRun?.rows ?? []).map((row) => [
           row.format,
@@ -307,6 +316,7 @@ async function main() {
       ...speakUpGoals(speakUp),
       ...patternCostGoals(patternCost),
       ...soakGoals(soakRuns),
+      [`fixed prompt ≤ ${PROMPT_BUDGET_TOKENS} tokens (o200k)`]: prompt.total <= PROMPT_BUDGET_TOKENS,
       "one flood ≤ idle + 30 MiB": figures.flood_peak_over_idle_MiB.exec_command.rss <= 30,
       "sixteen floods ≤ idle + 90 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 90,
       "sixteen floods: event-loop p99 ≤ 40 ms": figures.sixteen_floods_50MB.event_loop_p99_ms <= 40,
@@ -374,6 +384,7 @@ async function main() {
         "model-visible bytes, progress bar",
         `exec_command ${figures.model_visible_bytes.progress_exec_command} · bash tool ${figures.model_visible_bytes.progress_bash_tool}`,
       ],
+      ["fixed prompt (o200k)", `${formatPromptTokens(prompt)}; history ${formatPromptHistory(prompt.total)}`],
       ...(workflow ? workflowRows(workflow) : []),
       ...(hostile.length > 0 ? hostileRows(hostile) : []),
       ...(watchdog

@@ -41,7 +41,8 @@ for (const host of PI_HOSTS) {
       for (const key of ["log_path", "cwd", "chunk_id", "output_bytes_total", "tty", "quiet_ms", "original_token_count"])
         assert.ok(!lean.includes(key), key);
       assert.equal(hello!.structuredContent.tty, false);
-      assert.equal(headerOf(hello!.text).input, "bytes");
+      assert.equal(headerOf(hello!.text).input, "6 bytes sent");
+      assert.equal(hello!.structuredContent.input, "bytes");
       assert.equal(outputOf(escaped!.text), "tab\there € A\n");
       assert.equal(headerOf(eof!.text).input, "eof");
       assert.equal(headerOf(eof!.text).exit_code, "0");

@@ -141,7 +141,7 @@ for (const host of PI_HOSTS) {
       pi.onUiRequest(undefined);
       const run = await pi.run("look", steps(call("list_sessions", {}), call("kill_session", { session_id: id }), say("done")));
       const [listed, killed] = inCallOrder(run);
-      assert.match(listed!.text, /\n {2}wake_armed: false\n/);
+      assert.match(listed!.text, /\n {2}exit_wake: none\n/);
       assert.match(listed!.text, /\n {2}user_disarmed: exit_wake(\n|$)/);
       assert.doesNotMatch(killed!.text, /user_disarmed/, "once");
     });

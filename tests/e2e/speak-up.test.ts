@@ -150,7 +150,7 @@ for (const host of PI_HOSTS) {
       assert.equal(run.tools[3]!.isError, true);
       assert.match(run.tools[3]!.text, /back-reference.*Nothing was changed/);
       assert.doesNotMatch(run.tools[4]!.text, /wake_on_pattern/);
-      assert.match(run.tools[4]!.text, /wake_armed: true/, "the exit wake is as it was");
+      assert.match(run.tools[4]!.text, /exit_wake: armed/, "the exit wake is as it was");
       await stop(Number(headerOf(run.tools[2]!.text).session_id));
     });
 

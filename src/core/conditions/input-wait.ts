@@ -48,6 +48,8 @@ export interface InputWait {
   reason?: InputWaitReason;
   /** The process found waiting (syscall and wchan signals). */
   pid?: number;
+  /** Set by the job when likely: its unfinished last line looks like a prompt (a program may draw one only on a terminal). */
+  promptShown?: boolean;
 }
 
 export interface InputWaitQuery {

@@ -6,7 +6,7 @@
  * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
-import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
+import { type InputWait, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -233,13 +233,11 @@ export class Job {
   /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts). */
   inputWait(): InputWait {
     if (this.pid === undefined || this.end.state !== "running") return { likely: false };
-    return probeInputWait({
-      pid: this.pid,
-      stdin: this.transport.stdinIdentity,
-      tty: this.tty,
-      lastLine: this.output.lastLine,
-      quietMs: this.output.quietMs(),
-    });
+    const lastLine = this.output.lastLine;
+    const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs() };
+    const wait = probeInputWait(query);
+    // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.
+    return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;
   }
 
   /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */

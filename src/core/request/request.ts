@@ -241,7 +241,11 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
     const ms = Math.max(0, monotonicDeadline(epoch) - performance.now());
     return { ...request, window: { ms }, absoluteUntil: new Date(epoch).toISOString() };
   }
-  return { ...request, window: input || resize ? inputWindow(params.yield_time_ms) : emptyPollWindow(params.yield_time_ms, env) };
+  const conditional = until !== undefined;
+  return {
+    ...request,
+    window: input || resize ? inputWindow(params.yield_time_ms, conditional) : emptyPollWindow(params.yield_time_ms, env, conditional),
+  };
 }
 
 /**
@@ -272,7 +276,7 @@ function prepareAskUser(params: WriteParams): WriteRequest {
     askUser: { question },
     ...(until ? { until } : {}),
     ...(params.screen !== undefined ? { screen: params.screen } : {}),
-    window: inputWindow(params.yield_time_ms),
+    window: inputWindow(params.yield_time_ms, until !== undefined),
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_CONDITIONAL_WRITE_YIELD_MS,
   DEFAULT_EXEC_YIELD_MS,
   DEFAULT_WRITE_YIELD_MS,
   MAX_CONDITIONAL_EXEC_YIELD_MS,
@@ -11,15 +12,16 @@ import {
 import { wholeNumber } from "../shared/env-values.ts";
 import { WaitRequestError } from "../shared/errors.ts";
 
-/** A window in milliseconds, and the value the caller asked for when it was clamped. */
+/** A window in milliseconds, and the value the model asked for when it was clamped (a default is never "asked"). */
 export interface Window {
   ms: number;
   requestedMs?: number;
 }
 
-function clamp(requested: number, min: number, max: number): Window {
-  const ms = Math.min(max, Math.max(min, requested));
-  return ms === requested ? { ms } : { ms, requestedMs: requested };
+function clamp(requested: number | undefined, fallback: number, min: number, max: number): Window {
+  const asked = requested ?? fallback;
+  const ms = Math.min(max, Math.max(min, asked));
+  return ms === asked || requested === undefined ? { ms } : { ms, requestedMs: requested };
 }
 
 /**
@@ -28,12 +30,17 @@ function clamp(requested: number, min: number, max: number): Window {
  * ready is then one call, not several polls.
  */
 export function execWindow(requested: number | undefined, conditional = false): Window {
-  return clamp(requested ?? DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS);
+  return clamp(requested, DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS);
 }
 
-/** A `write_stdin` window when it carries input: default 250 ms, clamped to [250 ms, 30 s]. */
-export function inputWindow(requested: number | undefined): Window {
-  return clamp(requested ?? DEFAULT_WRITE_YIELD_MS, MIN_YIELD_MS, MAX_YIELD_MS);
+/** The window a `write_stdin` gets when the model names none: 250 ms, or 30 s when a condition can end it early. */
+function writeDefault(conditional: boolean): number {
+  return conditional ? DEFAULT_CONDITIONAL_WRITE_YIELD_MS : DEFAULT_WRITE_YIELD_MS;
+}
+
+/** A `write_stdin` window when it carries input: default 250 ms (30 s with a condition), clamped to [250 ms, 30 s]. */
+export function inputWindow(requested: number | undefined, conditional = false): Window {
+  return clamp(requested, writeDefault(conditional), MIN_YIELD_MS, MAX_YIELD_MS);
 }
 
 /**
@@ -50,14 +57,13 @@ export function emptyPollCapMs(env: NodeJS.ProcessEnv): number {
  * than the cap is refused rather than clamped: the model meant to wait longer than any call may, and
  * should learn the limit (and the time) instead of silently returning early.
  */
-export function emptyPollWindow(requested: number | undefined, env: NodeJS.ProcessEnv): Window {
+export function emptyPollWindow(requested: number | undefined, env: NodeJS.ProcessEnv, conditional = false): Window {
   const cap = emptyPollCapMs(env);
-  const asked = requested ?? DEFAULT_WRITE_YIELD_MS;
-  if (asked > cap) {
+  if (requested !== undefined && requested > cap) {
     throw new WaitRequestError(
-      `yield_time_ms ${asked} is above the ${cap} ms limit of an empty poll. Poll again with yield_time_ms ≤ ${cap}; ` +
+      `yield_time_ms ${requested} is above the ${cap} ms limit of an empty poll. Poll again with yield_time_ms ≤ ${cap}; ` +
         "the job keeps running between polls.",
     );
   }
-  return clamp(asked, MIN_EMPTY_POLL_MS, cap);
+  return clamp(requested, Math.min(writeDefault(conditional), cap), MIN_EMPTY_POLL_MS, cap);
 }

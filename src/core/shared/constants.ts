@@ -35,6 +35,13 @@ export const DEFAULT_EXEC_YIELD_MS = 10_000;
 export const DEFAULT_WRITE_YIELD_MS = 250;
 
 /**
+ * `write_stdin` window when the model gives none but a condition (`until_pattern`, `until_quiet_ms`)
+ * can end it: the longest a write may wait (Codex `MAX_YIELD_TIME_MS`). 250 ms would end the wait before
+ * the line or the quiet it asked for could come, and the model would have to know a rule to avoid that.
+ */
+export const DEFAULT_CONDITIONAL_WRITE_YIELD_MS = MAX_YIELD_MS;
+
+/**
  * A job that exits this soon after spawn reports its exit directly and never becomes addressable by id
  * (Codex `EARLY_EXIT_GRACE_PERIOD`), so one-shot commands leave nothing behind in the registry.
  */
@@ -380,17 +387,7 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
+// Whether a job waits for input (SPEC §3a)
+export * from "./input-wait-limits.ts";
 // Conditional waits (SPEC §3a) and jobs that speak up (§3c): in pattern-limits.ts.
 export * from "./pattern-limits.ts";
-
-/** A prompt-like unfinished last line counts as waiting for input only after this much silence. */
-export const INPUT_WAIT_QUIET_MS = 1_000;
-
-/** The prompt rule looks at this many characters at the end of the unfinished last line. */
-export const PROMPT_LINE_CHARS = 200;
-
-/** The input-wait probe looks at this many of a job's processes at most: a fork bomb must not make it slow. */
-export const INPUT_WAIT_MAX_PROCESSES = 1_024;
-
-/** A poll()/select() descriptor list longer than this is not read: the probe must stay cheap. */
-export const INPUT_WAIT_MAX_POLL_FDS = 256;

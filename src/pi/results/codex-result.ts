@@ -27,7 +27,7 @@ export interface CodexFields {
 export function codexJobText(
   report: JobReport,
   source: { text: string; printed: Printed; omittedBytes: number; elided?: Elision | undefined },
-  extras: { maxOutputTokens?: number | undefined },
+  extras: { maxOutputTokens?: number | undefined; hint?: string | undefined },
   fields: CodexFields,
 ) {
   const exit = report.job.exit;
@@ -49,6 +49,7 @@ export function codexJobText(
       warning: fields.warning,
       notice: fields.notice,
       completion: fields.completion_notification,
+      hint: extras.hint,
     }),
   });
   const start = parts.header.length + 1 + parts.notes.length;

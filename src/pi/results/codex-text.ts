@@ -131,6 +131,8 @@ export interface CodexNoteFacts {
   notice?: string | undefined;
   /** Our `completion_notification`; plain `armed` only confirms the model's own request and is left out. */
   completion?: string | undefined;
+  /** A line of guidance just in time (`guidance/hints.ts`). */
+  hint?: string | undefined;
 }
 
 const STOPPED_BY = {
@@ -154,6 +156,7 @@ export function codexNotes(facts: CodexNoteFacts): string[] {
   if (facts.completion && facts.completion !== "armed") notes.push(`on_exit wake ${facts.completion}`);
   if (facts.notice) notes.push(facts.notice);
   if (facts.warning) notes.push(facts.warning);
+  if (facts.hint) notes.push(facts.hint);
   return notes;
 }
 

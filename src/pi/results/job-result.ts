@@ -1,19 +1,19 @@
 import { randomBytes } from "node:crypto";
-import { type AgentToolResult, DEFAULT_MAX_LINES } from "@earendil-works/pi-coding-agent";
-import type { Elision, JobReport, ScreenView, ShownPart, SlotUse, WaitProgress } from "../../core/index.ts";
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import type { Elision, JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
-import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
-import { carriesNews, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
-import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
+import { carriesNews, inTextWords, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
+import { capOutputToBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
 import { unshownMatches } from "./unshown-matches.ts";
 
 export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
 export { jobResultSchema };
+export { shownPart } from "./token-budget.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text, the
@@ -44,6 +44,8 @@ export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
   format?: ResultFormat;
   /** How the output was cut, when it was: what the job printed for this call and what the model was shown. */
   truncation?: OutputCut;
+  /** The line of guidance the text carried, if any. */
+  hint?: string;
   /** Where the output sits in the model's text (start and end), so the renderer never parses the text. */
   output_at?: [number, number];
 };
@@ -68,6 +70,10 @@ export interface JobResultExtras {
   login?: boolean | undefined;
   /** The model's text: our lean header (default) or Codex's own. */
   format?: ResultFormat | undefined;
+  /** Bytes of the model's input this call wrote, for the text's `input: N bytes sent`. */
+  sentBytes?: number | undefined;
+  /** A line of guidance just in time (`guidance/hints.ts`): in the text and `details`, not `structuredContent`. */
+  hint?: string | undefined;
 }
 
 /**
@@ -136,7 +142,6 @@ function slotWarning(slots: SlotUse | undefined): string | undefined {
   return `${slots.used} of ${slots.capacity} job slots are in use; stop jobs you no longer need with kill_session, or new commands will be refused`;
 }
 
-/** A streaming update while a call waits: the live preview and what the footer needs. */
 /**
  * A partial result while the call waits: the output so far, and the call's real window (`windowMs`,
  * after the tool's clamps) or its absolute deadline, so the row shows how long the wait may last.
@@ -253,9 +258,12 @@ function defaultText(
   // A matching line the cap left out is named here, by the call that cut it (it never wakes later).
   const unshown = unshownMatches(report.screen ? undefined : report.output.matched, printed.lines, capped.truncation.outputLines);
   const named = unshown ? { ...all, pattern_matched_unshown: unshown } : all;
-  const fields = inOrder(
-    named,
-    TEXT_ORDER.filter((key) => carriesNews(key, facts)),
+  const fields = inTextWords(
+    inOrder(
+      named,
+      TEXT_ORDER.filter((key) => carriesNews(key, facts)),
+    ),
+    { sentBytes: extras.sentBytes, window: report.window, hint: extras.hint },
   );
   const header = `${headerLines(titleOf(status, all.killed_by !== undefined), fields)}\n---\n`;
   return {
@@ -265,19 +273,6 @@ function defaultText(
     cut: facts.cut ? outputCut(printed, capped.truncation) : undefined,
     unshown,
   };
-}
-
-/**
- * What a result in `format` can show of a call's output, so the runtime decodes a large read only that
- * far: the end within the cap (Pi's 2 000 lines, `max_output_tokens`), or Codex's head and tail.
- */
-export function shownPart(format: ResultFormat, maxOutputTokens?: number): ShownPart {
-  if (format === "codex") {
-    const budget = codexByteBudget(maxOutputTokens);
-    const headBytes = Math.floor(budget / 2);
-    return { headBytes, tailBytes: budget - headBytes, tailLines: Number.POSITIVE_INFINITY };
-  }
-  return { headBytes: 0, tailBytes: outputByteBudget(maxOutputTokens), tailLines: DEFAULT_MAX_LINES };
 }
 
 export function jobResult(report: JobReport, extras: JobResultExtras = {}): AgentToolResult<JobDetails> {
@@ -302,6 +297,7 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
     ...(extras.maxOutputTokens !== undefined ? { max_output_tokens: extras.maxOutputTokens } : {}),
     ...(extras.login !== undefined ? { login: extras.login } : {}),
     ...(codex ? { format: "codex" as const } : {}),
+    ...(extras.hint ? { hint: extras.hint } : {}),
     ...(model.cut ? { truncation: model.cut } : {}),
     output_at: model.outputAt,
   };

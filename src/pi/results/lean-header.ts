@@ -114,3 +114,30 @@ export function outputCut(printed: Printed, truncation: TruncationResult): Outpu
     truncatedBy: truncation.truncatedBy ?? "retention",
   };
 }
+
+/** What the text says beside the fields, or says differently: written for the model, never in `structuredContent`. */
+export interface TextOnly {
+  /** Bytes of the model's own input this call wrote (`input: 6 bytes sent`). */
+  sentBytes?: number | undefined;
+  /** The window, with what the model asked when it was clamped (`yield_time_ms: 45000 → 30000`). */
+  window: { ms: number; requestedMs?: number | undefined };
+  /** Guidance just in time (see `guidance/hints.ts`). */
+  hint?: string | undefined;
+}
+
+/**
+ * The header's fields with the text's own words: `input: bytes` says how many were sent, a clamped
+ * window says what was asked and what was used (right after `wall_time_seconds`), and the hint comes last.
+ */
+export function inTextWords(fields: Record<string, unknown>, extra: TextOnly): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const refused = typeof fields.input_refused_bytes === "number" ? fields.input_refused_bytes : 0;
+  const sent = extra.sentBytes === undefined ? undefined : extra.sentBytes - refused;
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] = key === "input" && value === "bytes" && sent !== undefined ? `${sent} byte${sent === 1 ? "" : "s"} sent` : value;
+    if (key === "wall_time_seconds" && extra.window.requestedMs !== undefined)
+      out.yield_time_ms = `${extra.window.requestedMs} → ${extra.window.ms}`;
+  }
+  if (extra.hint) out.hint = extra.hint;
+  return out;
+}

@@ -92,6 +92,13 @@ function entry(job: JobListing) {
   };
 }
 
+/** A job's fields in the text's words: `wake_armed` is the exit wake only, so the text says `exit_wake: armed` (or `none`). */
+function inTextWords(fields: Omit<ReturnType<typeof entry>, "session_id">): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => (key === "wake_armed" ? ["exit_wake", value ? "armed" : "none"] : [key, value])),
+  );
+}
+
 export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToolResult<ListDetails> {
   const sessions = jobs.map(entry);
   const running = sessions.filter((session) => session.status === "running").length;
@@ -102,7 +109,9 @@ export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToo
       tool_time_utc: toolTimeUtc,
     },
   );
-  const blocks = sessions.map(({ session_id, ...rest }) => headerLines(`session_id: ${session_id}`, rest).replace(/\n/g, "\n  "));
+  const blocks = sessions.map(({ session_id, ...rest }) =>
+    headerLines(`session_id: ${session_id}`, inTextWords(rest)).replace(/\n/g, "\n  "),
+  );
   return {
     content: [{ type: "text", text: `${summary}\n---\n${blocks.join("\n") || "(no sessions)"}` }],
     details: {

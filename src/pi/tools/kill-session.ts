@@ -9,10 +9,10 @@ import { killSessionRenderer } from "../tui/summary-renderers.ts";
 
 export const killSessionParameters = Type.Object(
   {
-    session_id: Type.Integer({ minimum: 1, description: "The job to stop." }),
+    session_id: Type.Integer({ minimum: 1, description: "Job id." }),
     signal: Type.Optional(
       Type.String({
-        description: `${KILL_SIGNALS.join(", ")} (default SIGTERM; TERM and sigkill work too). Every signal but SIGKILL is followed by SIGKILL after ${KILL_GRACE_MS / 1000} s if the job is still there.`,
+        description: `${KILL_SIGNALS.map((name) => name.slice(3)).join(", ")}; default TERM.`,
       }),
     ),
   },
@@ -23,11 +23,7 @@ export function killSessionTool(runtimes: SessionRuntimes): ToolDefinition<typeo
   return {
     name: "kill_session",
     label: "kill_session",
-    description:
-      `Stops a job and its process group: the signal, then SIGKILL after ${KILL_GRACE_MS / 1000} s if needed. Works while another call waits on ` +
-      "the job. Reports the exit, whether it escalated, and cleanup evidence (confirmed only when every process is gone).",
-    promptSnippet: "kill_session: stop a job by session_id (SIGTERM, then SIGKILL)",
-    promptGuidelines: ["kill_session: stop the jobs you started once they are no longer needed, such as dev servers at the end of a task."],
+    description: `Stop a job you no longer need and its processes (KILL after ${KILL_GRACE_MS / 1000} s).`,
     parameters: killSessionParameters,
     outputSchema: killResultSchema,
     prepareArguments: (raw) => checkArguments("kill_session", killSessionParameters, raw),

@@ -11,11 +11,7 @@ export function listSessionsTool(runtimes: SessionRuntimes): ToolDefinition<type
   return {
     name: "list_sessions",
     label: "list_sessions",
-    description:
-      "Lists every job: id, command, state (running, or exited with its exit code), elapsed time, quiet time, output size, " +
-      "log path and time left before its deadline, plus the host's current UTC time. An exited job is listed once more, then " +
-      "forgotten.",
-    promptSnippet: "list_sessions: see every job and its state",
+    description: "List jobs; check before starting a server.",
     parameters: listSessionsParameters,
     outputSchema: listResultSchema,
     prepareArguments: (raw) => checkArguments("list_sessions", listSessionsParameters, raw ?? {}),

@@ -9,13 +9,12 @@ import { setOnExitRenderer } from "../tui/summary-renderers.ts";
 
 export const setOnExitParameters = Type.Object(
   {
-    session_id: Type.Integer({ minimum: 1, description: "The job whose wakes to change." }),
+    session_id: Type.Integer({ minimum: 1, description: "Job id." }),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
         type: "string",
         enum: ["none", "wake"],
-        description:
-          '"none": no follow-up prompt when it exits (the job keeps running). "wake": one follow-up prompt when it exits unobserved.',
+        description: '"wake": a prompt at its exit.',
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: SET_WAKE_ON_PATTERN_DESCRIPTION })),
@@ -27,12 +26,7 @@ export function setOnExitTool(runtimes: SessionRuntimes): ToolDefinition<typeof 
   return {
     name: "set_on_exit",
     label: "set_on_exit",
-    description:
-      "Arms or disarms a job's wakes without touching the process: its completion wake (on_exit) and its wake_on_pattern. " +
-      "Give on_exit, wake_on_pattern or both. Disarm wakes you no longer need (abandoned approach, the user changed their mind). " +
-      "on_exit works on a finished job whose wake has not gone out yet.",
-    promptSnippet: "set_on_exit: arm or disarm a job's completion wake and its wake_on_pattern",
-    promptGuidelines: ['set_on_exit: disarm (on_exit: "none", wake_on_pattern: "") the wakes of a job whose news you no longer need.'],
+    description: "Arm or disarm a job's wakes (disarm unneeded ones). too_late: already exited.",
     parameters: setOnExitParameters,
     outputSchema: setOnExitResultSchema,
     prepareArguments: (raw) => checkArguments("set_on_exit", setOnExitParameters, raw),

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import {
+  DEFAULT_CONDITIONAL_WRITE_YIELD_MS,
   DEFAULT_WRITE_YIELD_MS,
   ExecRequestError,
   emptyPollCapMs,
@@ -11,18 +12,13 @@ import {
   MIN_COLS,
   MIN_EMPTY_POLL_MS,
   MIN_ROWS,
-  MIN_YIELD_MS,
   prepareWrite,
   UnknownJobError,
 } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
-import { ASK_USER_DESCRIPTION, ASK_USER_GUIDELINES } from "../guidance/ask-user.ts";
-import {
-  UNTIL_PATTERN_DESCRIPTION,
-  UNTIL_QUIET_MS_DESCRIPTION,
-  WRITE_STDIN_GUIDELINES,
-  YIELD_UNTIL_PATTERN_NOTE,
-} from "../guidance/conditional-waits.ts";
+import { ASK_USER_DESCRIPTION } from "../guidance/ask-user.ts";
+import { UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION } from "../guidance/conditional-waits.ts";
+import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
@@ -34,37 +30,25 @@ import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(
   {
-    session_id: Type.Integer({ minimum: 1, description: "The session_id an earlier exec_command returned." }),
+    session_id: Type.Integer({ minimum: 1, description: "From exec_command." }),
     chars: Type.Optional(
       Type.String({
-        description:
-          "Text to write to the job's stdin, with C-style escapes: \\n \\r \\t \\e \\xHH (one raw byte) \\uHHHH \\u{H…} \\\\. " +
-          'Empty: just poll. Exactly "\\x03" interrupts the job (SIGINT); exactly "\\x04" closes its stdin (EOF).',
+        description: 'Input (C escapes, \\xHH); "\\x03" interrupts, "\\x04" is EOF; empty polls.',
       }),
     ),
-    chars_b64: Type.Optional(Type.String({ description: "Raw bytes to write, base64-encoded (binary-safe). Not together with chars." })),
-    cols: Type.Optional(
-      Type.Number({ description: `tty sessions only: resize the terminal to this width first (${MIN_COLS}–${MAX_COLS}).` }),
-    ),
-    rows: Type.Optional(
-      Type.Number({ description: `tty sessions only: resize the terminal to this height first (${MIN_ROWS}–${MAX_ROWS}).` }),
-    ),
+    chars_b64: Type.Optional(Type.String({ description: "Base64 bytes, instead of chars." })),
+    cols: Type.Optional(Type.Number({ description: `Resize tty (${MIN_COLS}–${MAX_COLS}).` })),
+    rows: Type.Optional(Type.Number({ description: `Resize tty (${MIN_ROWS}–${MAX_ROWS}).` })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
         description:
-          `How long to stay attached. With input or a resize: default ${DEFAULT_WRITE_YIELD_MS}, clamped to ${MIN_YIELD_MS}–${MAX_YIELD_MS}. ` +
-          `Empty poll: clamped to ${MIN_EMPTY_POLL_MS}–${emptyPollCapMs(process.env)}; more is refused. Returns earlier if the job exits, ` +
-          "a condition below is met, or the user sends a message.",
+          `Default: input ${DEFAULT_WRITE_YIELD_MS}, poll ${MIN_EMPTY_POLL_MS}, until_* ${DEFAULT_CONDITIONAL_WRITE_YIELD_MS}; ` +
+          `max ${MAX_YIELD_MS} (poll ${emptyPollCapMs(process.env)}).`,
       }),
     ),
     yield_until: Type.Optional(
-      Type.String({
-        description:
-          "Empty poll only, instead of yield_time_ms, and only when the user asks for a long wait on a job that ends by itself: " +
-          "stay attached until this UTC time (2026-07-21T18:30:00Z) or the exit, whichever is first. Never for REPLs, servers, " +
-          `watchers or prompts. ${YIELD_UNTIL_PATTERN_NOTE}`,
-      }),
+      Type.String({ description: "Poll until this RFC 3339 UTC time or exit; not for REPLs, servers, watchers, prompts." }),
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
@@ -82,18 +66,7 @@ export function writeStdinTool(
   return {
     name: "write_stdin",
     label: "write_stdin",
-    description:
-      "Writes to a job started by exec_command, or polls it when chars is empty. Stays attached up to yield_time_ms, then " +
-      "returns the output that arrived since the previous call and, once the job has exited, its exit_code. An exit is " +
-      "reported once; after that the session_id is unknown.",
-    promptSnippet: "write_stdin: send input to a running job, or poll it, by session_id",
-    promptGuidelines: [
-      `write_stdin: to wait for a job, poll with yield_time_ms of at most ${emptyPollCapMs(process.env)} and poll again as needed.`,
-      "write_stdin: use yield_until only when the user asks for a long wait on a job that ends by itself; never for REPLs, servers, watchers or prompts.",
-      'write_stdin: chars "\\x03" interrupts the job and "\\x04" ends its input.',
-      ...WRITE_STDIN_GUIDELINES,
-      ...ASK_USER_GUIDELINES,
-    ],
+    description: "Write to a job or poll it; returns new output, and exit_code once (then the id is gone).",
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
     prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
@@ -107,8 +80,8 @@ export function writeStdinTool(
             "tell the user what to type and let them run the command themselves.",
         );
       }
-      const report = await runtimes
-        .runtimeFor(ctx.sessionManager)
+      const runtime = runtimes.runtimeFor(ctx.sessionManager);
+      const report = await runtime
         .interact(request, {
           signal,
           callId: toolCallId,
@@ -129,7 +102,15 @@ export function writeStdinTool(
         resized: params.cols !== undefined || params.rows !== undefined,
         maxOutputTokens: params.max_output_tokens,
         format: format.format,
+        // On a PTY Ctrl-C and Ctrl-D are one byte each to the terminal (the result then says bytes, not interrupt or eof).
+        sentBytes: request.input ? (request.input.kind === "bytes" ? request.input.bytes.length : 1) : undefined,
+        hint: jobHint(runtime, report, { plainPoll: isPlainPoll(request) }),
       });
     },
   };
+}
+
+/** A poll that only waits out its window: no input, resize, condition, absolute wait or `ask_user`. */
+function isPlainPoll(request: ReturnType<typeof prepareWrite>): boolean {
+  return !request.input && !request.resize && !request.until && !request.absoluteUntil && !request.askUser;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { emptyPollCapMs, emptyPollWindow, execWindow } from "../../../src/core/request/wait-policy.ts";
+import { emptyPollCapMs, emptyPollWindow, execWindow, inputWindow } from "../../../src/core/request/wait-policy.ts";
 import { WaitRequestError } from "../../../src/core/shared/errors.ts";
 
 describe("wait policy", () => {
@@ -11,11 +11,20 @@ describe("wait policy", () => {
     assert.deepEqual(execWindow(120_000), { ms: 30_000, requestedMs: 120_000 });
   });
 
-  it("empty poll: default and small values rise to 5 s; up to the cap is kept", () => {
-    assert.deepEqual(emptyPollWindow(undefined, {}), { ms: 5_000, requestedMs: 250 });
+  it("empty poll: default and small values rise to 5 s; up to the cap is kept; only a value the model gave counts as asked", () => {
+    assert.deepEqual(emptyPollWindow(undefined, {}), { ms: 5_000 });
     assert.deepEqual(emptyPollWindow(1_000, {}), { ms: 5_000, requestedMs: 1_000 });
     assert.deepEqual(emptyPollWindow(60_000, {}), { ms: 60_000 });
     assert.deepEqual(emptyPollWindow(290_000, {}), { ms: 290_000 });
+  });
+
+  it("write_stdin with a condition and no yield_time_ms waits up to 30 s, input or not; without one a write gets 250 ms", () => {
+    assert.deepEqual(inputWindow(undefined), { ms: 250 });
+    assert.deepEqual(inputWindow(undefined, true), { ms: 30_000 });
+    assert.deepEqual(emptyPollWindow(undefined, {}, true), { ms: 30_000 });
+    assert.deepEqual(emptyPollWindow(undefined, { PI_UNIFIED_EXEC_MAX_EMPTY_POLL_MS: "10000" }, true), { ms: 10_000 });
+    assert.deepEqual(inputWindow(45_000, true), { ms: 30_000, requestedMs: 45_000 }, "a given window is clamped and says what was asked");
+    assert.deepEqual(inputWindow(2_000, true), { ms: 2_000 }, "a given window is kept: the condition does not lengthen it");
   });
 
   it("empty poll above the cap is an error carrying tool_time_utc", () => {

@@ -136,6 +136,18 @@ describe("job result formatting", () => {
     assert.equal(result.details.requested_yield_time_ms, 99_000);
     assert.equal("output" in result.details, false);
   });
+
+  it("the text says what the model's input was and what a clamped window became; a default is never said", () => {
+    const sent = text(jobResult(report({ job: { exit: undefined }, input: { input: "bytes" } }), { sentBytes: 6 }));
+    assert.match(sent, /\ninput: 6 bytes sent\n/);
+    const refused = jobResult(report({ job: { exit: undefined }, input: { input: "bytes", refusedBytes: 2 } }), { sentBytes: 6 });
+    assert.match(text(refused), /\ninput: 4 bytes sent\ninput_refused_bytes: 2\n/);
+    assert.equal((refused.structuredContent as Record<string, unknown>).input, "bytes", "structuredContent keeps the kind");
+    assert.match(text(report({ job: { exit: undefined }, input: { input: "interrupt" } })), /\ninput: interrupt\n/);
+    const clamped = text(report({ window: { ms: 30_000, requestedMs: 45_000 } }));
+    assert.match(clamped, /wall_time_seconds: 1\.234\nyield_time_ms: 45000 → 30000\n/);
+    assert.doesNotMatch(text(report({ window: { ms: 5_000 } })), /yield_time_ms/);
+  });
 });
 
 describe("a job result after a stop the model did not ask for", () => {

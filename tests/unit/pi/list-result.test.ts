@@ -57,6 +57,18 @@ describe("list_sessions results", () => {
     );
   });
 
+  it("the text names the exit wake as exit_wake (armed or none); structuredContent keeps wake_armed", () => {
+    const result = listResult([listing({ wakeArmed: true }), listing({ jobId: 2, wakeArmed: false })]);
+    assert.match(text(result), /session_id: 1\n(?: {2}.*\n)* {2}exit_wake: armed\n/);
+    assert.match(text(result), /session_id: 2\n(?: {2}.*\n)* {2}exit_wake: none/);
+    assert.doesNotMatch(text(result), /wake_armed/);
+    const sessions = (result.structuredContent as { sessions: { wake_armed: boolean }[] }).sessions;
+    assert.deepEqual(
+      sessions.map((session) => session.wake_armed),
+      [true, false],
+    );
+  });
+
   it("says so when there are none", () => {
     assert.match(text(listResult([])), /^\[0 sessions: 0 running, 0 exited\]\ntool_time_utc: .+\n---\n\(no sessions\)$/);
   });

@@ -89,16 +89,21 @@ export class Job {
       },
     });
     this.size = spec.terminal && { cols: spec.terminal.cols, rows: spec.terminal.rows };
-    this.transport = spec.transport({
-      data: (chunk) => this.onData(chunk),
-      exit: (exit) => this.onLeaderExit(exit),
-      closed: () => this.onClosed(),
-    });
+    // Built now (it answers the program's queries), before the start: once the process runs, nothing can fail.
+    const live = () => this.state !== "final";
+    this.screen = this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
+    try {
+      this.transport = spec.transport({
+        data: (chunk) => this.onData(chunk),
+        exit: (exit) => this.onLeaderExit(exit),
+        closed: () => this.onClosed(),
+      });
+    } catch (error) {
+      this.log.close();
+      throw error;
+    }
     this.tty = this.transport.kind === "pty";
     this.stdin = new JobStdin(this.transport, { over: () => this.state === "final", userHolds: () => this.holders.userTyping });
-    // Built now, not on the first request: it answers the program's queries and follows the alternate screen.
-    const live = () => this.state !== "final";
-    this.screen = this.tty && this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
     // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
     this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
     this.deadlineTimer.unref();
@@ -169,10 +174,7 @@ export class Job {
     return this.holders.attached;
   }
 
-  /**
-   * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
-   * returns its lines itself), and reports each hit; `undefined` stops watching.
-   */
+  /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
   watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
     this.holders.watchLines(this.state === "running" ? pattern : undefined, !this.atLineStart, onHit);
   }

@@ -79,7 +79,6 @@ for (const host of PI_HOSTS) {
       tui.key("Enter");
       await tui.waitForScreen(/Type into it/, "the actions");
       tui.key("Down");
-      tui.key("Down");
       tui.key("Enter");
       const overlay = await tui.waitForScreen(OVERLAY, "the overlay");
       const id = Number(OVERLAY.exec(overlay)?.[1]);

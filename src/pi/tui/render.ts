@@ -22,6 +22,7 @@ import {
   exitWords,
   inline,
   isContainer,
+  modelTextBlock,
   outputBlock,
   outputOf,
   type ResultLike,
@@ -148,7 +149,9 @@ function jobResultComponent(
     container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
     return container;
   }
-  outputBlock(container, outputOf(result), options.expanded, theme);
+  // Expanded, a finished call shows what the model read, word for word; collapsed, the output's end.
+  if (options.expanded && !options.isPartial) modelTextBlock(container, textOf(result), theme);
+  else outputBlock(container, outputOf(result), options.expanded, theme);
   const { text, failed } = jobFooter(details, options, took === undefined ? "" : duration(took));
   const flags = jobFlags(details);
   const footer = theme.fg(failed ? "error" : "muted", text) + (flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : "");

@@ -71,6 +71,30 @@ describe("renderers", () => {
     assert.ok(expanded.includes("line 1"));
   });
 
+  it("exec_command and write_stdin expanded (Ctrl+O): the exact text the model read, header and all, under a label; collapsed: the output only", () => {
+    const result = jobResultText("ready on :3000\n", "[still running]\nsession_id: 3\nwait_status: matched\nlistening: 127.0.0.1:3000");
+    const details = { ...result.details, status: "running", session_id: 3 };
+    for (const renderer of [execCommandRenderer, writeStdinRenderer]) {
+      const expanded = lines(renderer.renderResult({ ...result, details }, { expanded: true, isPartial: false }, theme, context({})), 200);
+      const at = expanded.indexOf("the text the model read:");
+      assert.ok(at !== -1, expanded.join("\n"));
+      assert.deepEqual(expanded.slice(at + 1, at + 7), [
+        "[still running]",
+        "session_id: 3",
+        "wait_status: matched",
+        "listening: 127.0.0.1:3000",
+        "---",
+        "ready on :3000",
+      ]);
+      const collapsed = lines(
+        renderer.renderResult({ ...result, details }, { expanded: false, isPartial: false }, theme, context({})),
+        200,
+      );
+      assert.ok(collapsed.includes("ready on :3000"));
+      assert.ok(!collapsed.some((line) => line.startsWith("wait_status")), "collapsed, the header stays hidden");
+    }
+  });
+
   it("says when the model was shown only part of the output, from details alone (real results, both formats)", async () => {
     const { jobResult } = await import("../../../src/pi/results/job-result.ts");
     const { jobReport } = await import("../../helpers/reports.ts");

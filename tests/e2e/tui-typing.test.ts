@@ -83,7 +83,7 @@ for (const host of PI_HOSTS) {
       const overlay = await tui.waitForScreen(OVERLAY, "the overlay");
       const id = Number(OVERLAY.exec(overlay)?.[1]);
       // The overlay takes keys once it draws the job's screen: the prompt under its title.
-      await tui.waitForScreen(/you are typing into the job[^]*^>>> ?$/m, "the REPL's prompt on the overlay");
+      await tui.waitForScreen(/you are typing into the job[\s\S]*^>>> ?$/m, "the REPL's prompt on the overlay");
       tui.type("print(6*7)");
       await tui.waitForScreen(/^42\s*$/m, "42 on the overlay");
       tui.key("C-]");

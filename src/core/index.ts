@@ -5,11 +5,14 @@
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export { cutAround } from "./conditions/until-pattern.ts";
+export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
 export { type HumanView, humanView } from "./job/job-view.ts";
+export type { DisarmedWake } from "./job/person-news.ts";
 export { omissionMarker } from "./output/head-tail-buffer.ts";
 export type { Elision, ShownPart } from "./output/shown-part.ts";
 export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts";

@@ -5,6 +5,8 @@ import {
   type JobReport,
   type JobSnapshot,
   type KillReport,
+  type NewsFields,
+  newsFields,
   type SlotUse,
   type SnapshotContext,
   snapshotOf,
@@ -30,6 +32,8 @@ export class JobReports {
   private readonly ports: ListeningPorts;
   /** What each job's previous result showed of its listening addresses (a result says only news). */
   private readonly shownListening = new WeakMap<Job, string>();
+  /** The pids each job's previous result named as left running by its shell. */
+  private readonly shownBackground = new WeakMap<Job, string>();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -63,18 +67,26 @@ export class JobReports {
     this.completions.disarmPattern(job.id);
   }
 
+  /** What a person did to `job` that the model has not heard yet, taken for the result being built: told once. */
+  news(job: Job): NewsFields {
+    return newsFields(job.holders.news.take());
+  }
+
   /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
   call(job: Job, step: CallStep): JobReport {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    // One read of the process table serves the input-wait probe and the listening scan.
-    const [inputWait, listening] = oneTableFor(() => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id)] as const);
+    // One read of the process table serves the input-wait probe, the listening scan and the background.
+    const [inputWait, listening, background] = oneTableFor(
+      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
+    );
     const shown = listening?.join(", ") ?? "";
     const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
     if (listening !== undefined) this.shownListening.set(job, shown);
+    const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
     return {
-      job: this.snapshot(job, { hideExit: cancelled, listening }),
+      job: this.snapshot(job, { hideExit: cancelled, listening, background }),
       window: step.window,
       waitEnd: step.end,
       wallMs: performance.now() - step.startMono,
@@ -87,7 +99,17 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...this.news(job),
+      ...(backgroundChanged ? { backgroundChanged } : {}),
     };
+  }
+
+  /** Whether `pids` (what the job's shell left running now) differ from what its previous result named; remembers them. */
+  private newsOfBackground(job: Job, pids: number[] | undefined): boolean {
+    const key = pids?.join(",") ?? "";
+    const changed = key !== "" && key !== (this.shownBackground.get(job) ?? "");
+    this.shownBackground.set(job, key);
+    return changed;
   }
 
   /** `consume`: the result carries the exit and the unread output (the model's kill of a registered job). */
@@ -95,7 +117,7 @@ export class JobReports {
     job: Job,
     startMono: number,
     termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined },
+    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined; forModel: boolean },
   ): KillReport {
     if (job.exit && options.consume) {
       this.forget(job);
@@ -103,7 +125,15 @@ export class JobReports {
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
     const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
-    return { job: this.snapshot(job), termination, alreadyExited: options.alreadyExited, wallMs: performance.now() - startMono, output };
+    const news = options.forModel ? this.news(job) : {};
+    return {
+      job: this.snapshot(job),
+      termination,
+      alreadyExited: options.alreadyExited,
+      wallMs: performance.now() - startMono,
+      output,
+      ...news,
+    };
   }
 
   /**
@@ -124,8 +154,9 @@ export class JobReports {
       const inputWait = job.exit ? undefined : job.inputWait();
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id) }),
+        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id), background: job.backgroundNow(true) }),
         ...(inputWait?.likely ? { inputWait } : {}),
+        ...this.news(job),
       };
     });
     for (const job of this.tracked.lingering(registered))

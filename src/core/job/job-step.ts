@@ -8,7 +8,7 @@ import { type StepPlan, type StepResult, writtenText } from "./job-types.ts";
  * cancelled call reads nothing, so the job stays exactly as it was for the next call.
  */
 export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
-  if (plan.resize && !job.leaderExited) job.resize(plan.resize);
+  if (plan.resize && !job.ending) job.resize(plan.resize);
   const watch = plan.until ? job.watchUntil(plan.until) : undefined;
   if (watch && plan.input && job.tty) watch.wrote(writtenText(plan.input));
   const input = plan.input ? await job.send(plan.input, plan.deadlineMono) : undefined;

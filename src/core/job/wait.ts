@@ -3,9 +3,10 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
  * typed a message Pi delivers as a steer), or a condition of a conditional wait: a line matched
- * `until_pattern`, or the job went quiet for `until_quiet_ms`.
+ * `until_pattern`, or the job went quiet for `until_quiet_ms`; or the shell exited while processes it
+ * started run on (`background`: the job goes on without it).
  */
-export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet";
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "background";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {
@@ -15,6 +16,8 @@ export interface WaitEnds {
   steer?: AbortSignal | undefined;
   /** A conditional wait's condition. */
   condition?: Promise<"matched" | "quiet"> | undefined;
+  /** Subscribes to the shell's exit leaving processes running (after a short settle); returns an unsubscribe. */
+  background?: ((listener: () => void) => () => void) | undefined;
 }
 
 /** What a wait needs of a job: whether its exit is final, and a call when it becomes final. */
@@ -32,7 +35,7 @@ export interface ExitSource {
  * "running" for a job that is already gone.
  */
 export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
-  const { signal, steer, condition } = ends;
+  const { signal, steer, condition, background } = ends;
   if (job.exit) return Promise.resolve("exited");
   if (signal?.aborted) return Promise.resolve("aborted");
   if (steer?.aborted) return Promise.resolve("steered");
@@ -50,6 +53,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
       done = true;
       clearTimeout(timer);
       unsubscribe();
+      unsubscribeBackground?.();
       signal?.removeEventListener("abort", onAbort);
       steer?.removeEventListener("abort", onSteer);
       resolve(job.exit ? "exited" : end);
@@ -57,6 +61,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
     const onAbort = () => settle("aborted");
     const onSteer = () => settle("steered");
     const unsubscribe = job.onExit(() => settle("exited"));
+    const unsubscribeBackground = background?.(() => settle("background"));
     signal?.addEventListener("abort", onAbort, { once: true });
     steer?.addEventListener("abort", onSteer, { once: true });
     void condition?.then(settle);

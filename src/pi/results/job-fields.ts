@@ -1,4 +1,5 @@
-import type { JobExit, JobSnapshot, StopReason } from "../../core/index.ts";
+import { Type } from "typebox";
+import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
 /**
@@ -66,6 +67,8 @@ export function exitFields(exit: JobExit | undefined) {
 export function jobFields(job: JobSnapshot) {
   return {
     ...(job.exit ? {} : { session_id: job.jobId }),
+    ...(job.shellExit ? { shell_exit_code: job.shellExit.code } : {}),
+    ...(job.background ? { background: backgroundLine(job.background) } : {}),
     ...exitFields(job.exit),
     log_path: metadata(job.logPath),
     cwd: metadata(job.cwd),
@@ -79,9 +82,47 @@ export function jobFields(job: JobSnapshot) {
   };
 }
 
+/**
+ * `background`: what the exited shell left running, the first few named (their command lines as one
+ * inert line each), the rest counted: `1 process still runs: python3 -m http.server (pid 4242); kill_session stops it`.
+ */
+export function backgroundLine({ pids, named }: Background): string {
+  const count = pids.length;
+  const names = named.map(({ pid, command }) => (command ? `${metadata(command)} (pid ${pid})` : `pid ${pid}`));
+  const more = count > named.length ? ` and ${count - named.length} more` : "";
+  const runs = count === 1 ? "1 process still runs" : `${count} processes still run`;
+  return `${runs}: ${names.join(", ")}${more}; kill_session stops ${count === 1 ? "it" : "them"}`;
+}
+
 /** `user_input`: how many bytes the user typed into the job — never which. */
 export function userInputText(input: { bytes: number; cancelled: boolean }): string {
   return input.cancelled ? "0 bytes (cancelled)" : `${input.bytes} byte${input.bytes === 1 ? "" : "s"}`;
+}
+
+/**
+ * What a person did to the job that the model has not been told (`user_input` from the picker or
+ * `ask_user`, `user_disarmed` from the picker): in the model's next result on the job of any tool, once.
+ */
+export const userNewsSchema = {
+  user_input: Type.Optional(
+    Type.String({
+      description:
+        "How many bytes the user typed into the job (ask_user, or from the sessions picker since your last call on it), Enter included; never the bytes themselves. 0 bytes (cancelled): they typed nothing.",
+    }),
+  ),
+  user_disarmed: Type.Optional(
+    Type.Array(Type.Union([Type.Literal("exit_wake"), Type.Literal("wake_on_pattern")]), {
+      description: "Wakes of the job the user disarmed from the sessions picker since your last call on it: they will not wake you.",
+    }),
+  ),
+};
+
+/** The fields of {@link userNewsSchema} for a result, from what the core took for it. */
+export function userNewsFields(news: { userInput?: UserInput | undefined; userDisarmed?: DisarmedWake[] | undefined }) {
+  return {
+    ...(news.userInput ? { user_input: userInputText(news.userInput) } : {}),
+    ...(news.userDisarmed?.length ? { user_disarmed: [...news.userDisarmed] } : {}),
+  };
 }
 
 /** What `details` keep beside the fields: the command and the log's reason, bounded, for the UI. */

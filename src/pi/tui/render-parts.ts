@@ -18,6 +18,8 @@ export interface RowState {
   startedAt?: number;
   endedAt?: number;
   interval?: NodeJS.Timeout;
+  /** Stops listening for a person's disarm of the exit wake this row says is armed. */
+  unwatchDisarm?: () => void;
 }
 
 export interface ResultLike {

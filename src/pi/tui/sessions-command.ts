@@ -3,6 +3,7 @@ import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/in
 import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { letPersonType } from "./ask-person.ts";
+import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
 import { currentLabel, killAllQuestion, type Pick, pickLive } from "./sessions-picker.ts";
@@ -145,7 +146,9 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
     else ctx.ui.notify(`Session ${job.jobId} has ended and its output was read; the full output is in ${metadata(job.logPath)}.`, "info");
   }
   if (action === DISARM) {
-    const outcome = runtime.setOnExit(job.jobId, { onExit: "none" });
+    // The person's disarm is told to the model in its next result on the job, and the rows stop saying `wake armed`.
+    const outcome = runtime.setOnExit(job.jobId, { onExit: "none" }, "user");
+    if (outcome.found && outcome.onExit === "disarmed") exitWakeDisarmedByPerson(job.jobId);
     ctx.ui.notify(
       outcome.found && outcome.onExit === "disarmed"
         ? `Session ${job.jobId} will not wake the model when it exits.`
@@ -156,7 +159,7 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
     );
   }
   if (action === DISARM_PATTERN) {
-    const outcome = runtime.setOnExit(job.jobId, { wakePattern: null });
+    const outcome = runtime.setOnExit(job.jobId, { wakePattern: null }, "user");
     ctx.ui.notify(
       outcome.found && outcome.pattern === "disarmed"
         ? `Session ${job.jobId}'s wake_on_pattern is disarmed.`

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
+import { exitWakeDisarmedByPerson } from "../../../src/pi/tui/disarmed-wakes.ts";
 import { execCommandRenderer, showInput, writeStdinRenderer } from "../../../src/pi/tui/render.ts";
 import { killSessionRenderer, listSessionsRenderer, setOnExitRenderer } from "../../../src/pi/tui/summary-renderers.ts";
 import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
@@ -123,6 +124,24 @@ describe("renderers", () => {
       lines(execCommandRenderer.renderResult(result, { expanded, isPartial: false }, theme, context({}))).at(-1);
     assert.equal(footer(false), "yielded 4.2s · session 2 · wake armed");
     assert.equal(footer(true), "yielded 4.2s · session 2 · wake armed · log: /tmp/l/job-2.log");
+  });
+
+  it("a row that said wake armed redraws and says wake disarmed once the person disarms that wake from the picker", () => {
+    const result = {
+      content: [{ type: "text", text: "[still running]\nsession_id: 77\n---\nstarted\n" }],
+      details: { status: "running", session_id: 77, log_path: "/tmp/l/job-77.log", completion_notification: "armed" },
+    };
+    let redraws = 0;
+    const row = context({}, { invalidate: () => redraws++ });
+    const footer = () => lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, row)).at(-1);
+    assert.equal(footer(), "yielded 4.2s · session 77 · wake armed");
+    exitWakeDisarmedByPerson(78);
+    assert.equal(redraws, 0, "another job's disarm");
+    exitWakeDisarmedByPerson(77);
+    assert.equal(redraws, 1);
+    assert.equal(footer(), "yielded 4.2s · session 77 · wake disarmed");
+    exitWakeDisarmedByPerson(77);
+    assert.equal(redraws, 1, "it no longer listens");
   });
 
   it("while a call waits, the row shows its clock, the real window and the session from the first update", () => {

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type HeldBy, heldBy, markedProcesses } from "../bench/long-soak.ts";
+import { isWake } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
@@ -43,15 +44,19 @@ for (const host of PI_HOSTS) {
       );
       await reload();
       await reload(); // back to back: the runtime the first adopted is parked again before any call
+      const beforeMore = pi.records.length;
       await pi.run("more", (view) =>
         view.turn === 0
           ? callAll([...REPL], ["exec_command", { cmd: "sleep 0.3; echo late", yield_time_ms: 250, on_exit: "wake" }])
           : say("ok"),
       );
+      await pi.waitForRecord(isWake, beforeMore, 30_000, "the wake");
       await reload(); // after the wake's turn
+      await pi.waitIdle(60_000);
       await pi.run("again", (view) => (view.turn === 0 ? callAll([...REPL], ["write_stdin", { session_id: 999_999 }]) : say("ok")));
       await reload();
 
+      await pi.waitIdle(60_000);
       let listed: { session_id: number; status: string }[] = [];
       await pi.run("stop everything", (view: ModelView) => {
         if (view.turn === 0) return callAll(["list_sessions", {}]);
@@ -68,7 +73,8 @@ for (const host of PI_HOSTS) {
       });
       assert.equal(listed.filter((session) => session.status === "running").length, 5, `listed ${JSON.stringify(listed)}`);
       let now: HeldBy = heldBy(pi.pid, pi.dirs.logs);
-      const settled = () => now.terminals === warmUp.terminals && now.logs === warmUp.logs && now.jobProcesses === warmUp.jobProcesses;
+      // None of a job's terminal, log or processes is left (a warm shell caught while it starts counts as neither).
+      const settled = () => now.terminals === 0 && now.logs === 0 && now.jobProcesses === 0;
       await waitFor(
         () => {
           now = heldBy(pi.pid, pi.dirs.logs);

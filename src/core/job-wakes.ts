@@ -64,6 +64,10 @@ export class JobWakes {
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
     // A job a person typed into is never quoted (the ledger also withholds at sending): the line is not even kept.
-    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count));
+    job.watchLines(
+      pattern,
+      (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count, hit.end),
+      () => this.completions.patternAnnouncedThrough(job.id),
+    );
   }
 }

@@ -53,7 +53,7 @@ export interface RuntimeOptions {
  */
 export class ExecRuntime {
   /** Exactly-once completion: the Pi layer binds the sender and reports calls' starts and ends. */
-  readonly completions = new CompletionLedger<JobReport>();
+  readonly completions = new CompletionLedger<JobReport>({ draining: (jobId) => this.registry.draining(jobId) });
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;

@@ -22,7 +22,9 @@ export interface LifecycleParts {
  * - `tool_execution_start` / `_end` tell the runtime's completion ledger which call runs inside which,
  *   and when Pi has finalized a call, the moment its observations of job exits are committed;
  * - `tool_result` appends the receipt of exits seen by nested calls to the enclosing call's result;
- * - `agent_settled` retries wake sends that threw (a stale API);
+ * - `before_agent_start` / `agent_start` begin a run and `agent_settled` ends it: wakes are held
+ *   while Pi runs and decided when the run settles (the runtime's one decision point); `agent_settled`
+ *   also retries wake sends that threw (a stale API);
  * - `session_tree` shows the live jobs above the editor (they survive branch navigation).
  */
 export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleParts): void {
@@ -43,6 +45,8 @@ export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleP
     }
     // Before anything can create the forked session's runtime: it takes over the jobs the fork stopped.
     if (event.reason === "fork") runtimes.forked(ctx.sessionManager);
+    // A reload may come while Pi runs: the run then goes on, and its wakes wait for it to settle.
+    runtimes.setRunning(!ctx.isIdle());
     runtimes.bind(ctx.sessionManager, wakeSender(pi));
     if (!pi.getFlag(KEEP_BASH_FLAG)) pi.setActiveTools(pi.getActiveTools().filter((name) => name !== "bash"));
   });
@@ -99,7 +103,17 @@ function registerCallEvents(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
     };
   });
 
+  // A run begins (a user's prompt, a wake's turn): from here until it settles, no wake enters Pi's queue.
+  pi.on("before_agent_start", () => {
+    runtimes.setRunning(true);
+    return undefined;
+  });
+  pi.on("agent_start", () => {
+    runtimes.setRunning(true);
+  });
+  // The one decision point: Pi is idle, so what is still due goes out now (a turn it starts waits
+  // for the handlers to finish).
   pi.on("agent_settled", () => {
-    runtimes.existing()?.completions.retry();
+    runtimes.setRunning(false);
   });
 }

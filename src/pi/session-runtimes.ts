@@ -32,6 +32,8 @@ export interface Boundary {
 export class SessionRuntimes {
   private manager: object | undefined;
   private sender: WakeSender | undefined;
+  /** Pi runs an agent run now (from its run events): wakes are held until it settles. */
+  private running = false;
   private readonly created = new Set<(runtime: ExecRuntime) => void>();
 
   constructor(
@@ -45,6 +47,19 @@ export class SessionRuntimes {
     this.sender = sender;
     const runtime = this.existing(manager);
     if (runtime) this.connect(runtime);
+  }
+
+  /**
+   * Pi's run, as its events say (`running`: a run started; false: it settled or Pi is idle). Every
+   * runtime of this instance follows it, one created or adopted later included: while a run lasts
+   * its wakes are held, and when it settles they are decided (the completion coordinator's one
+   * decision point).
+   */
+  setRunning(running: boolean): void {
+    this.running = running;
+    const runtime = this.existing();
+    if (running) runtime?.completions.runStarted();
+    else runtime?.completions.runSettled();
   }
 
   /** Runs `listener` for the bound session's runtime when it is created or adopted. */
@@ -175,7 +190,10 @@ export class SessionRuntimes {
   }
 
   private connect(runtime: ExecRuntime): void {
+    // The run first: a retried batch must not go out in the middle of a run.
+    if (this.running) runtime.completions.runStarted();
     runtime.completions.bindSender(this.sender);
+    if (!this.running) runtime.completions.runSettled();
     for (const listener of this.created) listener(runtime);
   }
 }

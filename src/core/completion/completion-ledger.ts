@@ -6,7 +6,7 @@
  * May import: shared.
  */
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
-import { CompletionCoordinator, type SetOnExitStatus, type WakeBatch, type WakeJob, type WakeSender } from "./wakes.ts";
+import { CompletionCoordinator, type SetOnExitStatus, type WakeBatch, type WakeHost, type WakeJob, type WakeSender } from "./wakes.ts";
 
 /**
  * Exactly-once completion, owned here and nowhere else.
@@ -30,10 +30,14 @@ import { CompletionCoordinator, type SetOnExitStatus, type WakeBatch, type WakeJ
  *    until the outermost call is finalized.
  * 7. Delivery: an eligible exit with no lease is scheduled, and exits close together go out as one
  *    prompt ({@link CompletionCoordinator}, private to this module); shutdown drops every pending wake.
+ *    One decision point (decision-point.ts): while Pi runs, every wake is held; when the run settles
+ *    each is re-checked (still unobserved, armed, not stopped, not read) and only then sent. Nothing
+ *    enters Pi's follow-up queue that a later call of the same run could observe.
  * 8. Pattern wakes (`wake_on_pattern`) are wakes of a second kind, through the same batches: a line
  *    a job prints while no call is attached may announce itself, after a cooldown and within a
  *    budget; a call on the job (it reads those lines) drops what waits. They never touch the exit's
- *    wake, and stops, boundaries and shutdown drop them as they drop exits.
+ *    wake, and stops, boundaries and shutdown drop them as they drop exits. A line wakes at most
+ *    once; a match during the exit's drain waits for the exit and goes with it.
  *
  * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
  */
@@ -65,7 +69,7 @@ export interface Lease<Report> {
 }
 
 export class CompletionLedger<Report> {
-  private readonly wakes = new CompletionCoordinator(undefined);
+  private readonly wakes: CompletionCoordinator;
   /** Call → the call it runs inside (nested calls only). */
   private readonly parents = new Map<string, string>();
   /** Exits each nested call reported, until it ends and hands them to its outermost call. */
@@ -75,6 +79,11 @@ export class CompletionLedger<Report> {
   /** Results saved for repeated nested reads, by job id, until their outermost call is finalized. */
   private readonly replays = new Map<number, { scope: string; report: Report }>();
   private unquotable: (jobId: number) => boolean = () => false;
+
+  /** `host`: which job drains its last output after its leader exited (see {@link WakeHost}). */
+  constructor(host?: WakeHost) {
+    this.wakes = new CompletionCoordinator(undefined, undefined, undefined, undefined, host);
+  }
 
   // ---- the Pi layer's side ------------------------------------------------------------------------
 
@@ -96,6 +105,16 @@ export class CompletionLedger<Report> {
   /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
   retry(): void {
     this.wakes.retry();
+  }
+
+  /** Pi started a run (`before_agent_start`, `agent_start`): wakes are held until it settles. */
+  runStarted(): void {
+    this.wakes.runStarted();
+  }
+
+  /** Pi's run settled (`agent_settled`): held wakes are re-checked, and those still due go out as one prompt. */
+  runSettled(): void {
+    this.wakes.runSettled();
   }
 
   /** A tool call started (`tool_execution_start`); `parentId` when it runs inside another call. */
@@ -193,9 +212,14 @@ export class CompletionLedger<Report> {
     this.wakes.jobCalled(jobId);
   }
 
-  /** Lines of the job matched its pattern while no call was attached. */
-  patternHit(jobId: number, line: string, count: number): void {
-    this.wakes.patternHit(jobId, line, count);
+  /** Lines of the job matched its pattern while no call was attached, in output ending at byte `end` of its stream. */
+  patternHit(jobId: number, line: string, count: number, end?: number): void {
+    this.wakes.patternHit(jobId, line, count, end);
+  }
+
+  /** Where the job's output was last announced up to by a pattern wake: those lines never wake again. */
+  patternAnnouncedThrough(jobId: number): number {
+    return this.wakes.patternAnnouncedThrough(jobId);
   }
 
   /**

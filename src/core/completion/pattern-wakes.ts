@@ -51,6 +51,10 @@ interface PatternRecord {
   cooldown?: unknown;
   /** A stop on purpose is under way: matches are ignored until it fails. */
   held: boolean;
+  /** Where the output the matches waiting to be announced came from ends (a byte of the job's stream). */
+  through: number;
+  /** Where the output the last wake announced ends: a line ending there or before never wakes again. */
+  announced: number;
 }
 
 /**
@@ -79,6 +83,8 @@ export class PatternWakes {
       more: 0,
       wakes: 0,
       held: false,
+      through: old?.announced ?? 0,
+      announced: old?.announced ?? 0,
       ...(old?.lastWake !== undefined ? { lastWake: old.lastWake } : {}),
     });
   }
@@ -95,10 +101,16 @@ export class PatternWakes {
     return this.records.get(jobId)?.pattern;
   }
 
-  /** A watched line matched (`count` lines in one piece of output, `line` the first). */
-  hit(jobId: number, line: string, count: number): void {
+  /** Where the job's output was last announced up to (0 when never): those lines never wake again. */
+  announcedThrough(jobId: number): number {
+    return this.records.get(jobId)?.announced ?? 0;
+  }
+
+  /** A watched line matched (`count` lines in one piece of output ending at byte `end`, `line` the first). */
+  hit(jobId: number, line: string, count: number, end = 0): void {
     const record = this.records.get(jobId);
     if (!record || record.held) return;
+    record.through = Math.max(record.through, end);
     if (record.first === undefined) {
       record.first = line;
       record.more += count - 1;
@@ -115,11 +127,14 @@ export class PatternWakes {
     }, wait);
   }
 
-  /** The job exited: no line will follow, so a match the cooldown holds back goes out now, with the exit. */
+  /**
+   * The job exited: no line will follow, so a match the cooldown or the exit's drain held back goes
+   * out now, with the exit.
+   */
   exited(jobId: number): void {
     const record = this.records.get(jobId);
-    if (!record || record.cooldown === undefined) return;
-    this.clock.clearTimeout(record.cooldown);
+    if (!record) return;
+    if (record.cooldown !== undefined) this.clock.clearTimeout(record.cooldown);
     record.cooldown = undefined;
     if (record.first !== undefined && !record.held) this.ready(jobId);
   }
@@ -153,6 +168,7 @@ export class PatternWakes {
       disarmed,
     };
     this.clearPending(record);
+    record.announced = Math.max(record.announced, record.through);
     record.lastWake = this.clock.now();
     if (disarmed) this.forget(jobId);
     return wake;

@@ -1,7 +1,19 @@
 import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
+import { DecisionPoint, type TakenWakes } from "./decision-point.ts";
 import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+import {
+  type Clock,
+  NO_DRAINS,
+  realClock,
+  type SetOnExitStatus,
+  type WakeBatch,
+  type WakeHost,
+  type WakeJob,
+  type WakeSender,
+} from "./wake-types.ts";
 
 export type { PatternWakeJob } from "./pattern-wakes.ts";
+export type { Clock, SetOnExitStatus, WakeBatch, WakeHost, WakeJob, WakeSender } from "./wake-types.ts";
 
 /**
  * Completion wake-ups, delivered exactly once. The invariant: a job's exit reaches the model through
@@ -11,64 +23,23 @@ export type { PatternWakeJob } from "./pattern-wakes.ts";
  *   the wake waits. A call whose result carries the exit marks it observed; when Pi finalizes that call
  *   the wake is consumed. A call that returns without the exit, is cancelled, or fails releases its
  *   lease and the wake stays eligible.
- * - An eligible exit is scheduled; exits within the debounce window go out as one batch.
+ * - An eligible exit is queued at the one decision point (decision-point.ts): held while the host
+ *   runs, re-checked and sent when the run settles; when the host is idle, exits within the debounce
+ *   window go out as one batch.
  * - Stopping a job on purpose (kill, shutdown) suppresses its wake before any signal; a failed kill
  *   restores it.
  * - A job's `wake_on_pattern` matches are a second kind of wake (pattern-wakes.ts decides when one is
  *   due: cooldown, budget); they join the same batches, so a match and an exit close together are one
  *   prompt, and a call on the job drops the matches it will read itself. A pattern wake never
- *   consumes the exit's.
+ *   consumes the exit's. A match while the job's exit drains waits for the exit (one prompt).
  *
  * Knows nothing of Pi: the sender and the clock are injected.
  */
 
-/** What a wake says about one job: bounded metadata, never output. */
-export interface WakeJob {
-  jobId: number;
-  command: string;
-  cwd: string;
-  exitCode: number | null;
-  signal: string | null;
-  elapsedMs: number;
-  logPath: string;
-  /** Why the job ended, when the runtime ended it or it failed. */
-  reason?: string;
-}
-
-export interface WakeBatch {
-  /** Listed exits (at most {@link WAKE_MAX_LISTED}). */
-  jobs: WakeJob[];
-  /** Exits and pattern wakes in the batch beyond those listed. */
-  more: number;
-  /** Pattern wakes (at most {@link WAKE_MAX_LISTED}); absent when there is none. */
-  patterns?: PatternWakeJob[];
-}
-
-/** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
-export type WakeSender = (batch: WakeBatch) => void;
-
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 /** How many delivered wakes are remembered for `set_on_exit`'s `too_late`. */
 const DELIVERED_MEMORY = 256;
 
-const realClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
-export type SetOnExitStatus = "disarmed" | "already_none" | "armed" | "already_armed" | "too_late";
-
-/** What the coordinator knows of a job with a wake armed (or recently delivered). */
+/** What an exit record knows of a job with a wake armed (or recently delivered). */
 interface WakeRecord {
   jobId: number;
   /** The exit, once the job has exited. */
@@ -79,33 +50,53 @@ interface WakeRecord {
   sent: boolean;
 }
 
+/** The kinds of wake, in the order a batch lists them (an input wake is one more entry here). */
+interface WakeRecords extends Record<string, unknown> {
+  exit: WakeJob;
+  pattern: PatternWakeJob;
+}
+
 export class CompletionCoordinator {
   private readonly records = new Map<number, WakeRecord>();
   /** Leases: call id → the jobs it watches, and which of them it has observed exiting. */
   private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
-  /** Exits waiting for the debounce to end, in order. */
-  private readonly pending: number[] = [];
-  /** Pattern wakes waiting for the debounce to end, in order. */
-  private pendingPatterns: number[] = [];
   private readonly patterns: PatternWakes;
+  /** Where every wake is decided (see decision-point.ts). */
+  private readonly point: DecisionPoint<WakeRecords>;
   /** Batches whose send threw; retried by `retry`. */
   private unsent: WakeBatch[] = [];
   /** Jobs whose wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
   private readonly delivered = new Set<number>();
-  private timer: unknown;
 
   constructor(
     private sender: WakeSender | undefined,
-    private readonly clock: Clock = realClock,
-    private readonly debounceMs: number = WAKE_DEBOUNCE_MS,
+    clock: Clock = realClock,
+    debounceMs: number = WAKE_DEBOUNCE_MS,
     patternCooldownMs: number = patternWakeCooldownMs(),
+    private readonly host: WakeHost = NO_DRAINS,
   ) {
     this.patterns = new PatternWakes(clock, patternCooldownMs, (jobId) => this.schedulePattern(jobId));
+    const kinds = {
+      exit: { eligible: (jobId: number) => this.eligible(jobId), take: (jobId: number) => this.takeExit(jobId) },
+      pattern: { eligible: (jobId: number) => this.patternEligible(jobId), take: (jobId: number) => this.patterns.take(jobId) },
+    };
+    this.point = new DecisionPoint<WakeRecords>(kinds, clock, debounceMs, (taken) => this.sendTaken(taken));
   }
 
   /** Rebinds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
   setSender(sender: WakeSender | undefined): void {
     this.sender = sender;
+  }
+
+  /** The host started a run: every wake waits for it to settle (see decision-point.ts). */
+  runStarted(): void {
+    this.point.runStarted();
+  }
+
+  /** The host's run settled: what waits is re-checked and what is still due goes out now, as one batch. */
+  runSettled(): void {
+    this.point.runSettled();
+    this.retry();
   }
 
   /** Arms the wake of a running job. */
@@ -125,13 +116,13 @@ export class CompletionCoordinator {
 
   /** Arms or replaces the job's `wake_on_pattern` (a call of the model: its budget starts over). */
   armPattern(jobId: number, pattern: string, command: string): void {
-    this.unschedulePattern(jobId);
+    this.point.unschedule("pattern", jobId);
     this.patterns.arm(jobId, pattern, command);
   }
 
   /** Disarms the job's pattern; false when none was armed. */
   disarmPattern(jobId: number): boolean {
-    this.unschedulePattern(jobId);
+    this.point.unschedule("pattern", jobId);
     return this.patterns.disarm(jobId);
   }
 
@@ -139,9 +130,17 @@ export class CompletionCoordinator {
     return this.patterns.patternOf(jobId);
   }
 
-  /** The job printed `count` lines its pattern matches, `line` the first (while no call was attached). */
-  patternHit(jobId: number, line: string, count: number): void {
-    this.patterns.hit(jobId, line, count);
+  /** Where the job's output was last announced up to: a line ending there or before never wakes again. */
+  patternAnnouncedThrough(jobId: number): number {
+    return this.patterns.announcedThrough(jobId);
+  }
+
+  /**
+   * The job printed `count` lines its pattern matches, `line` the first, in output that ends at byte
+   * `end` of its stream (while no call was attached).
+   */
+  patternHit(jobId: number, line: string, count: number, end?: number): void {
+    this.patterns.hit(jobId, line, count, end);
   }
 
   /**
@@ -149,7 +148,7 @@ export class CompletionCoordinator {
    * the pattern's budget starts over.
    */
   jobCalled(jobId: number): void {
-    this.unschedulePattern(jobId);
+    this.point.unschedule("pattern", jobId);
     this.patterns.called(jobId);
     this.withdrawUnsent(jobId, "patterns");
   }
@@ -178,7 +177,7 @@ export class CompletionCoordinator {
     const lease = this.leases.get(callId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
     lease.jobs.add(jobId);
     this.leases.set(callId, lease);
-    this.unschedule(jobId);
+    this.point.unschedule("exit", jobId);
   }
 
   /** The call's result carries the job's exit: it is consumed when Pi finalizes the call. */
@@ -230,12 +229,13 @@ export class CompletionCoordinator {
 
   /** The job exited: its wake goes out once nobody watching it remains. */
   jobExited(job: WakeJob): void {
-    // A match waiting out its cooldown joins the exit's batch: one prompt says both.
-    this.patterns.exited(job.jobId);
     const record = this.records.get(job.jobId);
-    if (!record || record.sent) return;
-    record.exit = job;
-    this.scheduleIfEligible(job.jobId);
+    if (record && !record.sent) {
+      record.exit = job;
+      this.scheduleIfEligible(job.jobId);
+    }
+    // A match held for the exit (its drain, its cooldown) joins the exit's batch: one prompt says both.
+    this.patterns.exited(job.jobId);
   }
 
   /**
@@ -243,12 +243,12 @@ export class CompletionCoordinator {
    * failed: the wake becomes eligible again.
    */
   suppress(jobId: number): () => void {
-    this.unschedulePattern(jobId);
+    this.point.unschedule("pattern", jobId);
     const restorePattern = this.patterns.hold(jobId);
     const record = this.records.get(jobId);
     if (!record || record.sent) return restorePattern;
     record.suppressed = true;
-    this.unschedule(jobId);
+    this.point.unschedule("exit", jobId);
     return () => {
       restorePattern();
       if (this.records.get(jobId) !== record) return;
@@ -262,7 +262,7 @@ export class CompletionCoordinator {
     this.forget(jobId);
     this.withdrawUnsent(jobId, "jobs");
     this.withdrawUnsent(jobId, "patterns");
-    this.unschedulePattern(jobId);
+    this.point.unschedule("pattern", jobId);
     this.patterns.forget(jobId);
   }
 
@@ -271,25 +271,23 @@ export class CompletionCoordinator {
     this.records.clear();
     this.delivered.clear();
     this.leases.clear();
-    this.pending.length = 0;
-    this.pendingPatterns = [];
+    this.point.clear();
     this.patterns.clear();
     this.unsent = [];
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
   }
 
   /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
   retry(): void {
+    if (this.point.held) return;
     const batches = this.unsent;
     this.unsent = [];
     for (const batch of batches) this.deliver(batch);
   }
 
-  /** Wakes scheduled and not yet sent, plus batches waiting for a retry. */
+  /** Wakes scheduled and not yet sent (held for a run included), plus batches waiting for a retry. */
   get waiting(): number {
     const unsent = this.unsent.reduce((sum, batch) => sum + batch.jobs.length + (batch.patterns?.length ?? 0) + batch.more, 0);
-    return this.pending.length + this.pendingPatterns.length + unsent;
+    return this.point.count + unsent;
   }
 
   private eligible(jobId: number): boolean {
@@ -300,65 +298,49 @@ export class CompletionCoordinator {
   }
 
   private scheduleIfEligible(jobId: number): void {
-    if (!this.eligible(jobId) || this.pending.includes(jobId)) return;
-    this.pending.push(jobId);
-    this.startDebounce();
+    if (this.eligible(jobId)) this.point.schedule("exit", jobId);
   }
 
-  private startDebounce(): void {
-    if (this.timer === undefined) this.timer = this.clock.setTimeout(() => this.flush(), this.debounceMs);
-  }
-
-  /** A pattern wake may go out unless a call on the job holds a lease (it reads those lines). */
+  /**
+   * A pattern wake may go out unless a call on the job holds a lease (it reads those lines), or the
+   * job's leader exited and its drain goes on: the exit is near, and the match goes with it.
+   */
   private patternEligible(jobId: number): boolean {
-    if (!this.patterns.pending(jobId)) return false;
+    if (!this.patterns.pending(jobId) || this.host.draining(jobId)) return false;
     for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
     return true;
   }
 
   private schedulePattern(jobId: number): void {
-    if (!this.patternEligible(jobId) || this.pendingPatterns.includes(jobId)) return;
-    this.pendingPatterns.push(jobId);
-    this.startDebounce();
-  }
-
-  private unschedulePattern(jobId: number): void {
-    this.pendingPatterns = this.pendingPatterns.filter((id) => id !== jobId);
-  }
-
-  private unschedule(jobId: number): void {
-    const index = this.pending.indexOf(jobId);
-    if (index !== -1) this.pending.splice(index, 1);
+    if (this.patternEligible(jobId)) this.point.schedule("pattern", jobId);
   }
 
   private forget(jobId: number): void {
     this.records.delete(jobId);
-    this.unschedule(jobId);
+    this.point.unschedule("exit", jobId);
   }
 
-  private flush(): void {
-    this.timer = undefined;
-    const ready = this.pending.splice(0).filter((jobId) => this.eligible(jobId));
-    const matches = this.pendingPatterns.splice(0).filter((jobId) => this.patternEligible(jobId));
-    const patterns = matches.map((jobId) => this.patterns.take(jobId)).filter((wake) => wake !== undefined);
-    if (ready.length === 0 && patterns.length === 0) return;
-    const jobs = ready.map((jobId) => this.records.get(jobId)!.exit!);
-    for (const jobId of ready) this.records.get(jobId)!.sent = true;
+  /** The exit wake that goes out now: marked sent, remembered for `too_late`, forgotten as a record. */
+  private takeExit(jobId: number): WakeJob | undefined {
+    const record = this.records.get(jobId);
+    if (!record?.exit) return undefined;
+    this.records.delete(jobId);
+    this.delivered.add(jobId);
+    for (const old of this.delivered) {
+      if (this.delivered.size <= DELIVERED_MEMORY) break;
+      this.delivered.delete(old);
+    }
+    return record.exit;
+  }
+
+  private sendTaken(taken: TakenWakes<WakeRecords>): void {
+    const { exit: jobs, pattern: patterns } = taken;
     const more = Math.max(0, jobs.length - WAKE_MAX_LISTED) + Math.max(0, patterns.length - WAKE_MAX_LISTED);
     this.deliver({
       jobs: jobs.slice(0, WAKE_MAX_LISTED),
       more,
       ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
     });
-    // A delivered wake is done; the job stays readable in the registry, and reading it wakes nothing.
-    for (const jobId of ready) {
-      this.records.delete(jobId);
-      this.delivered.add(jobId);
-    }
-    for (const old of this.delivered) {
-      if (this.delivered.size <= DELIVERED_MEMORY) break;
-      this.delivered.delete(old);
-    }
   }
 
   /**

@@ -11,6 +11,8 @@ export interface PatternHit {
   line: string;
   /** Matching lines in this piece of output, the first included. */
   count: number;
+  /** Where that piece of output ends: a byte offset of the job's stream (every line counted ends there or before). */
+  end: number;
 }
 
 export interface PatternWatchOptions {
@@ -21,6 +23,10 @@ export interface PatternWatchOptions {
   quietMs?: number;
   /** Pass over plain chunks that cannot match (default); false tests every chunk in full (tests compare the two). */
   prefilter?: boolean;
+  /** The stream offset of the first byte the watch will be fed (the job's output total when it starts). */
+  startAt?: number;
+  /** Lines ending at or before this stream offset were judged already (announced by a wake): never tested again. */
+  judgedThrough?: () => number;
 }
 
 /**
@@ -37,7 +43,8 @@ export interface PatternWatchOptions {
  * - Only lines printed after the watch started count: a line it starts in the middle of is skipped.
  * - While a call is attached (`suspend(true)`), nothing is tested: that call returns those lines.
  *   When it lets go, what it left unread is tested from the next line start on (`resume`): the
- *   line it returned in part is skipped, the lines after it are not.
+ *   line it returned in part is skipped, the lines after it are not. A line that ends at or before
+ *   `judgedThrough` (output a wake already announced) is never tested again: a line wakes once.
  * - What the job prints in the first `TYPING_REPLY_MS` (1 s) after the user stopped typing into it
  *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself. This
  *   only spares the model a wake about an echo; that no wake quotes a typed secret does not rest on
@@ -73,6 +80,9 @@ export class PatternWatch {
   /** The last byte seen was a line break (or nothing was seen): where a resumed watch stands. */
   private atLineStart: boolean;
   private lastOutput = 0;
+  /** The stream offset just past the last byte fed. */
+  private position: number;
+  private readonly startAt: number;
   private timer: unknown;
   private stopped = false;
   private readonly clock: QuietClock;
@@ -88,6 +98,8 @@ export class PatternWatch {
     this.atLineStart = !options.midLine;
     this.clock = options.clock ?? realClock;
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
+    this.startAt = options.startAt ?? 0;
+    this.position = this.startAt;
   }
 
   /** Someone holds the job (`true`: a call, the user), or nobody does any more (`false`). */
@@ -113,6 +125,7 @@ export class PatternWatch {
     this.stream = new LineStream();
     this.atRest = true;
     this.skipLine = !unread.atLineStart;
+    if (unread.end !== undefined) this.position = unread.end - unread.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     for (const chunk of unread.chunks) this.feed(chunk, now);
   }
 
@@ -124,6 +137,7 @@ export class PatternWatch {
   /** The job printed `chunk` (in order, every byte once). */
   feed(chunk: Uint8Array, now: number = this.clock.now()): void {
     if (this.stopped || chunk.length === 0) return;
+    this.position += chunk.length;
     const wasAtLineStart = this.atLineStart;
     this.atLineStart = chunk[chunk.length - 1] === 0x0a;
     if (this.suspended) return;
@@ -146,8 +160,16 @@ export class PatternWatch {
       bytes = bytes.subarray(lf + 1);
       if (bytes.length === 0) return;
     }
-    const rendered = !this.passesOver(bytes);
-    if (rendered) this.scan(this.render(bytes));
+    // Output a wake announced already (a resumed watch is fed it again) is rendered, never tested.
+    const through = Math.max(this.startAt, this.options.judgedThrough?.() ?? 0);
+    const judged = Math.min(bytes.length, Math.max(0, through - (this.position - bytes.length)));
+    const rendered = judged > 0 || !this.passesOver(bytes);
+    if (judged > 0) {
+      this.scan(this.render(bytes.subarray(0, judged)), false);
+      // A line announced at a silence and still unfinished is judged as it stands.
+      if (bytes[judged - 1] !== 0x0a) this.judged = this.pendingText();
+    }
+    if (rendered && judged < bytes.length) this.scan(this.render(bytes.subarray(judged)));
     // Anything after the last line break changes the unfinished line (text, a redraw, an erase).
     if (bytes[bytes.length - 1] !== 0x0a) {
       if (rendered) this.lineUnknown = true;
@@ -197,8 +219,8 @@ export class PatternWatch {
     return text;
   }
 
-  /** Tests every line `text` completes; keeps its unfinished end. */
-  private scan(text: string): void {
+  /** Tests every line `text` completes (`test` false: passes them over); keeps its unfinished end. */
+  private scan(text: string, test = true): void {
     let first: string | undefined;
     let count = 0;
     let start = 0;
@@ -212,12 +234,12 @@ export class PatternWatch {
       }
       const judged = this.judged;
       this.clearLine();
-      if (tested === judged || !this.pattern.test(tested)) continue;
+      if (!test || tested === judged || !this.pattern.test(tested)) continue;
       count++;
       first ??= this.pattern.excerpt(tested, PATTERN_WAKE_LINE_CHARS);
     }
     if (start < text.length) this.line.append(text.slice(start));
-    if (first !== undefined) this.options.onHit({ line: first, count });
+    if (first !== undefined) this.options.onHit({ line: first, count, end: this.position });
   }
 
   /** The unfinished line as it shows now. */
@@ -269,7 +291,8 @@ export class PatternWatch {
     const text = this.pendingText();
     if (text === this.judged) return;
     this.judged = text;
-    if (this.pattern.test(text)) this.options.onHit({ line: this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1 });
+    if (this.pattern.test(text))
+      this.options.onHit({ line: this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1, end: this.position });
   }
 }
 
@@ -277,4 +300,6 @@ export class PatternWatch {
 export interface UnreadOutput {
   chunks: readonly Uint8Array[];
   atLineStart: boolean;
+  /** The stream offset where the chunks end (the job's output total); absent: they follow what was fed. */
+  end?: number;
 }

@@ -1,4 +1,4 @@
-import { type PatternHit, PatternWatch, type UnreadOutput } from "../conditions/pattern-watch.ts";
+import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../conditions/pattern-watch.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
@@ -151,9 +151,9 @@ export class JobHolders {
   }
 
   /** Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops it. */
-  watchLines(pattern: LinePattern | undefined, midLine: boolean, onHit: (hit: PatternHit) => void): void {
+  watchLines(pattern: LinePattern | undefined, options: PatternWatchOptions): void {
     this.watch?.stop();
-    this.watch = pattern ? new PatternWatch(pattern, { midLine, onHit }) : undefined;
+    this.watch = pattern ? new PatternWatch(pattern, options) : undefined;
     this.listen();
   }
 

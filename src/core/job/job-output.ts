@@ -1,5 +1,7 @@
 import type { ConditionWatch } from "../conditions/condition-watch.ts";
 import type { UnreadOutput } from "../conditions/pattern-watch.ts";
+import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
+import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
@@ -14,6 +16,8 @@ export interface OutputDelta {
   printed?: PrintedCount;
   /** A large read decoded in part: the middle no result could show (see shown-part.ts). */
   elided?: Elision;
+  /** The lines of this read the job's `wake_on_pattern` matches (absent when none or no pattern). */
+  matched?: ReadMatchList;
 }
 
 /**
@@ -42,6 +46,8 @@ export class JobOutput {
   private readCount = 0;
   /** The last read ended at a line start (or nothing was read yet). */
   private readEndsLine = true;
+  /** The job's `wake_on_pattern`, tested on every line a read returns (see read-matches.ts). */
+  private matches: ReadMatches | undefined;
 
   constructor(private readonly startedMono: number) {}
 
@@ -72,10 +78,12 @@ export class JobOutput {
     const cut = this.watch?.feed(chunk, nowMono);
     if (cut === undefined || cut >= chunk.length) {
       this.retained.push(chunk);
+      this.matches?.feed(chunk, this.pending.newlines);
       this.pending.add(chunk);
       return;
     }
     this.retained.push(chunk.subarray(0, cut));
+    this.matches?.feed(chunk.subarray(0, cut), this.pending.newlines);
     this.pending.add(chunk.subarray(0, cut));
     this.deferred = [Buffer.from(chunk.subarray(cut))];
     this.deferredTally = new PrintedTally();
@@ -108,6 +116,11 @@ export class JobOutput {
     const omittedNewlines = Math.max(0, this.pending.newlines - newlinesIn(head) - tailNewlines);
     const bytes = head.length - cut + omittedBytes + tail.length;
     return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
+  }
+
+  /** Tests every line a read returns against `pattern` from now on (undefined: no more). */
+  watchReads(pattern: LinePattern | undefined): void {
+    this.matches = pattern && new ReadMatches(pattern);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */
@@ -143,7 +156,8 @@ export class JobOutput {
     this.deferred = undefined;
     if (deferred) for (const chunk of deferred) this.retained.push(chunk);
     this.readTotal = this.total - (deferred ?? []).reduce((sum, chunk) => sum + chunk.length, 0);
-    return { text, omittedBytes: retained.omittedBytes, printed, ...(elided ? { elided } : {}) };
+    const matched = this.matches?.take();
+    return { text, omittedBytes: retained.omittedBytes, printed, ...(elided ? { elided } : {}), ...(matched ? { matched } : {}) };
   }
 
   /**
@@ -152,8 +166,8 @@ export class JobOutput {
    */
   unread(): UnreadOutput {
     const { head, tail, omittedBytes } = this.retained.snapshot();
-    if (omittedBytes > 0) return { chunks: [tail], atLineStart: false };
-    return { chunks: [head, tail], atLineStart: this.readEndsLine };
+    if (omittedBytes > 0) return { chunks: [tail], atLineStart: false, end: this.total };
+    return { chunks: [head, tail], atLineStart: this.readEndsLine, end: this.total };
   }
 
   /** The watch ends without a read (a cancelled call): output after a match stays unread, in order. */

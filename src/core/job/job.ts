@@ -197,9 +197,10 @@ export class Job {
   }
 
   /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
-  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
-    const live = this.end.state === "running" || this.end.state === "background";
-    this.holders.watchLines(live ? pattern : undefined, !this.atLineStart, onHit);
+  watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void, judgedThrough?: () => number): void {
+    const options = { midLine: !this.atLineStart, onHit, startAt: this.output.bytesTotal, ...(judgedThrough ? { judgedThrough } : {}) };
+    this.holders.watchLines(this.ending ? undefined : pattern, options);
+    this.output.watchReads(pattern);
   }
 
   /**
@@ -247,10 +248,7 @@ export class Job {
     return this.output.take(this.final !== undefined, shown);
   }
 
-  /**
-   * The screen a result shows instead of the stream, if any (see {@link JobScreen.view}; `true` also
-   * gives the human's view: it consumes nothing). Pipes have none.
-   */
+  /** The screen a result shows instead of the stream, if any ({@link JobScreen.view}; `true`: the human's view). */
   async screenView(asked: boolean | undefined): Promise<ScreenView | undefined> {
     return this.screen?.view(asked);
   }

@@ -96,6 +96,13 @@ export class JobRegistry {
     return slot?.published ? slot.job : undefined;
   }
 
+  /** The job's leader exited and its last output is still being read: its exit is about to be final. */
+  draining(id: number): boolean {
+    const job = this.slots.get(id)?.job;
+    // Only the last output's drain: a job whose shell left processes running is not about to end.
+    return job?.ending === true && job.exit === undefined;
+  }
+
   /** Frees the job's slot (its exit has been reported). */
   remove(id: number): void {
     this.slots.delete(id);

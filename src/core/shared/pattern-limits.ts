@@ -75,3 +75,13 @@ export const PATTERN_WAKE_BUDGET = 10;
 
 /** Characters of the matched line a pattern wake shows: one line, enough to act on, never a flood. */
 export const PATTERN_WAKE_LINE_CHARS = 300;
+
+/**
+ * Matching lines one read remembers by number, for the header that names what its cut left out
+ * (`pattern_matched_unshown`): enough for any cut a model reads (the cap shows 2 000 lines); a flood
+ * of matches beyond it is counted, not numbered.
+ */
+export const READ_MATCHES_KEPT = 4096;
+
+/** Bytes of an unfinished line a read's matcher keeps until its line break (the test looks at 8 K characters). */
+export const READ_MATCH_LINE_BYTES = 4 * LINE_TEST_CHARS;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type AgentToolResult, DEFAULT_MAX_LINES, type TruncationResult } from "@earendil-works/pi-coding-agent";
+import { type AgentToolResult, DEFAULT_MAX_LINES } from "@earendil-works/pi-coding-agent";
 import type { Elision, JobReport, ScreenView, ShownPart, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
@@ -7,9 +7,10 @@ import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
-import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
+import { carriesNews, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
+import { unshownMatches } from "./unshown-matches.ts";
 
 export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
 export { jobResultSchema };
@@ -104,6 +105,7 @@ const TEXT_ORDER = [
   "wait_mode",
   "wait_status",
   "matched_line",
+  "pattern_matched_unshown",
   "input_wait",
   "listening",
   "view",
@@ -231,16 +233,6 @@ function titleOf(status: "running" | "exited" | "cancelled", killed: boolean): s
   return { cancelled: "[cancelled]", exited: "[exited]", running: "[still running]" }[status];
 }
 
-/** How the cap (or only retention) cut this call's output. */
-function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
-  return {
-    printed,
-    shownBytes: truncation.outputBytes,
-    shownLines: truncation.outputLines,
-    truncatedBy: truncation.truncatedBy ?? "retention",
-  };
-}
-
 /** The model's text in our format: the lean header, `---`, the output capped with the honest footer. */
 function defaultText(
   report: JobReport,
@@ -257,8 +249,11 @@ function defaultText(
     piCwd: extras.piCwd,
     resized: extras.resized,
   });
+  // A matching line the cap left out is named here, by the call that cut it (it never wakes later).
+  const unshown = unshownMatches(report.screen ? undefined : report.output.matched, printed.lines, capped.truncation.outputLines);
+  const named = unshown ? { ...all, pattern_matched_unshown: unshown } : all;
   const fields = inOrder(
-    all,
+    named,
     TEXT_ORDER.filter((key) => carriesNews(key, facts)),
   );
   const header = `${headerLines(titleOf(status, all.killed_by !== undefined), fields)}\n---\n`;
@@ -267,6 +262,7 @@ function defaultText(
     output: capped.content,
     outputAt: [header.length, header.length + capped.content.length] as [number, number],
     cut: facts.cut ? outputCut(printed, capped.truncation) : undefined,
+    unshown,
   };
 }
 
@@ -291,9 +287,11 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   const status = report.cancelled ? ("cancelled" as const) : exit ? ("exited" as const) : ("running" as const);
   const codex = extras.format === "codex";
   const model = codex ? codexJobText(report, source, extras, all) : defaultText(report, extras, all, status, source);
+  const unshown = "unshown" in model ? (model.unshown as string | undefined) : undefined;
+  const named = unshown ? { ...all, pattern_matched_unshown: unshown } : all;
   const details: JobDetails = {
     status,
-    ...all,
+    ...named,
     ...jobDetailExtras(report.job),
     ...(report.terminal?.requestedCols !== undefined ? { requested_cols: report.terminal.requestedCols } : {}),
     ...(report.terminal?.requestedRows !== undefined ? { requested_rows: report.terminal.requestedRows } : {}),
@@ -309,6 +307,6 @@ export function jobResult(report: JobReport, extras: JobResultExtras = {}): Agen
   return {
     content: [{ type: "text", text: model.text }],
     details,
-    structuredContent: { status, ...inOrder(all, FIELD_ORDER), output: model.output, truncated: model.cut !== undefined },
+    structuredContent: { status, ...inOrder(named, FIELD_ORDER), output: model.output, truncated: model.cut !== undefined },
   };
 }

@@ -75,6 +75,9 @@ export const jobResultSchema = Type.Object({
     ),
   ),
   matched_line: Type.Optional(Type.String({ description: "The output line until_pattern matched (at most 500 characters)." })),
+  pattern_matched_unshown: Type.Optional(
+    Type.String({ description: "Lines matching wake_on_pattern this result cut: their count and the first." }),
+  ),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   view: Type.Optional(
     Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)")], {

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { TruncationResult } from "@earendil-works/pi-coding-agent";
 import type { JobReport } from "../../core/index.ts";
 import type { Printed } from "./truncation-footer.ts";
 
@@ -102,4 +103,14 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
 /** Whether field `key` belongs in this call's text (fields without a rule do whenever they are set). */
 export function carriesNews(key: string, facts: TextFacts): boolean {
   return NEWS[key]?.(facts) ?? true;
+}
+
+/** How the cap (or only retention) cut this call's output. */
+export function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
+  return {
+    printed,
+    shownBytes: truncation.outputBytes,
+    shownLines: truncation.outputLines,
+    truncatedBy: truncation.truncatedBy ?? "retention",
+  };
 }

@@ -7,17 +7,23 @@ import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { prng } from "../../helpers/hostile-output.ts";
 
-function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean } = {}) {
-  const hits: PatternHit[] = [];
+function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean; judgedThrough?: () => number } = {}) {
+  /** What each hit said (its line and count); where its output ended is in `ends`. */
+  const hits: Omit<PatternHit, "end">[] = [];
+  const ends: number[] = [];
   const clock = new SteppedClock();
   const w = new PatternWatch(compileUntilPattern(pattern), {
     midLine: options.midLine ?? false,
-    onHit: (hit) => hits.push(hit),
+    onHit: ({ end, ...hit }) => {
+      hits.push(hit);
+      ends.push(end);
+    },
     clock,
     ...(options.prefilter !== undefined ? { prefilter: options.prefilter } : {}),
+    ...(options.judgedThrough ? { judgedThrough: options.judgedThrough } : {}),
   });
   const feed = (text: string | Buffer) => w.feed(typeof text === "string" ? Buffer.from(text) : text, clock.now());
-  return { w, hits, clock, feed };
+  return { w, hits, ends, clock, feed };
 }
 
 describe("the text a pattern requires", () => {
@@ -289,5 +295,47 @@ describe("wake_on_pattern's watch of a job's lines", () => {
     assert.deepEqual(hits, [], "the reply to the typing, and the line it is in");
     feed("epted\nhunter2 later\n");
     assert.deepEqual(hits, [{ line: "hunter2 later", count: 1 }]);
+  });
+
+  it("says where the output of each hit ends in the job's stream, counting what a resumed watch is fed again", () => {
+    const { w, ends, feed } = watch("ERROR");
+    feed("ok\nERROR one\n"); // bytes 0–13
+    assert.deepEqual(ends, [13]);
+    w.suspend(true);
+    feed("READY\nERROR two\n"); // bytes 13–29, read in part by a call
+    w.resume({ chunks: [Buffer.from("ERROR two\n")], atLineStart: true, end: 29 });
+    assert.deepEqual(ends, [13, 29]);
+  });
+
+  it("never tests again a line that ends where a wake announced output up to, but tests the lines after it", () => {
+    let announced = 0;
+    const { w, hits, feed } = watch("ERROR", { judgedThrough: () => announced });
+    feed("READY\nERROR x\n"); // bytes 0–14: a wake names ERROR x
+    assert.deepEqual(hits, [{ line: "ERROR x", count: 1 }]);
+    announced = 14;
+    w.suspend(true);
+    feed("ERROR y\n"); // bytes 14–22, printed while a call read only READY
+    w.resume({ chunks: [Buffer.from("ERROR x\nERROR y\n")], atLineStart: true, end: 22 });
+    assert.deepEqual(
+      hits,
+      [
+        { line: "ERROR x", count: 1 },
+        { line: "ERROR y", count: 1 },
+      ],
+      "ERROR x once; ERROR y is news",
+    );
+  });
+
+  it("a line a wake announced at a silence, still unfinished, is not tested again when a call left it unread", () => {
+    let announced = 0;
+    const { w, hits, feed, clock } = watch("Password:", { judgedThrough: () => announced });
+    feed("Password: ");
+    clock.advance(1_100);
+    assert.deepEqual(hits, [{ line: "Password: ", count: 1 }]);
+    announced = 10;
+    w.suspend(true);
+    w.resume({ chunks: [Buffer.from("Password: ")], atLineStart: true, end: 10 });
+    feed("\n");
+    assert.equal(hits.length, 1);
   });
 });

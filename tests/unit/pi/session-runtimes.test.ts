@@ -48,6 +48,29 @@ describe("session runtimes", () => {
     await runtime.shutdown();
   });
 
+  it("a runtime created in the middle of a run holds its wakes until the run settles; one adopted during a run too", async () => {
+    const state = freshState();
+    const manager = {};
+    const before = new SessionRuntimes(state);
+    const wakes: WakeBatch[] = [];
+    before.bind(manager, (batch) => wakes.push(batch));
+    before.setRunning(true);
+    const runtime = before.runtimeFor(manager); // its first job comes in the run
+    runningId(await runtime.exec(request("sleep 0.3"), { onExit: "wake" }));
+    await waitFor(() => runtime.jobs()[0]?.exit !== undefined && runtime.completions.waiting === 1, "the exit, held");
+    await quietFor(400);
+    assert.equal(wakes.length, 0, "held through the run");
+    before.park(manager);
+    const after = new SessionRuntimes(state);
+    after.setRunning(true); // the reload came during the run
+    after.bind(manager, (batch) => wakes.push(batch));
+    assert.equal(after.runtimeFor(manager), runtime);
+    assert.equal(wakes.length, 0, "still held after the adoption");
+    after.setRunning(false);
+    assert.equal(wakes.length, 1, "sent once, when the run settled");
+    await runtime.shutdown();
+  });
+
   it("a parked runtime is adopted, never replaced, when a call asks for the session's runtime first", async () => {
     const state = freshState();
     const manager = {};

@@ -1,0 +1,93 @@
+import { renderTerminalText } from "../output/terminal-text.ts";
+import { PATTERN_WAKE_LINE_CHARS, READ_MATCH_LINE_BYTES, READ_MATCHES_KEPT } from "../shared/constants.ts";
+import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
+import type { LinePattern } from "./until-pattern.ts";
+
+/** The lines of one read a job's `wake_on_pattern` matches: each one's number in the read (0: its first line). */
+export interface ReadMatchList {
+  /** Numbers of the matching lines, in order (at most {@link READ_MATCHES_KEPT}). */
+  lines: number[];
+  /** The first matching line as the model reads it, cut around the match. */
+  first: string;
+  /** Matching lines beyond those numbered. */
+  more: number;
+}
+
+/**
+ * Every complete line a job prints, tested against its `wake_on_pattern` whoever holds the job, and
+ * numbered within the read that will return it: a result that shows only part of its read (Pi's cap,
+ * Codex's head and tail, the retention's dropped middle) names the matching lines it left out in its
+ * header instead of losing them (`pattern_matched_unshown`). Chunks that cannot match are passed over
+ * (required-text.ts); the read's own tally numbers the lines.
+ */
+export class ReadMatches {
+  private readonly required: RequiredText | undefined;
+  /** The start of the unfinished line. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private found: number[] = [];
+  private first: string | undefined;
+  private more = 0;
+
+  constructor(private readonly pattern: LinePattern) {
+    this.required = requiredText(pattern.source);
+  }
+
+  /**
+   * The job printed `chunk`, which the current read will return; `lines`: the complete lines of the
+   * read before it (the read's tally counts them anyway, so a flood is not counted twice).
+   */
+  feed(chunk: Uint8Array, lines: number): void {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let number = lines;
+    let start = 0;
+    if (this.partialBytes > 0) {
+      const lf = bytes.indexOf(0x0a);
+      if (lf === -1) {
+        this.keep(bytes);
+        return;
+      }
+      this.line(bytes.subarray(0, lf), number++);
+      start = lf + 1;
+    }
+    const rest = bytes.subarray(start);
+    let from = 0;
+    if (this.required && plainChunk(rest) && !mayHoldMatch(this.required, rest, () => false)) {
+      from = rest.lastIndexOf(0x0a) + 1; // no line here can match
+    } else {
+      for (let lf = rest.indexOf(0x0a); lf !== -1; lf = rest.indexOf(0x0a, from)) {
+        this.line(rest.subarray(from, lf), number++);
+        from = lf + 1;
+      }
+    }
+    this.keep(rest.subarray(from));
+  }
+
+  /** The read ends: what it matched (undefined: nothing), and the next read starts at line 0. */
+  take(): ReadMatchList | undefined {
+    const list = this.first === undefined ? undefined : { lines: this.found, first: this.first, more: this.more };
+    this.found = [];
+    this.first = undefined;
+    this.more = 0;
+    return list;
+  }
+
+  private keep(bytes: Buffer): void {
+    const room = READ_MATCH_LINE_BYTES - this.partialBytes;
+    if (room <= 0 || bytes.length === 0) return;
+    const kept = Buffer.from(bytes.subarray(0, room));
+    this.partial.push(kept);
+    this.partialBytes += kept.length;
+  }
+
+  private line(bytes: Buffer, number: number): void {
+    const whole = this.partialBytes > 0 ? Buffer.concat([...this.partial, bytes.subarray(0, READ_MATCH_LINE_BYTES)]) : bytes;
+    this.partial = [];
+    this.partialBytes = 0;
+    const text = renderTerminalText(whole.toString("utf8"));
+    if (!this.pattern.test(text)) return;
+    this.first ??= this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS);
+    if (this.found.length < READ_MATCHES_KEPT) this.found.push(number);
+    else this.more++;
+  }
+}

@@ -86,22 +86,11 @@ export class ExecRuntime {
   async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
     // The call's wall time counts the spawn too: its window starts before it, and a loaded machine spawns slowly.
     const callStart = performance.now();
-    const refuseWhenClosed = () => {
-      if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
-    };
-    refuseWhenClosed();
-    // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
-    await this.orphans.prepare();
-    let reserved = false;
-    const admit = () => {
-      refuseWhenClosed();
-      reserved ||= this.registry.reserve();
-    };
-    admit();
-    const job = await this.spawn(request, admit).catch((error: unknown) => this.registry.startFailed(reserved, error));
-    const attached = this.attach(job, "exec", call);
+    const job = await this.spawn(request);
+    let attached: AttachedCall | undefined;
     let report: JobReport | undefined;
     try {
+      attached = this.attach(job, "exec", call);
       const watch = request.until ? job.watchUntil(request.until) : undefined;
       const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
@@ -135,7 +124,9 @@ export class ExecRuntime {
       }
       return report;
     } finally {
-      this.detach(attached, report);
+      // A call that failed after its job started leaves it listed and killable, never in no listing.
+      if (!report) this.registry.publish(job.id);
+      if (attached) this.detach(attached, report);
       this.launcher.callEnded();
       this.pruneWhenIdle();
     }
@@ -257,13 +248,8 @@ export class ExecRuntime {
     const termination = await job.terminate(signal, forModel ? "killed" : "user");
     if (termination.failure || !job.exit) restore();
     else this.completions.drop(job.id);
-    const report = this.reports.kill(job, startMono, termination, {
-      alreadyExited: false,
-      consume: forModel && registered !== undefined,
-      callId,
-      shown,
-      forModel,
-    });
+    const consume = forModel && registered !== undefined;
+    const report = this.reports.kill(job, startMono, termination, { alreadyExited: false, consume, callId, shown, forModel });
     this.changed();
     return report;
   }
@@ -360,11 +346,25 @@ export class ExecRuntime {
     this.pruneTimer.unref();
   }
 
-  /** Starts the job and tracks it from its first byte (see {@link JobLauncher}). */
-  private async spawn(request: ExecRequest, admit: () => void): Promise<Job> {
-    const job = await this.launcher.launch(this.registry.allocateId(), request, admit);
-    this.registry.add(job);
+  /** Admits a call (refused before spawning: shutting down, or every slot live), starts its job, tracks it at once. */
+  private async spawn(request: ExecRequest): Promise<Job> {
+    const refuseWhenClosed = () => {
+      if (this.closed) throw new ExecRequestError("This Pi session is shutting down; no new command can start.");
+    };
+    refuseWhenClosed();
+    // The first job waits for the sweep of what earlier Pi processes left (a port a dead Pi's server holds).
+    await this.orphans.prepare();
+    let reserved = false;
+    const admit = () => {
+      refuseWhenClosed();
+      reserved ||= this.registry.reserve();
+    };
+    admit();
+    const started = this.launcher.launch(this.registry.allocateId(), request, admit);
+    const job = await started.catch((error: unknown) => this.registry.startFailed(reserved, error));
+    // Tracked first: whatever happens next, shutdown and the boundaries reach its processes.
     this.tracked.add(job);
+    this.registry.add(job);
     // The watchdog learns when the shell exited, even when what it started runs on in the job.
     job.onShellExit(() => this.orphans.leaderExited(job));
     job.onExit(() => {

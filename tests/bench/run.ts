@@ -26,6 +26,7 @@ import {
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
+import { type LongSoakFigures, longSoak } from "./long-soak.ts";
 import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
 import { formatPromptHistory, formatPromptTokens, PROMPT_BUDGET_TOKENS, promptTokens } from "./prompt-tokens.ts";
 import { SCREEN_MEMORY_GOAL_MB, screenBenchmark, screenRows } from "./screen.ts";
@@ -49,6 +50,8 @@ const LATENCY_CALLS = FAST ? 20 : 40;
 const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 3 : 5);
 /** Calls of the soak (and of its control through Pi's bash tool), with a `/reload` every fifth of them. */
 const SOAK_CALLS = FAST ? 200 : 1_000;
+/** Minutes of the long soak (`npm run bench:soak` alone), run beside the soak above: neither is timed against anything. */
+const LONG_SOAK = FAST ? { minutes: 1, reloadEverySeconds: 20 } : { minutes: 5, reloadEverySeconds: 60 };
 const progress = (part: string) => console.error(`[bench] ${part} (${Math.round(performance.now() / 1000)} s)`);
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
 const SMALL_FLOOD = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 99";
@@ -108,6 +111,21 @@ function soakGoals(runs: Record<"exec_command" | "bash", SoakFigures>): Record<s
     "soak: descriptors flat, no job left, no exit told twice":
       ours.descriptors.after <= ours.descriptors.before + 2 && ours.leftover_processes === 0 && ours.exits_reported_twice.length === 0,
   };
+}
+
+/** The long soak's goal: at every idle point Pi holds what it held after its warm-up; nothing of a job outlives Pi. */
+function longSoakGoals(long: LongSoakFigures): Record<string, boolean> {
+  return { [`long soak of ${long.minutes} min: idle points as after the warm-up, nothing marked after quit`]: long.leaks.length === 0 };
+}
+
+function longSoakRows(long: LongSoakFigures): [string, string][] {
+  const last = long.idlePoints.at(-1);
+  return [
+    [
+      `long soak, ${long.minutes} min, ${long.calls} calls, ${long.reloads} reloads`,
+      `warm-up: ${long.warmUp.descriptors} descriptors · ${long.idlePoints.length} idle points, the last: ${last ? `${last.descriptors} descriptors, ${last.terminals} terminals, ${last.logs} logs, ${last.jobProcesses} job processes after killing ${last.listed} listed` : "none"} · marked after quit ${long.markedAfterQuit} · leaks: ${long.leaks.join("; ") || "none"}`,
+    ],
+  ];
 }
 
 function soakRows(runs: Record<"exec_command" | "bash", SoakFigures>): [string, string][] {
@@ -228,11 +246,14 @@ async function main() {
     progress("pattern cost");
     const patternCost = await patternCostBenchmark();
     // 11. A long session: the soak and its control through Pi's bash tool, each in a host of its own.
+    // The long soak runs beside them (issue 36): leaks, not times, are what both measure.
     progress("soak");
+    const longRun = longSoak(host, LONG_SOAK.minutes, { reloadEverySeconds: LONG_SOAK.reloadEverySeconds, log: console.error });
     const soakRuns = {
       exec_command: await soak(host, "exec_command", SOAK_CALLS, SOAK_CALLS / 25),
       bash: await soak(host, "bash", SOAK_CALLS, SOAK_CALLS / 25),
     };
+    const longSoakRun = await longRun;
 
     const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
     const figures = {
@@ -308,6 +329,7 @@ async function main() {
       speak_up: speakUp,
       pattern_cost: patternCost,
       soak: soakRuns,
+      long_soak: longSoakRun,
     };
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
@@ -317,6 +339,7 @@ async function main() {
       ...patternCostGoals(patternCost),
       ...soakGoals(soakRuns),
       [`fixed prompt ≤ ${PROMPT_BUDGET_TOKENS} tokens (o200k)`]: prompt.total <= PROMPT_BUDGET_TOKENS,
+      ...longSoakGoals(longSoakRun),
       "one flood ≤ idle + 30 MiB": figures.flood_peak_over_idle_MiB.exec_command.rss <= 30,
       "sixteen floods ≤ idle + 90 MiB": figures.sixteen_floods_50MB.peak_rss_over_idle_MiB <= 90,
       "sixteen floods: event-loop p99 ≤ 40 ms": figures.sixteen_floods_50MB.event_loop_p99_ms <= 40,
@@ -364,6 +387,7 @@ async function main() {
       ...speakUpRows(speakUp),
       ...patternCostRows(patternCost),
       ...soakRows(soakRuns),
+      ...longSoakRows(longSoakRun),
       [
         "flood peak over idle (MiB)",
         `exec_command rss +${figures.flood_peak_over_idle_MiB.exec_command.rss} (heap +${figures.flood_peak_over_idle_MiB.exec_command.heap}, outside heap +${figures.flood_peak_over_idle_MiB.exec_command.outside_heap}) · bash tool rss +${figures.flood_peak_over_idle_MiB.bash_tool.rss} (idle after GC ${figures.idle_after_gc_MiB.rss})`,

@@ -160,12 +160,33 @@ for (const host of PI_HOSTS) {
             "who waits",
             steps(
               // One step: Pi runs the four calls side by side, so their windows overlap.
+              // The prompts are waited for (a busy machine may take seconds to print them), then read by a poll.
               callAll(
-                ["exec_command", { cmd: "read -p 'Name: ' n", tty, yield_time_ms: 1_800 }],
-                ["exec_command", { cmd: `python3 -c 'input("x? ")'`, tty, yield_time_ms: 1_800 }],
+                // bash prints read's prompt only on a terminal.
+                [
+                  "exec_command",
+                  {
+                    cmd: "read -p 'Name: ' n",
+                    tty,
+                    ...(tty ? { until_pattern: "Name: ", yield_time_ms: 20_000 } : { yield_time_ms: 1_800 }),
+                  },
+                ],
+                ["exec_command", { cmd: `python3 -c 'input("x? ")'`, tty, until_pattern: "x\\? ", yield_time_ms: 20_000 }],
                 ["exec_command", { cmd: "sleep 5", tty, yield_time_ms: 1_800 }],
                 ["exec_command", { cmd: "while :; do :; done", tty, yield_time_ms: 1_800 }],
               ),
+              (view) =>
+                callAll(
+                  ...view.results
+                    .slice(0, 2)
+                    .map(
+                      (result) =>
+                        ["write_stdin", { session_id: result.details.session_id, yield_time_ms: 1_000 }] as [
+                          string,
+                          Record<string, unknown>,
+                        ],
+                    ),
+                ),
               call("list_sessions", {}),
               (view) =>
                 callAll(
@@ -178,7 +199,7 @@ for (const host of PI_HOSTS) {
                 ),
             ),
           );
-          const [read, python, sleep, loop, list] = inCallOrder(run);
+          const [, , sleep, loop, read, python, list] = inCallOrder(run);
           assert.equal(headerOf(read!.text).input_wait, "likely", read!.text);
           assert.ok(read!.details.input_wait_reason);
           assert.equal(headerOf(python!.text).input_wait, "likely", python!.text);

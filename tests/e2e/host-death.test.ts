@@ -214,7 +214,10 @@ for (const host of PI_HOSTS) {
         const pi = await startPi(host, parent, [EXTENSION_ENTRY, PROBE]);
         try {
           const before = jobProcesses(
-            await pi.run("before", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
+            await pi.run(
+              "before",
+              steps(call("exec_command", { cmd: "echo $$; sleep 60", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }), say("ok")),
+            ),
           );
           await waitFor(() => jobGroups(parent)?.length === 1, "the first registration");
           const watchdog = registryIn(parent)!.watchdog!.pid;
@@ -223,7 +226,10 @@ for (const host of PI_HOSTS) {
           await pi.run(`/test-reload ${marker}`, steps());
           await waitFor(() => existsSync(marker), "the reload to finish", 30_000);
           const afterReload = jobProcesses(
-            await pi.run("after", steps(call("exec_command", { cmd: "echo $$; sleep 60", yield_time_ms: 300 }), say("ok"))),
+            await pi.run(
+              "after",
+              steps(call("exec_command", { cmd: "echo $$; sleep 60", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }), say("ok")),
+            ),
           );
           await waitFor(() => jobGroups(parent)?.length === 2, "the second registration");
           assert.equal(registryIn(parent)!.watchdog!.pid, watchdog, "the registry still names the first watchdog");

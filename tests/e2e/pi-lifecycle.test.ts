@@ -88,7 +88,10 @@ for (const host of PI_HOSTS) {
     it("tree navigation keeps jobs, and a widget above the editor lists them", async () => {
       const run = await pi.run(
         "tree job",
-        steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")),
+        steps(
+          call("exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000, on_exit: "wake" }),
+          say("ok"),
+        ),
       );
       const id = headerOf(run.tools[0]!.text).session_id;
       const [pid] = pidsIn(outputOf(run.tools[0]!.text));
@@ -128,7 +131,10 @@ for (const host of PI_HOSTS) {
     it("/new ends the old session's jobs; nothing of them crosses the boundary", async () => {
       const run = await pi.run(
         "to be ended",
-        steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }), say("ok")),
+        steps(
+          call("exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000, on_exit: "wake" }),
+          say("ok"),
+        ),
       );
       const [pid] = pidsIn(outputOf(run.tools[0]!.text));
       assert.ok(pid && processAlive(pid));
@@ -171,8 +177,8 @@ for (const host of PI_HOSTS) {
         "jobs",
         steps(
           callAll(
-            ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }],
-            ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300, on_exit: "wake" }],
+            ["exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000, on_exit: "wake" }],
+            ["exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000, on_exit: "wake" }],
           ),
           say("ok"),
         ),

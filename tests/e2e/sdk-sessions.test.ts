@@ -24,7 +24,10 @@ for (const host of PI_HOSTS) {
       const a = await offlinePi({ sdk, quiet: true });
       const b = await offlinePi({ sdk, quiet: true });
       try {
-        await a.prompt("start", steps(call("exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 300 }), say("Done.")));
+        await a.prompt(
+          "start",
+          steps(call("exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }), say("Done.")),
+        );
         const started = a.calls[0]!.text;
         // Ids are unique in the process (another test's session may have drawn some already).
         const id = Number(/^\[still running\]\nsession_id: (\d+)\n/.exec(started)?.[1]);

@@ -18,6 +18,8 @@ import { call, callAll, firstSession, say, steps } from "../helpers/scripted-mod
 
 /** Prints its pid and `start` into the first result, then `unread-N` the model has not read yet. */
 const JOB = (n: number) => `echo $$; echo start; sleep 0.4; echo unread-${n}; exec sleep 300`;
+/** The call returns once the job printed its pid and `start`, however long a busy machine takes to get there. */
+const STARTED = { until_pattern: "^start$", yield_time_ms: 20_000 };
 
 interface Started {
   id: number;
@@ -55,7 +57,7 @@ for (const host of PI_HOSTS) {
       );
 
     it("a job the user killed from the picker answers the next write_stdin once with [killed], killed_by: user, its exit and the unread output; then it is unknown; no wake", async () => {
-      const run = await pi.run("start", steps(call("exec_command", { cmd: JOB(1), yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const run = await pi.run("start", steps(call("exec_command", { cmd: JOB(1), ...STARTED, on_exit: "wake" }), say("ok")));
       const job = started(run.tools[0]!);
       await waitFor(() => printedUnread(job, 1), "the unread line");
       let dialogs = 0;
@@ -98,10 +100,7 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "start two",
         steps(
-          callAll(
-            ["exec_command", { cmd: JOB(2), yield_time_ms: 300 }],
-            ["exec_command", { cmd: JOB(3), yield_time_ms: 300, on_exit: "wake" }],
-          ),
+          callAll(["exec_command", { cmd: JOB(2), ...STARTED }], ["exec_command", { cmd: JOB(3), ...STARTED, on_exit: "wake" }]),
           say("ok"),
         ),
       );
@@ -141,7 +140,7 @@ for (const host of PI_HOSTS) {
     });
 
     it("a fork of the session stops the jobs; the forked conversation's next call on an old id answers once with killed_by: boundary, and new jobs get new ids", async () => {
-      const run = await pi.run("start", steps(call("exec_command", { cmd: JOB(4), yield_time_ms: 300, on_exit: "wake" }), say("ok")));
+      const run = await pi.run("start", steps(call("exec_command", { cmd: JOB(4), ...STARTED, on_exit: "wake" }), say("ok")));
       const job = started(run.tools[0]!);
       await waitFor(() => printedUnread(job, 4), "the unread line");
       const from = pi.records.length;

@@ -66,7 +66,9 @@ for (const host of PI_HOSTS) {
           // python3 rather than setsid(1), which macOS lacks; it prints its pid once out of the group.
           call("exec_command", {
             cmd: `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); os.execvp('sleep', ['sleep', '300'])" & sleep 300`,
-            yield_time_ms: 1_000,
+            // The kill must come after the escape: on a busy machine python3 may take seconds to get there.
+            until_pattern: "^[0-9]+$",
+            yield_time_ms: 30_000,
           }),
           (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
         ),

@@ -83,11 +83,16 @@ for (const host of PI_HOSTS) {
       tui.key("Enter");
       const overlay = await tui.waitForScreen(OVERLAY, "the overlay");
       const id = Number(OVERLAY.exec(overlay)?.[1]);
+      // The overlay takes keys once it draws the job's screen: the prompt under its title.
+      await tui.waitForScreen(/you are typing into the job[\s\S]*^>>> ?$/m, "the REPL's prompt on the overlay");
       tui.type("print(6*7)");
       await tui.waitForScreen(/^42\s*$/m, "42 on the overlay");
       tui.key("C-]");
       await tui.waitForScreen(new RegExp(`» you typed 11 bytes into session ${id}`), "the count, for the person");
-      tui.model.script = recording(steps(call("write_stdin", { session_id: id, yield_time_ms: 250 }), say("read it")));
+      // Waits for the line the assertion needs rather than a fixed window: a busy machine may deliver it late.
+      tui.model.script = recording(
+        steps(call("write_stdin", { session_id: id, until_pattern: "^42$", yield_time_ms: 15_000 }), say("read it")),
+      );
       tui.type("what did I type?");
       await tui.waitForScreen(/read it/, "the poll");
       const poll = results.at(-1)!;

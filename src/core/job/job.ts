@@ -95,16 +95,20 @@ export class Job {
       },
     });
     this.size = spec.terminal && { cols: spec.terminal.cols, rows: spec.terminal.rows };
-    this.transport = spec.transport({
-      data: (chunk) => this.onData(chunk),
-      exit: (exit) => this.onLeaderExit(exit),
-      closed: () => this.onClosed(),
-    });
+    const live = () => this.end.state !== "final"; // the screen answers the program's queries; built before the start
+    this.screen = this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
+    try {
+      this.transport = spec.transport({
+        data: (chunk) => this.onData(chunk),
+        exit: (exit) => this.onLeaderExit(exit),
+        closed: () => this.onClosed(),
+      });
+    } catch (error) {
+      this.log.close(); // nothing after the start can fail, so no process runs on without its job
+      throw error;
+    }
     this.tty = this.transport.kind === "pty";
     this.stdin = new JobStdin(this.transport, { over: () => this.end.state === "final", userHolds: () => this.holders.userTyping });
-    // Built now, not on the first request: it answers the program's queries and follows the alternate screen.
-    const live = () => this.end.state !== "final";
-    this.screen = this.tty && this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
     // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
     this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
     this.deadlineTimer.unref();
@@ -192,10 +196,7 @@ export class Job {
     return this.holders.attached;
   }
 
-  /**
-   * Tests every line the job prints from now on against `pattern` while nobody holds the job (a call
-   * returns its lines itself), and reports each hit; `undefined` stops watching.
-   */
+  /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
     const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
@@ -245,10 +246,7 @@ export class Job {
     return this.output.take(this.final !== undefined, shown);
   }
 
-  /**
-   * The screen a result shows instead of the stream, if any (see {@link JobScreen.view}; `true` also
-   * gives the human's view: it consumes nothing). Pipes have none.
-   */
+  /** The screen a result shows instead of the stream, if any ({@link JobScreen.view}; `true`: the human's view). */
   async screenView(asked: boolean | undefined): Promise<ScreenView | undefined> {
     return this.screen?.view(asked);
   }

@@ -330,8 +330,10 @@ export const WATCHDOG_RESTARTS = 3;
 /**
  * An orderly shutdown waits this long at most for the dismissed watchdog to exit (it journals one
  * line and exits, a few ms), so nothing of ours runs or writes into the log directory once Pi is gone.
+ * A loaded machine may not schedule the watchdog's shell for over a second (seen at a load of 15 on
+ * 2 cores); the wait ends at its exit, so only such a machine pays more than milliseconds.
  */
-export const WATCHDOG_STOP_WAIT_MS = 1_000;
+export const WATCHDOG_STOP_WAIT_MS = 5_000;
 /** Characters of a job's command kept in the registry file, for the sweep's notice. */
 export const WATCHDOG_COMMAND_CHARS = 200;
 /** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */

@@ -10,7 +10,7 @@
  * extension and keep Pi's bash tool (`--keep-builtin-bash`), so the only difference is the tool called.
  */
 import type { PiEvent } from "../helpers/events.ts";
-import { PI_HOSTS, type PiHost } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS, type PiHost } from "../helpers/hosts.ts";
 import { launchPi } from "../helpers/pi-process.ts";
 import { call, callAll, say } from "../helpers/scripted-model.ts";
 import { PACE_MS, type Spread, spread } from "./latency.ts";
@@ -66,6 +66,7 @@ export async function isolatedRun(host: PiHost, tool: Tool, shape: Shape, env: R
   const pi = await launchPi(host, "json", {
     args: [`isolated ${tool} ${shape}`, "--keep-builtin-bash"],
     env: { PIUE_FAUX_STREAMING: "default", ...env },
+    ...(process.env.PIUE_TRACE ? { extensions: [EXTENSION_ENTRY, process.env.PIUE_TRACE] } : {}),
   });
   pi.model.delayMs = shape === "back_to_back" ? 0 : PACE_MS;
   pi.model.script = (view) => {

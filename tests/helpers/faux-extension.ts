@@ -20,6 +20,9 @@ async function askTestProcess(url: string | undefined, messages: unknown[]): Pro
 export default function fauxTestModel(pi: ExtensionAPI): void {
   const url = process.env.PIUE_TEST_MODEL_URL;
   // One huge token per block: streaming chunk by chunk would only add events the tests never read.
-  const faux = scriptedFaux((messages) => askTestProcess(url, messages), { tokenSize: 1_000_000 });
+  // PIUE_FAUX_STREAMING=default keeps pi-ai's own small tokens (the benchmark's isolated mode: a user's
+  // model streams, and every streamed event passes Pi's handlers, ours included).
+  const streaming = process.env.PIUE_FAUX_STREAMING === "default" ? {} : { tokenSize: 1_000_000 };
+  const faux = scriptedFaux((messages) => askTestProcess(url, messages), streaming);
   pi.registerProvider(faux.provider);
 }

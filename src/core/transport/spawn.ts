@@ -50,7 +50,7 @@ export class JobStarter {
   private inFlight = 0;
 
   constructor(guard: WarmShellGuard, warmShells: boolean = warmShellsWanted()) {
-    this.warm = new WarmShells(guard, warmShells);
+    this.warm = new WarmShells(guard, warmShells, () => this.inFlight);
   }
 
   /**

@@ -65,6 +65,14 @@ export class WarmShells {
   constructor(
     private readonly guard: WarmShellGuard,
     readonly enabled: boolean = warmShellsWanted(),
+    /**
+     * Calls whose job is starting or running now. A refill waits until there are none: a fork of Pi
+     * blocks its event loop for 5–40 ms, and between two calls of a model that streams, the loop is
+     * often busy until the next call starts, so a refill queued at one call's end used to land inside
+     * the next call (its job spawned directly, then the refill forked during its window: two forks on
+     * its path). The last call to end refills.
+     */
+    private readonly callsInFlight: () => number = () => 0,
   ) {}
 
   /**
@@ -113,7 +121,7 @@ export class WarmShells {
 
   /**
    * A call ended: start the shells the calls of late want, each in a turn of the event loop no spawn
-   * wanted (never on a call's path). After a quiet spell the pool is back to one shell.
+   * wanted and no call is under way (never on a call's path). After a quiet spell the pool is back to one shell.
    */
   refill(): void {
     if (!this.enabled || this.stopped || !this.target || !this.stable) return;
@@ -124,7 +132,7 @@ export class WarmShells {
       this.refillsQueued++;
       spawnGate().whenIdle(() => {
         this.refillsQueued--;
-        if (this.stopped || !this.target || this.shells.length >= this.wanted) return;
+        if (this.stopped || !this.target || this.shells.length >= this.wanted || this.callsInFlight() > 0) return;
         this.start(this.target);
       });
     }

@@ -5,6 +5,7 @@
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";

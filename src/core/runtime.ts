@@ -3,7 +3,7 @@ import { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
-import { stepJob } from "./job/job-step.ts";
+import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
@@ -101,11 +101,12 @@ export class ExecRuntime {
     const attached = this.attach(job, "exec", call);
     let report: JobReport | undefined;
     try {
-      const watch = request.until ? job.watchUntil(request.until) : undefined;
+      const watch = request.until ? watchUntil(job, request.until, this.reports.listenReader(job)) : undefined;
       const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
       if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, ends);
+      watch?.stop();
       // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
       if (call.signal?.aborted) {
         this.registry.publish(job.id);
@@ -178,7 +179,7 @@ export class ExecRuntime {
         steer: attached.steer,
         ...(size ? { resize: size } : {}),
         ...(request.input ? { input: request.input } : {}),
-        ...(request.until ? { until: request.until } : {}),
+        ...(request.until ? { until: request.until, readListening: this.reports.listenReader(job) } : {}),
         ...(request.screen !== undefined ? { screen: request.screen } : {}),
         ...(request.shown ? { shown: request.shown } : {}),
         ...(call.signal ? { signal: call.signal } : {}),

@@ -3,9 +3,12 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
  * typed a message Pi delivers as a steer), or a condition of a conditional wait: a line matched
- * `until_pattern`, or the job went quiet for `until_quiet_ms`.
+ * `until_pattern`, the job went quiet for `until_quiet_ms`, or it listened as `until_listening` asked.
  */
-export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet";
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening";
+
+/** The ends a conditional wait's own conditions can bring. */
+export type ConditionEnd = "matched" | "quiet" | "listening";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {
@@ -14,7 +17,7 @@ export interface WaitEnds {
   /** A steer from the user: every attached wait ends, the job runs on. */
   steer?: AbortSignal | undefined;
   /** A conditional wait's condition. */
-  condition?: Promise<"matched" | "quiet"> | undefined;
+  condition?: Promise<ConditionEnd> | undefined;
 }
 
 /** What a wait needs of a job: whether its exit is final, and a call when it becomes final. */

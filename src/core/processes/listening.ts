@@ -37,6 +37,14 @@ const RECHECK_MS = 1_000;
  */
 const DESCRIPTORS_TRUSTED_MS = 2_000;
 
+/** How long a scan trusts what it knew (see {@link ListeningPorts.scan}). */
+export interface Freshness {
+  recheckMs: number;
+  descriptorsTrustedMs: number;
+}
+
+const USUAL_FRESHNESS: Freshness = { recheckMs: RECHECK_MS, descriptorsTrustedMs: DESCRIPTORS_TRUSTED_MS };
+
 /** What the scan knows of a socket: its listening address, or that it was not listening when `seen`. */
 type SocketState = { address: string } | { seen: number };
 
@@ -54,15 +62,20 @@ export class ListeningPorts {
     private readonly platform: NodeJS.Platform = process.platform,
   ) {}
 
-  /** The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs. */
-  scan(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+  /**
+   * The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs.
+   * `fresh`: a wait for a bind (`until_listening`) trusts what it knew for less long — a "not
+   * listening" (a socket seen between its `bind` and its `listen`) and a process's unchanged number
+   * of descriptors (one closed and a socket opened in its place).
+   */
+  scan(jobs: readonly ListenerJob[], fresh?: Freshness): Map<number, string[]> | undefined {
     if (jobs.length === 0) return new Map();
-    if (this.platform === "linux") return this.scanLinux(jobs);
+    if (this.platform === "linux") return this.scanLinux(jobs, fresh ?? USUAL_FRESHNESS);
     if (this.platform === "darwin") return scanLsof(jobs);
     return undefined;
   }
 
-  private scanLinux(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+  private scanLinux(jobs: readonly ListenerJob[], fresh: Freshness): Map<number, string[]> | undefined {
     const table = processTable();
     if (!table) return undefined;
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
@@ -71,12 +84,12 @@ export class ListeningPorts {
     for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
       const id = `${entry.pid}:${entry.start ?? ""}`;
       seen.add(id);
-      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now));
+      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now, fresh.descriptorsTrustedMs));
     }
     for (const id of this.descriptors.keys()) if (!seen.has(id)) this.descriptors.delete(id);
     const unknown = [...held.values()].flat().some((inode) => {
       const state = this.sockets.get(inode);
-      return state === undefined || ("seen" in state && now - state.seen > RECHECK_MS);
+      return state === undefined || ("seen" in state && now - state.seen > fresh.recheckMs);
     });
     const inUse = new Set([...held.values()].flat());
     if (unknown && !this.readSockets(inUse, now)) return undefined;
@@ -108,10 +121,10 @@ export class ListeningPorts {
    * a process's number of descriptors cheaply (the size of `/proc/<pid>/fd`, Linux 6.2 and later),
    * an unchanged number reuses what was read, for at most {@link DESCRIPTORS_TRUSTED_MS}.
    */
-  private socketsOf(pid: number, id: string, now: number): string[] {
+  private socketsOf(pid: number, id: string, now: number, trustedMs: number): string[] {
     const count = descriptorCount(pid);
     const known = this.descriptors.get(id);
-    if (known && count !== undefined && count === known.count && now - known.read < DESCRIPTORS_TRUSTED_MS) return known.inodes;
+    if (known && count !== undefined && count === known.count && now - known.read < trustedMs) return known.inodes;
     const inodes = socketInodes(pid);
     if (count !== undefined) this.descriptors.set(id, { count, inodes, read: now });
     return inodes;

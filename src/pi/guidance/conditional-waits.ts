@@ -28,8 +28,12 @@ export const UNTIL_QUIET_MS_DESCRIPTION =
   "in this call; a job that has printed nothing yet is not quiet. The result has wait_status: quiet. " +
   "With until_pattern too, whichever comes first ends the wait.";
 
+/** `until_listening`, on both tools (short: every word is paid on every request). */
+export const UNTIL_LISTENING_DESCRIPTION =
+  "true: return once the job listens on a new TCP address; a port (1–65535): once that port is listened on.";
+
 /** Added to `exec_command`'s `yield_time_ms` description. */
-export const EXEC_CONDITIONAL_YIELD_NOTE = `With until_pattern or until_quiet_ms it may be up to ${MAX_CONDITIONAL_EXEC_YIELD_MS}: the condition, the exit, a cancel or a user message ends it earlier.`;
+export const EXEC_CONDITIONAL_YIELD_NOTE = `With an until_ condition it may be up to ${MAX_CONDITIONAL_EXEC_YIELD_MS}: the condition, the exit, a cancel or a user message ends it earlier.`;
 
 /** Added to `write_stdin`'s `yield_until` description. */
 export const YIELD_UNTIL_PATTERN_NOTE = "May be combined with until_pattern: wait until that line appears or the time comes.";
@@ -40,8 +44,8 @@ export const INPUT_WAIT_NOTE =
   `seen from the system or from a prompt-like last line after ${INPUT_WAIT_QUIET_MS / 1000} s of silence.`;
 
 export const EXEC_COMMAND_GUIDELINES: readonly string[] = [
-  "exec_command: to start something and wait until it is ready (a dev server, a database, a watcher), pass until_pattern " +
-    `with its ready line (e.g. "(?i)ready|listening on") and a yield_time_ms long enough for a slow start (up to ${MAX_CONDITIONAL_EXEC_YIELD_MS}); ` +
+  "exec_command: to start something and wait until it is ready (a dev server, a database, a watcher), pass until_listening: true, or until_pattern " +
+    `with its ready line (e.g. "(?i)ready|listening on"), and a yield_time_ms long enough for a slow start (up to ${MAX_CONDITIONAL_EXEC_YIELD_MS}); ` +
     "the call returns as soon as the line appears, instead of sleeping or polling.",
   "exec_command: to run something and get its output once it settles (a build that ends in a watch, a test run that keeps a process alive), pass until_quiet_ms (e.g. 2000).",
   "exec_command: a result with input_wait: likely is waiting for an answer (a prompt, a password, a REPL): answer it with write_stdin or stop it with kill_session; do not poll it.",

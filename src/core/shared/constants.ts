@@ -372,4 +372,3 @@ export const INPUT_WAIT_MAX_PROCESSES = 1_024;
 
 /** A poll()/select() descriptor list longer than this is not read: the probe must stay cheap. */
 export const INPUT_WAIT_MAX_POLL_FDS = 256;
-

@@ -4,7 +4,7 @@
  */
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
-export type { PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";

@@ -1,6 +1,7 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { SetOnExitStatus } from "./completion/wakes.ts";
 import type { LinePattern } from "./conditions/until-pattern.ts";
+import { InputWakeWatch } from "./input-wake-watch.ts";
 import type { Job } from "./job/job.ts";
 import type { JobReport } from "./job/job-snapshot.ts";
 import type { JobRegistry } from "./job/registry.ts";
@@ -21,10 +22,21 @@ export type WakeChangeResult = { found: false } | { found: true; onExit?: SetOnE
  * lines, and says what became of each change.
  */
 export class JobWakes {
+  /** A job with a wake armed that waits for input says so once (SPEC §3e). */
+  readonly inputs: InputWakeWatch;
+
   constructor(
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
-  ) {}
+  ) {
+    this.inputs = new InputWakeWatch(registry, completions);
+  }
+
+  /** `on_exit: "wake"` on a job its call hands back. */
+  armExit(jobId: number): void {
+    this.completions.arm(jobId);
+    this.inputs.poke();
+  }
 
   /** `set_on_exit`: `found: false` for an id the runtime has never heard of or has forgotten. */
   change(jobId: number, change: WakeChange): WakeChangeResult {
@@ -32,6 +44,7 @@ export class JobWakes {
     if (!job && !this.completions.knows(jobId)) return { found: false };
     const exited = job ? job.exit !== undefined : true;
     const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
+    if (onExit === "armed") this.inputs.poke();
     let pattern: PatternStatus | undefined;
     if (change.wakePattern === null) {
       job?.watchLines(undefined, () => {});
@@ -50,5 +63,6 @@ export class JobWakes {
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
     job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+    this.inputs.poke();
   }
 }

@@ -130,7 +130,7 @@ export class ExecRuntime {
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
-        this.completions.arm(job.id);
+        this.wakes.armExit(job.id);
         if (job.exit) this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       }
       return report;

@@ -6,7 +6,7 @@
  * May import: shared.
  */
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
-import { CompletionCoordinator, type SetOnExitStatus, type WakeJob, type WakeSender } from "./wakes.ts";
+import { CompletionCoordinator, type InputWakeJob, type SetOnExitStatus, type WakeJob, type WakeSender } from "./wakes.ts";
 
 /**
  * Exactly-once completion, owned here and nowhere else.
@@ -34,6 +34,8 @@ import { CompletionCoordinator, type SetOnExitStatus, type WakeJob, type WakeSen
  *    a job prints while no call is attached may announce itself, after a cooldown and within a
  *    budget; a call on the job (it reads those lines) drops what waits. They never touch the exit's
  *    wake, and stops, boundaries and shutdown drop them as they drop exits.
+ * 9. Input wakes are a third kind, through the same batches: a job with a wake armed that has waited
+ *    for input long enough, untouched, says so once; a call on the job, its exit or a stop drops it.
  *
  * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
  */
@@ -186,6 +188,16 @@ export class CompletionLedger<Report> {
   /** Lines of the job matched its pattern while no call was attached. */
   patternHit(jobId: number, line: string, count: number): void {
     this.wakes.patternHit(jobId, line, count);
+  }
+
+  /** The job has waited for input long enough while its wake is armed: one wake (see {@link CompletionCoordinator.inputWaits}). */
+  inputWaits(wake: InputWakeJob): void {
+    this.wakes.inputWaits(wake);
+  }
+
+  /** The job has a wake armed (its exit's or a pattern): only such a job may wake the model for a prompt. */
+  wantsWakes(jobId: number): boolean {
+    return this.wakes.isArmed(jobId) || this.wakes.patternOf(jobId) !== undefined;
   }
 
   /**

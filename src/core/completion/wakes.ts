@@ -1,7 +1,11 @@
 import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
-import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+import { type InputWakeJob, InputWakes } from "./input-wakes.ts";
+import { PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+import { type Clock, realClock, type WakeBatch, type WakeJob, type WakeSender } from "./wake-types.ts";
 
+export type { InputWakeJob } from "./input-wakes.ts";
 export type { PatternWakeJob } from "./pattern-wakes.ts";
+export type { Clock, WakeBatch, WakeJob, WakeSender } from "./wake-types.ts";
 
 /**
  * Completion wake-ups, delivered exactly once. The invariant: a job's exit reaches the model through
@@ -22,49 +26,8 @@ export type { PatternWakeJob } from "./pattern-wakes.ts";
  * Knows nothing of Pi: the sender and the clock are injected.
  */
 
-/** What a wake says about one job: bounded metadata, never output. */
-export interface WakeJob {
-  jobId: number;
-  command: string;
-  cwd: string;
-  exitCode: number | null;
-  signal: string | null;
-  elapsedMs: number;
-  logPath: string;
-  /** Why the job ended, when the runtime ended it or it failed. */
-  reason?: string;
-}
-
-export interface WakeBatch {
-  /** Listed exits (at most {@link WAKE_MAX_LISTED}). */
-  jobs: WakeJob[];
-  /** Exits and pattern wakes in the batch beyond those listed. */
-  more: number;
-  /** Pattern wakes (at most {@link WAKE_MAX_LISTED}); absent when there is none. */
-  patterns?: PatternWakeJob[];
-}
-
-/** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
-export type WakeSender = (batch: WakeBatch) => void;
-
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 /** How many delivered wakes are remembered for `set_on_exit`'s `too_late`. */
 const DELIVERED_MEMORY = 256;
-
-const realClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export type SetOnExitStatus = "disarmed" | "already_none" | "armed" | "already_armed" | "too_late";
 
@@ -88,6 +51,10 @@ export class CompletionCoordinator {
   /** Pattern wakes waiting for the debounce to end, in order. */
   private pendingPatterns: number[] = [];
   private readonly patterns: PatternWakes;
+  private readonly inputs = new InputWakes(
+    (jobId) => this.inputEligible(jobId),
+    () => this.startDebounce(),
+  );
   /** Batches whose send threw; retried by `retry`. */
   private unsent: WakeBatch[] = [];
   /** Jobs whose wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
@@ -144,11 +111,17 @@ export class CompletionCoordinator {
     this.patterns.hit(jobId, line, count);
   }
 
+  /** The job has waited for input long enough (its wake armed, no call on it): one wake, in the next batch. */
+  inputWaits(wake: InputWakeJob): void {
+    this.inputs.add(wake);
+  }
+
   /**
    * The model called on the job (a poll, a write, a kill): the lines it reads are not announced, and
    * the pattern's budget starts over.
    */
   jobCalled(jobId: number): void {
+    this.inputs.drop(jobId);
     this.unschedulePattern(jobId);
     this.patterns.called(jobId);
     this.withdrawUnsent(jobId, "patterns");
@@ -232,6 +205,7 @@ export class CompletionCoordinator {
   jobExited(job: WakeJob): void {
     // A match waiting out its cooldown joins the exit's batch: one prompt says both.
     this.patterns.exited(job.jobId);
+    this.inputs.drop(job.jobId);
     const record = this.records.get(job.jobId);
     if (!record || record.sent) return;
     record.exit = job;
@@ -243,6 +217,7 @@ export class CompletionCoordinator {
    * failed: the wake becomes eligible again.
    */
   suppress(jobId: number): () => void {
+    this.inputs.drop(jobId);
     this.unschedulePattern(jobId);
     const restorePattern = this.patterns.hold(jobId);
     const record = this.records.get(jobId);
@@ -264,6 +239,7 @@ export class CompletionCoordinator {
     this.withdrawUnsent(jobId, "patterns");
     this.unschedulePattern(jobId);
     this.patterns.forget(jobId);
+    this.inputs.drop(jobId);
   }
 
   /** Shutdown: every pending wake is dropped, nothing more is sent. */
@@ -274,6 +250,7 @@ export class CompletionCoordinator {
     this.pending.length = 0;
     this.pendingPatterns = [];
     this.patterns.clear();
+    this.inputs.clear();
     this.unsent = [];
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
@@ -288,8 +265,11 @@ export class CompletionCoordinator {
 
   /** Wakes scheduled and not yet sent, plus batches waiting for a retry. */
   get waiting(): number {
-    const unsent = this.unsent.reduce((sum, batch) => sum + batch.jobs.length + (batch.patterns?.length ?? 0) + batch.more, 0);
-    return this.pending.length + this.pendingPatterns.length + unsent;
+    const unsent = this.unsent.reduce(
+      (sum, batch) => sum + batch.jobs.length + (batch.patterns?.length ?? 0) + (batch.inputs?.length ?? 0) + batch.more,
+      0,
+    );
+    return this.pending.length + this.pendingPatterns.length + this.inputs.waiting + unsent;
   }
 
   private eligible(jobId: number): boolean {
@@ -314,6 +294,13 @@ export class CompletionCoordinator {
     if (!this.patterns.pending(jobId)) return false;
     for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
     return true;
+  }
+
+  /** An input wake may go out while the job has a wake armed (exit or pattern) and no call holds it. */
+  private inputEligible(jobId: number): boolean {
+    const record = this.records.get(jobId);
+    const armed = (record !== undefined && !record.sent && !record.suppressed) || this.patterns.patternOf(jobId) !== undefined;
+    return armed && ![...this.leases.values()].some((lease) => lease.jobs.has(jobId));
   }
 
   private schedulePattern(jobId: number): void {
@@ -341,14 +328,16 @@ export class CompletionCoordinator {
     const ready = this.pending.splice(0).filter((jobId) => this.eligible(jobId));
     const matches = this.pendingPatterns.splice(0).filter((jobId) => this.patternEligible(jobId));
     const patterns = matches.map((jobId) => this.patterns.take(jobId)).filter((wake) => wake !== undefined);
-    if (ready.length === 0 && patterns.length === 0) return;
+    const inputs = this.inputs.take();
+    if (ready.length === 0 && patterns.length === 0 && inputs.length === 0) return;
     const jobs = ready.map((jobId) => this.records.get(jobId)!.exit!);
     for (const jobId of ready) this.records.get(jobId)!.sent = true;
-    const more = Math.max(0, jobs.length - WAKE_MAX_LISTED) + Math.max(0, patterns.length - WAKE_MAX_LISTED);
+    const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
     this.deliver({
       jobs: jobs.slice(0, WAKE_MAX_LISTED),
       more,
       ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
+      ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
     });
     // A delivered wake is done; the job stays readable in the registry, and reading it wakes nothing.
     for (const jobId of ready) {
@@ -369,12 +358,16 @@ export class CompletionCoordinator {
     if (this.unsent.length === 0) return;
     this.unsent = this.unsent.filter((batch) => {
       if (kind === "jobs") batch.jobs = batch.jobs.filter((job) => job.jobId !== jobId);
-      else if (batch.patterns) {
+      else if (batch.inputs) {
+        batch.inputs = batch.inputs.filter((wake) => wake.jobId !== jobId);
+        if (batch.inputs.length === 0) delete batch.inputs;
+      }
+      if (kind === "patterns" && batch.patterns) {
         const patterns = batch.patterns.filter((wake) => wake.jobId !== jobId);
         if (patterns.length > 0) batch.patterns = patterns;
         else delete batch.patterns;
       }
-      return batch.jobs.length > 0 || (batch.patterns?.length ?? 0) > 0 || batch.more > 0;
+      return batch.jobs.length > 0 || (batch.patterns?.length ?? 0) > 0 || (batch.inputs?.length ?? 0) > 0 || batch.more > 0;
     });
   }
 

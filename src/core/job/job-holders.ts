@@ -73,12 +73,19 @@ export class JobHolders {
   private watch: PatternWatch | undefined;
   /** Typed from the picker, not yet told to the model. */
   private untold: UserInput | undefined;
+  /** A person has typed into the job (i35-typing may hold this fact elsewhere): its wakes never quote its output. */
+  private typed = false;
 
   constructor(private readonly jobId: number) {}
 
   /** The tool name of the call attached to the job, if any. */
   get attached(): string | undefined {
     return this.call;
+  }
+
+  /** A person has typed at least one byte into the job, ever. */
+  get typedInto(): boolean {
+    return this.typed;
   }
 
   /** The user is typing into the job. */
@@ -117,6 +124,7 @@ export class JobHolders {
     if (this.typing) return undefined;
     const session = new TypingSession(sender, (input) => {
       this.typing = undefined;
+      this.typed ||= input.bytes > 0;
       // What the program prints right after is the reply to the typing (an echo): not the model's to be woken by.
       this.watch?.ignoreFor(TYPING_REPLY_MS);
       this.listen();

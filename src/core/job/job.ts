@@ -204,14 +204,14 @@ export class Job {
     this.output.stopWatch();
   }
 
-  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts). */
-  inputWait(): InputWait {
+  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
+  inputWait(lastLine: string = this.output.lastLine): InputWait {
     if (this.pid === undefined || this.state !== "running") return { likely: false };
     return probeInputWait({
       pid: this.pid,
       stdin: this.transport.stdinIdentity,
       tty: this.tty,
-      lastLine: this.output.lastLine,
+      lastLine,
       quietMs: this.output.quietMs(),
     });
   }

@@ -28,7 +28,11 @@ function run(rule: InputWakeRule, from: number, to: number, state: (now: number)
 describe("the input wake's rule", () => {
   it("fires once the job has waited for input, untouched, for the whole time, and once per prompt", () => {
     const rule = new InputWakeRule(AFTER_MS);
-    assert.deepEqual(run(rule, 0, 120_000, () => ({})), [30_000], "once, however long it waits after");
+    assert.deepEqual(
+      run(rule, 0, 120_000, () => ({})),
+      [30_000],
+      "once, however long it waits after",
+    );
   });
 
   it("more output is a new prompt: it counts again from there and fires again", () => {
@@ -124,15 +128,25 @@ describe("input wakes through the completion coordinator", () => {
     coordinator.jobExited({ jobId: 2, command: "b", cwd: "/", exitCode: 0, signal: null, elapsedMs: 5, logPath: "/l" });
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 1);
-    assert.deepEqual(sent[0]!.jobs.map((job) => job.jobId), [2]);
-    assert.deepEqual(sent[0]!.inputs?.map((wake) => wake.jobId), [1]);
+    assert.deepEqual(
+      sent[0]!.jobs.map((job) => job.jobId),
+      [2],
+    );
+    assert.deepEqual(
+      sent[0]!.inputs?.map((wake) => wake.jobId),
+      [1],
+    );
   });
 
   it("a call on the job, its lease, its exit, a kill or shutdown drops what waits", () => {
     for (const [name, moot] of [
       ["a call", (c: CompletionCoordinator) => c.jobCalled(1)],
       ["a lease", (c: CompletionCoordinator) => c.lease("call-1", 1)],
-      ["the exit", (c: CompletionCoordinator) => c.jobExited({ jobId: 1, command: "a", cwd: "/", exitCode: 0, signal: null, elapsedMs: 1, logPath: "/l" })],
+      [
+        "the exit",
+        (c: CompletionCoordinator) =>
+          c.jobExited({ jobId: 1, command: "a", cwd: "/", exitCode: 0, signal: null, elapsedMs: 1, logPath: "/l" }),
+      ],
       ["a kill", (c: CompletionCoordinator) => c.suppress(1)],
       ["shutdown", (c: CompletionCoordinator) => c.dropAll()],
     ] as const) {
@@ -166,6 +180,9 @@ describe("input wakes through the completion coordinator", () => {
     c.jobCalled(1);
     fail = false;
     c.retry();
-    assert.deepEqual(sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId), [2]);
+    assert.deepEqual(
+      sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
+      [2],
+    );
   });
 });

@@ -8,7 +8,7 @@
  * anything printed here first would be gone.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,8 +31,9 @@ const logs = join(root, "logs");
 mkdirSync(agentDir);
 mkdirSync(project);
 mkdirSync(logs);
-// Something for the dev server of scene 1 to serve.
+// Something for the dev server of scene 1 to serve, and scene 4's dev server.
 writeFileSync(join(project, "index.html"), "<h1>served by the pi-unified-exec demo</h1>\n");
+copyFileSync(fileURLToPath(new URL("./dev-server.mjs", import.meta.url)), join(project, "server.mjs"));
 
 const pi = spawn(
   process.execPath,

@@ -2,10 +2,10 @@
  * The demo's stand-in for a model: a Pi extension that registers pi-ai's offline faux provider
  * (`faux`/`faux-1`) and answers every request from the transcript, so the tour needs no API key and
  * sends nothing anywhere. The latest prompt picks a scene (1: a dev server, 2: a Python REPL on a
- * terminal, 3: a job that wakes the agent when it exits); the tool results since that prompt decide
- * the scene's next call. A completion wake, which pi-unified-exec sends as a message of its own, is
- * answered by reading what the finished job printed. In the TUI it also shows the three prompts
- * above the editor. Scenes are scripts in the step language of examples/lib/model-script.ts (the
+ * terminal, 3: a job that wakes the agent when it exits, 4: a dev server left running with a wake on
+ * its errors, 5: a passphrase the person types into a job); the tool results since that prompt decide
+ * the scene's next call. A wake, which pi-unified-exec sends as a message of its own, is answered by
+ * reading what the job printed. In the TUI it also shows the prompts above the editor. Scenes are scripts in the step language of examples/lib/model-script.ts (the
  * one the examples and the tests use). Loaded by `npm run demo` (examples/demo/run.ts), never by the
  * package itself.
  */
@@ -17,9 +17,14 @@ export const TOUR_PROMPTS = [
   "1 · start a dev server, check that it answers, read its log, stop it",
   "2 · open a Python REPL on a terminal and ask it for 6*7",
   "3 · run a job in the background and wake me when it is done",
+  "4 · start a dev server, leave it running, and wake me if it logs an error",
+  "5 · run a job that asks me for a passphrase",
 ] as const;
 
-const NEXT = "Next: type 1, 2 or 3 (listed above the editor).";
+const NEXT = "Next: type 1 to 5 (listed above the editor); Ctrl+O shows the text I read for each call.";
+
+/** The passphrase scene 5's job accepts. */
+export const DEMO_PASSPHRASE = "open sesame";
 
 /** The port `python3 -m http.server 0` chose, from its first line. */
 function portOf(text: string): string | undefined {
@@ -35,7 +40,13 @@ function outputOf(text: string): string {
 function devServer(view: ModelView): ModelStep {
   const [server, check, poll] = view.results;
   const port = server && portOf(server.text);
-  if (!server) return call("exec_command", { cmd: "python3 -u -m http.server 0 --bind 127.0.0.1", yield_time_ms: 2_000 });
+  if (!server) {
+    return call("exec_command", {
+      cmd: "python3 -u -m http.server 0 --bind 127.0.0.1",
+      until_pattern: "^Serving HTTP",
+      yield_time_ms: 20_000,
+    });
+  }
   if (sessionOf(server) === undefined || !port) return say(`The server did not start as expected; its result was:\n\n${server.text}`);
   const url = `http://127.0.0.1:${port}/`;
   if (!check) return call("exec_command", { cmd: `python3 -c "import urllib.request as u; print('status', u.urlopen('${url}').status)"` });
@@ -66,11 +77,48 @@ function wakeWhenDone(view: ModelView): ModelStep {
   );
 }
 
-/** A turn a completion wake started: read what the finished job printed, then sum it up. */
+/** Scene 4: a dev server started until it is ready, left running, with a wake on the errors it logs. */
+function serverLeftRunning(view: ModelView): ModelStep {
+  const [server, armed] = view.results;
+  if (!server) return call("exec_command", { cmd: "node server.mjs", until_pattern: "^ready on", yield_time_ms: 20_000 });
+  const id = sessionOf(server);
+  if (id === undefined) return say(`The server did not start as expected; its result was:\n\n${server.text}`);
+  if (!armed) return call("set_on_exit", { session_id: id, wake_on_pattern: "(?i)error" });
+  const where = /^listening: (.+)$/m.exec(server.text)?.[1] ?? /ready on (\S+)/.exec(server.text)?.[1] ?? "its port";
+  return say(
+    `The dev server (session ${id}) returned as soon as it printed its ready line and listens on ${where}. It keeps running, and I will be woken if it logs an error. ` +
+      `Open /unified-exec-sessions: View it, or "Type into it" a line with the word error to make it log one and wake me. ${NEXT}`,
+  );
+}
+
+/** Scene 5: a job on a terminal asks for a passphrase; the person types it, the model sees only a count. */
+function passphrase(view: ModelView): ModelStep {
+  const [job, asked] = view.results;
+  const check = `read -rs -p 'Passphrase: ' p; echo; if [ "$p" = '${DEMO_PASSPHRASE}' ]; then echo accepted; else echo rejected; fi`;
+  if (!job) return call("exec_command", { cmd: check, tty: true, until_pattern: "Passphrase: $", yield_time_ms: 10_000 });
+  const id = sessionOf(job);
+  if (id === undefined) return say(`The job ended before asking; its result was:\n\n${job.text}`);
+  if (!asked) {
+    return call("write_stdin", {
+      session_id: id,
+      ask_user: `Type the passphrase (for this demo: ${DEMO_PASSPHRASE}), then Enter`,
+      until_pattern: "^(accepted|rejected)",
+      yield_time_ms: 120_000,
+    });
+  }
+  if (asked.isError) return say(`I could not hand you the keyboard: ${asked.text}`);
+  const typed = /^user_input: (.+)$/m.exec(asked.text)?.[1] ?? "nothing";
+  const verdict = /^(accepted|rejected)\s*$/m.exec(asked.text)?.[1] ?? "no verdict yet";
+  return say(`You typed into session ${id} (${typed}); the job said "${verdict}". Your keys never reached me, only their count. ${NEXT}`);
+}
+
+/** A turn a wake started: read what the job printed, then sum it up. */
 function answerWake(view: ModelView): ModelStep {
   const session = /session (\d+)/.exec(view.prompt)?.[1];
   const [read] = view.results;
   if (!session) return say("A job finished.");
+  const line = /^\s*line: (.*)$/m.exec(view.prompt)?.[1];
+  if (line !== undefined) return say(`Woken by session ${session}'s wake_on_pattern, without anyone polling: it logged "${line}". ${NEXT}`);
   if (!read) return call("write_stdin", { session_id: Number(session), yield_time_ms: 5_000 });
   const exit = /exit_code: (\S+)/.exec(read.text)?.[1] ?? "unknown";
   const last = outputOf(read.text).trim().split("\n").at(-1) ?? "";
@@ -81,10 +129,12 @@ function answerWake(view: ModelView): ModelStep {
 export function tourStep(view: ModelView): ModelStep {
   if (view.wake) return answerWake(view);
   const prompt = view.prompt.trim().toLowerCase();
-  if (/^1\b|server/.test(prompt)) return devServer(view);
+  if (/^1\b|check/.test(prompt)) return devServer(view);
   if (/^2\b|repl|python/.test(prompt)) return pythonRepl(view);
-  if (/^3\b|wake|background/.test(prompt)) return wakeWhenDone(view);
-  return say(`This demo's model is a script: it knows three prompts.\n\n${TOUR_PROMPTS.join("\n")}`);
+  if (/^3\b|background/.test(prompt)) return wakeWhenDone(view);
+  if (/^4\b|running/.test(prompt)) return serverLeftRunning(view);
+  if (/^5\b|passphrase/.test(prompt)) return passphrase(view);
+  return say(`This demo's model is a script: it knows five prompts.\n\n${TOUR_PROMPTS.join("\n")}`);
 }
 
 export default function tourModel(pi: ExtensionAPI): void {
@@ -96,9 +146,10 @@ export default function tourModel(pi: ExtensionAPI): void {
     if (!ctx.hasUI) return;
     const python = spawnSync("python3", ["--version"], { stdio: "ignore" }).status === 0;
     ctx.ui.setWidget("unified-exec-demo", [
-      "pi-unified-exec demo · offline, scripted model, no API key · type 1, 2 or 3 and Enter:",
+      "pi-unified-exec demo · offline, scripted model, no API key · type 1 to 5 and Enter:",
       ...TOUR_PROMPTS.map((prompt) => `  ${prompt}`),
-      ...(python ? [] : ["  python3 is not on PATH: 1 and 2 need it, 3 works without"]),
+      ...(python ? [] : ["  python3 is not on PATH: 1 and 2 need it"]),
+      "  Ctrl+O expands each call to the exact text the model read · /unified-exec-sessions lists the jobs",
       "  Ctrl+D on an empty line ends the demo and removes its temporary files.",
     ]);
   });

@@ -2,7 +2,8 @@
  * Shared by the examples: Pi's SDK in this process, offline, with pi-ai's faux provider standing in
  * for the model and this extension loaded from the checkout. Each example scripts the "model" in the
  * step language of model-script.ts (the one the tests and the demo use), runs a prompt, and prints
- * every tool call with the text the model would see.
+ * every tool call with the text the model would see. `close()` ends the session as Pi does when it
+ * quits: every job still running (a server the model left up) is stopped, so the program exits.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,6 +35,10 @@ export interface OfflinePi {
   answerWakes(script: Script): void;
   /** Resolves when `count` wakes arrived and their turns ended. */
   settledAfterWakes(count: number, timeoutMs?: number): Promise<void>;
+  /**
+   * Ends the session as Pi's quit does (`session_shutdown`): every job still running is stopped, its
+   * whole process group, before this resolves. Throws if one could not be stopped.
+   */
   close(): Promise<void>;
 }
 
@@ -128,8 +133,17 @@ export async function offlinePi(options: OfflinePiOptions = {}): Promise<Offline
       }
     },
     async close() {
-      session.dispose();
-      rmSync(root, { recursive: true, force: true });
+      const problems: string[] = [];
+      const runner = session.extensionRunner;
+      const stopListening = runner.onError((error) => problems.push(`${error.event}: ${error.error}`));
+      try {
+        await runner.emit({ type: "session_shutdown", reason: "quit" });
+      } finally {
+        stopListening();
+        session.dispose();
+        rmSync(root, { recursive: true, force: true });
+      }
+      if (problems.length > 0) throw new Error(`the session did not end cleanly: ${problems.join("; ")}`);
     },
   };
 }

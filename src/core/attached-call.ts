@@ -54,18 +54,19 @@ export class AttachedCall {
 
   /**
    * `ask_user`: the user types into the job while this call stays attached (no time limit: they end
-   * it); the count of what they typed is this call's to report.
+   * it, or the job's end closes the dialog: `typing.closed`); the count of what they typed is this
+   * call's to report — `0 bytes`, not cancelled, when the job ended before they answered.
    */
   async askTheUser(question: string): Promise<UserInput> {
     const typing = this.job.startTyping("caller");
-    if (!typing) return { bytes: 0, cancelled: true }; // the job ended meanwhile: its exit is the news
+    if (!typing) return { bytes: 0, cancelled: false }; // the job ended meanwhile: its exit is the news
     let cancelled = true;
     try {
       cancelled = await this.call.ask!(typing, this.job, question, this.call.signal);
     } finally {
       typing.end(cancelled);
     }
-    return { bytes: typing.bytes, cancelled: cancelled && typing.bytes === 0 };
+    return typing.input;
   }
 
   /** Fires when the user steers while this call waits. */

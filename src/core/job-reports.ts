@@ -5,6 +5,8 @@ import {
   type JobReport,
   type JobSnapshot,
   type KillReport,
+  type NewsFields,
+  newsFields,
   type SlotUse,
   type SnapshotContext,
   snapshotOf,
@@ -71,6 +73,11 @@ export class JobReports {
     this.completions.disarmPattern(job.id);
   }
 
+  /** What a person did to `job` that the model has not heard yet, taken for the result being built: told once. */
+  news(job: Job): NewsFields {
+    return newsFields(job.holders.news.take());
+  }
+
   /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
   call(job: Job, step: CallStep): JobReport {
     const cancelled = step.end === "aborted";
@@ -96,6 +103,7 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...this.news(job),
     };
   }
 
@@ -104,7 +112,7 @@ export class JobReports {
     job: Job,
     startMono: number,
     termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined },
+    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined; forModel: boolean },
   ): KillReport {
     if (job.exit && options.consume) {
       this.forget(job);
@@ -112,7 +120,15 @@ export class JobReports {
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
     const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
-    return { job: this.snapshot(job), termination, alreadyExited: options.alreadyExited, wallMs: performance.now() - startMono, output };
+    const news = options.forModel ? this.news(job) : {};
+    return {
+      job: this.snapshot(job),
+      termination,
+      alreadyExited: options.alreadyExited,
+      wallMs: performance.now() - startMono,
+      output,
+      ...news,
+    };
   }
 
   /**
@@ -135,6 +151,7 @@ export class JobReports {
       return {
         ...this.snapshot(job, { now, lingering, listening: ports.get(job.id) }),
         ...(inputWait?.likely ? { inputWait } : {}),
+        ...this.news(job),
       };
     });
     for (const job of this.tracked.lingering(registered))

@@ -3,7 +3,8 @@ import type { SetOnExitStatus } from "./completion/wakes.ts";
 import type { LinePattern } from "./conditions/until-pattern.ts";
 import { InputWakeWatch } from "./input-wake-watch.ts";
 import type { Job } from "./job/job.ts";
-import type { JobReport } from "./job/job-snapshot.ts";
+import { type JobReport, type NewsFields, newsFields } from "./job/job-snapshot.ts";
+import type { DisarmedWake } from "./job/person-news.ts";
 import type { JobRegistry } from "./job/registry.ts";
 
 /** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
@@ -14,7 +15,7 @@ export interface WakeChange {
 
 export type PatternStatus = "armed" | "disarmed" | "already_none" | "too_late";
 
-export type WakeChangeResult = { found: false } | { found: true; onExit?: SetOnExitStatus; pattern?: PatternStatus };
+export type WakeChangeResult = { found: false } | ({ found: true; onExit?: SetOnExitStatus; pattern?: PatternStatus } & NewsFields);
 
 /**
  * What may wake the model about a runtime's jobs, as the model sets it (`on_exit`, `wake_on_pattern`,
@@ -29,6 +30,8 @@ export class JobWakes {
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
   ) {
+    // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
+    completions.withholdOutputOf((jobId) => registry.get(jobId)?.holders.typedInto ?? true);
     this.inputs = new InputWakeWatch(registry, completions);
   }
 
@@ -38,8 +41,12 @@ export class JobWakes {
     this.inputs.poke();
   }
 
-  /** `set_on_exit`: `found: false` for an id the runtime has never heard of or has forgotten. */
-  change(jobId: number, change: WakeChange): WakeChangeResult {
+  /**
+   * `set_on_exit` (`by` the model: its result tells what a person did to the job meanwhile, once), or
+   * the sessions picker's disarm (`by` the user: told to the model in its next result on the job).
+   * `found: false` for an id the runtime has never heard of or has forgotten.
+   */
+  change(jobId: number, change: WakeChange, by: "model" | "user" = "model"): WakeChangeResult {
     const job = this.registry.get(jobId);
     if (!job && !this.completions.knows(jobId)) return { found: false };
     const exited = job ? job.exit !== undefined : true;
@@ -56,13 +63,20 @@ export class JobWakes {
         pattern = "armed";
       }
     }
-    return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}) };
+    const disarmed: DisarmedWake[] = [
+      ...(onExit === "disarmed" ? ["exit_wake" as const] : []),
+      ...(pattern === "disarmed" ? ["wake_on_pattern" as const] : []),
+    ];
+    if (by === "user") for (const wake of disarmed) job?.holders.news.userDisarmed(wake);
+    const news = by === "model" && job ? newsFields(job.holders.news.take()) : {};
+    return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}), ...news };
   }
 
   /** Arms `pattern` on a running job: its later lines, while nobody holds it, may wake the model. */
   armPattern(job: Job, pattern: LinePattern): void {
     this.completions.armPattern(job.id, pattern.source, job.command);
-    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, hit.line, hit.count));
+    // A job a person typed into is never quoted (the ledger also withholds at sending): the line is not even kept.
+    job.watchLines(pattern, (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count));
     this.inputs.poke();
   }
 }

@@ -5,6 +5,7 @@ import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
 import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
+import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
@@ -170,7 +171,7 @@ export class ExecRuntime {
     const attached = this.attach(job, "write", call);
     let report: JobReport | undefined;
     try {
-      const userInput = request.askUser ? await attached.askTheUser(request.askUser.question) : job.holders.takeUserInput();
+      const asked = request.askUser ? await attached.askTheUser(request.askUser.question) : undefined;
       // After ask_user the window starts when the user is done: their typing has no time limit.
       const startMono = request.askUser ? performance.now() : attached.startMono;
       const size = request.resize && current ? terminalSize(request.resize.cols, request.resize.rows, current) : undefined;
@@ -192,7 +193,7 @@ export class ExecRuntime {
       });
       if (size) report.terminal = size;
       else if (current) report.terminal = current;
-      if (userInput) report.userInput = userInput;
+      if (asked) report.userInput = combinedInput(report.userInput, asked);
       return report;
     } finally {
       this.detach(attached, report);
@@ -221,12 +222,9 @@ export class ExecRuntime {
     for (const call of this.attachedCalls) call.steered();
   }
 
-  /**
-   * Changes a job's wakes without touching the process: `onExit` its exit wake, `wakePattern` its
-   * pattern (`null` disarms it). `found: false` for an id the runtime has never heard of or forgotten.
-   */
-  setOnExit(jobId: number, change: WakeChange): WakeChangeResult {
-    return this.wakes.change(jobId, change);
+  /** Changes a job's wakes without touching the process (see {@link JobWakes.change}). */
+  setOnExit(jobId: number, change: WakeChange, by: "model" | "user" = "model"): WakeChangeResult {
+    return this.wakes.change(jobId, change, by);
   }
 
   /**
@@ -253,7 +251,7 @@ export class ExecRuntime {
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownJobError(jobId);
       const done: Termination = { signal, escalated: false, cleanup: "confirmed", survivors: [] };
-      return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown });
+      return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown, forModel });
     }
     // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
     const restore = this.completions.hold(job.id);
@@ -265,6 +263,7 @@ export class ExecRuntime {
       consume: forModel && registered !== undefined,
       callId,
       shown,
+      forModel,
     });
     this.changed();
     return report;

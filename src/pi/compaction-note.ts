@@ -5,7 +5,8 @@ import type { SessionRuntimes } from "./session-runtimes.ts";
 
 /**
  * After a compaction the model has forgotten which jobs it started, and starts the same server
- * twice. The first model request after a compaction carries one note listing the live jobs.
+ * twice, or never reads the end of one. The first model request after a compaction carries one
+ * note listing the live jobs and the jobs that exited unread.
  *
  * It is added through Pi's `context` event, which shapes each request without touching the
  * session: nothing is saved (no duplicate notes pile up), no turn is started, and it reaches the
@@ -48,8 +49,18 @@ function addresses(listening: readonly string[]): string {
   return `${shown.join(", ")}${more > 0 ? ` and ${more} more (list_sessions shows them)` : ""}`;
 }
 
-/** One line per live job: id, state, command, listening addresses, armed wakes. */
-export function jobsNote(jobs: readonly JobSnapshot[]): string {
+/** `exited 0`, `exited 143 (SIGTERM)`, `exited (code unknown)`. */
+function exitWords(job: JobSnapshot): string {
+  const exit = job.exit;
+  const code = exit?.exitCode ?? null;
+  return `exited ${code === null ? "(code unknown)" : code}${exit?.signal ? ` (${metadata(exit.signal)})` : ""}`;
+}
+
+/**
+ * One line per live job (id, state, command, listening addresses, armed wakes), then one per job that
+ * exited and whose exit the model has not read (id, exit code, command): it may still need to look.
+ */
+export function jobsNote(jobs: readonly JobSnapshot[], ended: readonly JobSnapshot[] = []): string {
   const lines = jobs.map((job) => {
     const wakes = [...(job.wakeArmed ? ["on_exit"] : []), ...(job.wakePattern !== undefined ? [`/${oneLine(job.wakePattern, 80)}/`] : [])];
     return [
@@ -60,11 +71,12 @@ export function jobsNote(jobs: readonly JobSnapshot[]): string {
       ...(wakes.length ? [`wakes armed: ${wakes.join(", ")}`] : []),
     ].join(" · ");
   });
-  return [
-    "[unified-exec jobs] The conversation was compacted. These jobs you started are still running; use their session_id " +
-      "(write_stdin, kill_session) instead of starting them again:",
-    ...lines,
-  ].join("\n");
+  const endedLines = ended.map((job) => `- session_id ${job.jobId} · ${exitWords(job)} · \`${oneLine(job.command, 120)}\``);
+  const running =
+    "These jobs you started are still running; use their session_id (write_stdin, kill_session) instead of starting them again:";
+  const exited = "These jobs you started have exited; you have not read their end yet (write_stdin reads it once):";
+  const parts = [...(lines.length ? [running, ...lines] : []), ...(endedLines.length ? [exited, ...endedLines] : [])];
+  return `[unified-exec jobs] The conversation was compacted. ${parts.join("\n")}`;
 }
 
 export function registerCompactionNote(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
@@ -73,14 +85,20 @@ export function registerCompactionNote(pi: ExtensionAPI, runtimes: SessionRuntim
     if (!runtime) return undefined;
     if (!compactionUnanswered(ctx.sessionManager.getBranch() as readonly BranchEntry[])) return undefined;
     const live = runtime.liveJobs({ ports: true });
-    if (live.length === 0) return undefined;
+    // Registered jobs that have exited are the ones whose exit no result has reported yet; reading their snapshot consumes nothing.
+    const ended = runtime
+      .jobs()
+      .filter((job) => job.exit !== undefined)
+      .map((job) => runtime.snapshotOf(job.id))
+      .filter((job): job is JobSnapshot => job !== undefined);
+    if (live.length === 0 && ended.length === 0) return undefined;
     const messages = [...event.messages];
     // Right after the summary: never between a tool call and its result, and the prompt stays last.
     const summary = messages.findIndex((message) => message.role === "compactionSummary");
     messages.splice(summary + 1, 0, {
       role: "custom",
       customType: JOBS_NOTE_TYPE,
-      content: jobsNote(live),
+      content: jobsNote(live, ended),
       display: false,
       timestamp: Date.now(),
     });

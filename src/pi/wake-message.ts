@@ -11,6 +11,7 @@ import {
   type WakeJob,
   type WakeSender,
 } from "../core/index.ts";
+import { matchWindow } from "./match-window.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
 
 /**
@@ -46,15 +47,18 @@ function describeJob(job: WakeJob): string {
   return `- ${parts.join(" · ")}`;
 }
 
-/** A pattern wake's metadata as the model and the session keep it: one escaped, bounded line each. */
+/** A pattern wake's metadata as the model and the session keep it: one escaped, bounded line each, the line a window around the match. */
 function inertPattern(wake: PatternWakeJob): PatternWakeJob {
   return {
     ...wake,
     pattern: oneLine(wake.pattern, 200),
-    line: oneLine(wake.line, PATTERN_WAKE_LINE_CHARS),
+    line: wake.lineWithheld ? "" : matchWindow(wake.line, wake.pattern, PATTERN_WAKE_LINE_CHARS),
     command: oneLine(wake.command, 200),
   };
 }
+
+/** What a wake says instead of the line of a job a person typed into (it may echo what they typed). */
+const WITHHELD = "not quoted: a person typed into this job; write_stdin reads it";
 
 /** One pattern wake; `exited` when the same prompt reports the job's exit (re-arming it is pointless then). */
 function describePattern(wake: PatternWakeJob, exited: boolean): string {
@@ -62,7 +66,7 @@ function describePattern(wake: PatternWakeJob, exited: boolean): string {
   const disarmed = `  wake_on_pattern disarmed after ${PATTERN_WAKE_BUDGET} wakes${exited ? "" : ": set_on_exit to arm it again"}`;
   return [
     `- session ${wake.jobId} printed a line matching /${wake.pattern}/${more} · \`${bounded(wake.command, 120)}\``,
-    `  line: ${wake.line}`,
+    `  line: ${wake.lineWithheld ? WITHHELD : wake.line}`,
     ...(wake.disarmed ? [disarmed] : []),
   ].join("\n");
 }
@@ -177,7 +181,11 @@ function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string 
 function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boolean): string {
   const more = typeof wake.more === "number" && wake.more > 0 ? ` (+${line(wake.more)} more)` : "";
   const status = `🔔 session ${line(wake.jobId)} matched /${line(wake.pattern, 60)}/${more}`;
-  const rest = [line(wake.line, expanded ? PATTERN_WAKE_LINE_CHARS : 80), ...(wake.disarmed ? ["pattern disarmed"] : [])];
+  const shown =
+    wake.lineWithheld === true
+      ? "line not quoted (typed into)"
+      : matchWindow(String(wake.line ?? ""), String(wake.pattern ?? ""), expanded ? PATTERN_WAKE_LINE_CHARS : 80);
+  const rest = [shown, ...(wake.disarmed ? ["pattern disarmed"] : [])];
   const row = `${theme.fg("warning", status)}${theme.fg("muted", ` · ${rest.join(" · ")}`)}`;
   return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
 }

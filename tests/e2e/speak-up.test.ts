@@ -286,12 +286,18 @@ for (const host of PI_HOSTS) {
       assert.doesNotMatch(run.tools[2]!.text, new RegExp(`:${port}`));
     });
 
-    it("after a compaction the next request lists the live jobs once, and triggers no turn", async () => {
+    it("after a compaction the next request lists the live jobs and those that exited unread once, and triggers no turn", async () => {
       const seen: ModelView[] = [];
+      const marker = join(pi.dirs.logs, "..", `ended-${Date.now()}`);
       await pi.run(
         "serve",
-        steps(call("exec_command", { cmd: "sleep 300", wake_on_pattern: "ERROR", on_exit: "wake", yield_time_ms: 250 }), say("ok")),
+        steps(
+          call("exec_command", { cmd: "sleep 300", wake_on_pattern: "ERROR", on_exit: "wake", yield_time_ms: 250 }),
+          call("exec_command", { cmd: `sleep 0.5; touch '${marker}'; exit 3`, yield_time_ms: 250 }),
+          say("ok"),
+        ),
       );
+      await waitFor(() => existsSync(marker), "the second job's end");
       const before = pi.records.length;
       const compacted = await pi.request({ type: "compact" });
       assert.equal(compacted.success, true, JSON.stringify(compacted));
@@ -312,6 +318,10 @@ for (const host of PI_HOSTS) {
       const listed = note(seen[0]!);
       assert.ok(listed, "the first request after the compaction carries the note");
       assert.match(listed, /session_id \d+ · running .* · `sleep 300` · wakes armed: on_exit, \/ERROR\//);
+      assert.match(
+        listed,
+        /\nThese jobs you started have exited; you have not read their end yet \(write_stdin reads it once\):\n- session_id \d+ · exited 3 · `sleep 0\.5; touch /,
+      );
       assert.equal(note(seen[1]!), undefined, "once per compaction");
     });
   });

@@ -109,13 +109,19 @@ for (const host of PI_HOSTS) {
       assert.equal(jobs.length, 2);
       const lineOf = (job: Started) => (readFileSync(job.logPath, "utf8").match(/unread-\d+/) ?? [""])[0];
       await waitFor(() => jobs.every((job) => existsSync(job.logPath) && lineOf(job) !== ""), "both unread lines");
-      pi.onUiRequest((request) =>
-        request.method === "select" ? { value: (request.options as string[]).find((o) => o === "Kill all") } : undefined,
-      );
+      const asked: string[] = [];
+      pi.onUiRequest((request) => {
+        if (request.method === "confirm") {
+          asked.push(String(request.title));
+          return { confirmed: true };
+        }
+        return request.method === "select" ? { value: (request.options as string[]).find((o) => o === "Kill all") } : undefined;
+      });
       const from = pi.records.length;
       await pi.run("/unified-exec-sessions", steps());
       await waitFor(() => jobs.every((job) => !processAlive(job.pid)), "both jobs to be killed");
       pi.onUiRequest(undefined);
+      assert.deepEqual(asked, ["Kill all 2 jobs? y/N"], "the person is asked once, with the count");
       const polled = await pi.run(
         "poll both",
         steps(

@@ -1,7 +1,8 @@
 /**
  * The user types into a job in Pi's real TUI (tmux, both hosts): a `read -s` passphrase answered
  * through `ask_user` in the overlay, a Python REPL taken over from the sessions picker, Ctrl+C and
- * arrow keys reaching a raw-mode program, and the overlay closing when the job exits. What was typed
+ * arrow keys reaching a raw-mode program, the overlay closing when the job exits or is stopped at its
+ * deadline, and a pipe job's one-line input closing when the job exits. What was typed
  * reaches the job and nothing else: not the model, the screen's history, or the log.
  */
 import assert from "node:assert/strict";
@@ -79,7 +80,6 @@ for (const host of PI_HOSTS) {
       tui.key("Enter");
       await tui.waitForScreen(/Type into it/, "the actions");
       tui.key("Down");
-      tui.key("Down");
       tui.key("Enter");
       const overlay = await tui.waitForScreen(OVERLAY, "the overlay");
       const id = Number(OVERLAY.exec(overlay)?.[1]);
@@ -122,6 +122,45 @@ for (const host of PI_HOSTS) {
       await waitFor(() => !OVERLAY.test(tui.screen()), "the overlay to be gone", 10_000, 100);
       const asked = results.find((text) => /user_input/.test(text))!;
       assert.match(headerOf(asked).user_input!, /^\d+ bytes$/);
+    });
+
+    it("ask_user on a pipe job: the one-line input closes when the job exits, and the call returns the exit with 0 bytes", async () => {
+      results.length = 0;
+      tui.model.script = recording(
+        steps(
+          call("exec_command", { cmd: "sleep 2; echo bye; exit 3", yield_time_ms: 250 }),
+          (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "Your one line, please" }),
+          say("the input came back"),
+        ),
+      );
+      tui.type("ask me on a pipe");
+      // The words show twice while the input is open (the call's row and the input's title), once after.
+      const shown = () => tui.screen().split("Your one line, please").length - 1;
+      await waitFor(() => shown() === 2, "the one-line input", 15_000, 50);
+      await tui.waitForScreen(/the input came back/, "the input closed and the call returned", 15_000);
+      await waitFor(() => shown() === 1, "the input gone", 5_000, 100);
+      const asked = results.find((text) => /user_input/.test(text))!;
+      assert.equal(headerOf(asked).exit_code, "3");
+      assert.equal(headerOf(asked).user_input, "0 bytes");
+    });
+
+    it("the overlay closes when the job is stopped at its deadline, and the call returns that exit", async () => {
+      results.length = 0;
+      tui.model.script = recording(
+        steps(
+          call("exec_command", { cmd: "sleep 300", tty: true, yield_time_ms: 250, timeout_s: 3 }),
+          (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "wait for the deadline" }),
+          say("the overlay came back"),
+        ),
+      );
+      tui.type("ask me on a terminal");
+      await tui.waitForScreen(OVERLAY, "the overlay");
+      await tui.waitForScreen(/ended \(killed by SIGTERM\) · closing|ended \(exit 143\) · closing/, "the stop on the overlay", 15_000);
+      await tui.waitForScreen(/the overlay came back/, "the overlay closed and the call returned", 15_000);
+      await waitFor(() => !OVERLAY.test(tui.screen()), "the overlay to be gone", 10_000, 100);
+      const asked = results.find((text) => /user_input/.test(text))!;
+      assert.equal(headerOf(asked).killed_by, "deadline");
+      assert.equal(headerOf(asked).user_input, "0 bytes");
     });
   });
 }

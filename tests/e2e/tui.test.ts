@@ -228,6 +228,9 @@ for (const host of PI_HOSTS) {
       await tui.waitForScreen(/\d+ · running \d+\.\ds · echo pid=\$\$; sleep 300/, "the sessions picker with each job's state and age");
       tui.key("Enter");
       await tui.waitForScreen(/Kill \(SIGTERM, then SIGKILL after 2 s\)/, "the actions");
+      // View, Type into it, Kill: the menu opens on View, so Kill is two steps down.
+      tui.key("Down");
+      tui.key("Down");
       tui.key("Enter");
       await waitFor(() => !processAlive(pid), "the chosen job to be killed", 10_000);
       await waitFor(() => !/unified-exec: \d+ session/.test(tui.screen()), "the footer to clear", 10_000, 100);
@@ -243,7 +246,6 @@ for (const host of PI_HOSTS) {
       await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
       tui.key("Enter");
       await tui.waitForScreen(/View its screen/, "the actions");
-      tui.key("Down");
       tui.key("Enter");
       const panel = /screen 120×6, cursor 1,\d+\s*\n\s*tick (\d+)\s*\n[\s\S]*Esc, Enter or q to close/;
       const first = Number(panel.exec(await tui.waitForScreen(panel, "the job's screen"))?.[1]);
@@ -255,6 +257,8 @@ for (const host of PI_HOSTS) {
       await tui.waitForScreen(/\d+ · running \S+ · echo pid=\$\$; i=0/, "the sessions picker");
       tui.key("Enter");
       await tui.waitForScreen(/Kill \(SIGTERM/, "the actions");
+      tui.key("Down");
+      tui.key("Down");
       tui.key("Enter");
       await waitFor(() => !processAlive(pid), "the ticker to be killed", 10_000);
     });

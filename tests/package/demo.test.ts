@@ -81,7 +81,7 @@ describe("npm run demo in JSON mode", () => {
   it("walks through a wake, a dev server and a Python REPL, decided from the transcript, and cleans up", async () => {
     // "3" first: its job exits (after 3 s) while the dev server scene (at least 7 s) runs, so its wake
     // arrives within this one JSON run, as a follow-up after that scene.
-    const run = await demoJson(["3", "1", "2"]);
+    const run = await demoJson(["3", "1", "2", "4"]);
     assert.equal(run.code, 0, run.stderr);
     const calls = inCallOrder(runOf(run.events));
     for (const result of calls) assert.equal(result.isError, false, result.text);
@@ -112,7 +112,7 @@ describe("npm run demo in JSON mode", () => {
       said.join("\n"),
     );
 
-    const repl = calls.slice(-3);
+    const repl = calls.slice(-5, -2);
     assert.deepEqual(
       repl.map((c) => c.name),
       ["exec_command", "write_stdin", "write_stdin"],
@@ -121,6 +121,17 @@ describe("npm run demo in JSON mode", () => {
     assert.equal(headerOf(repl[2]!.text).exit_code, "0");
     assert.ok(
       said.some((text) => /answered 42/.test(text)),
+      said.join("\n"),
+    );
+
+    // Scene 4: the server returns at its ready line, names its address, and gets a wake on its errors.
+    const [left, watch] = calls.slice(-2);
+    assert.equal(headerOf(left!.text).wait_status, "matched", left!.text);
+    assert.match(headerOf(left!.text).listening ?? "", /^127\.0\.0\.1:\d+$/, left!.text);
+    assert.equal(watch!.name, "set_on_exit");
+    assert.equal(headerOf(watch!.text).wake_on_pattern_status, "armed", watch!.text);
+    assert.ok(
+      said.some((text) => /keeps running, and I will be woken if it logs an error/.test(text)),
       said.join("\n"),
     );
 
@@ -137,10 +148,13 @@ describe("npm run demo in JSON mode", () => {
     );
   });
 
-  it("answers any other prompt with the three it knows", async () => {
+  it("answers any other prompt with the five it knows", async () => {
     const run = await demoJson(["hello"]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(runOf(run.events).finalText, /knows three prompts\.\n\n1 · start a dev server[\s\S]*\n2 · [\s\S]*\n3 · /);
+    assert.match(
+      runOf(run.events).finalText,
+      /knows five prompts\.\n\n1 · start a dev server[\s\S]*\n2 · [\s\S]*\n3 · [\s\S]*\n4 · [\s\S]*\n5 · /,
+    );
   });
 });
 
@@ -168,12 +182,9 @@ describe("npm run demo in a terminal", () => {
   const terminal = new TmuxTerminal("demo");
   after(() => terminal.close());
 
-  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, and removes its files and logs at Ctrl+D", async () => {
+  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, leaves a server for the picker in 4, asks for a passphrase in 5, shows the model's text at Ctrl+O, and removes its files and logs at Ctrl+D", async () => {
     startDemo(terminal);
-    const intro = await terminal.waitForScreen(
-      /type 1, 2 or 3 and Enter[\s\S]*faux-1/,
-      "the demo's prompts above the editor and Pi's footer",
-    );
+    const intro = await terminal.waitForScreen(/type 1 to 5 and Enter[\s\S]*faux-1/, "the demo's prompts above the editor and Pi's footer");
     // The footer shows Pi's directory: the demo's project dir inside its temporary root.
     const root = /(\S*pi-unified-exec-demo-\w+)\/project/.exec(intro)?.[1];
     assert.ok(root && existsSync(join(root, "agent")), intro);
@@ -184,6 +195,47 @@ describe("npm run demo in a terminal", () => {
     terminal.type("3");
     await terminal.waitForScreen(/The job is running in the background/, "the wake scene's turn to end");
     await terminal.waitForScreen(/Woken by the exit of session \d+ \(exit_code 0\)/, "the wake to start a turn by itself");
+
+    // Scene 4: a server left running; the picker views it, and a line typed into it wakes the agent.
+    terminal.type("4");
+    const left = await terminal.waitForScreen(
+      /The dev server \(session (\d+)\) returned as soon as it printed its ready line and listens on 127\.0\.0\.1:(\d+)/,
+      "the server scene",
+    );
+    const [, server, port] = /The dev server \(session (\d+)\)[^\n]*127\.0\.0\.1:(\d+)/.exec(left)!;
+    terminal.type("/unified-exec-sessions");
+    await terminal.waitForScreen(
+      new RegExp(`${server} · running \\S+ · node server\\.mjs :${port} \\[wake /\\(\\?i\\)error/\\]`),
+      "the picker's row with the port and the wake",
+    );
+    terminal.key("Enter");
+    await terminal.waitForScreen(/Type into it/, "the server's menu");
+    terminal.key("Down");
+    terminal.key("Enter");
+    await terminal.waitForScreen(new RegExp(`session ${server}: \`node server\\.mjs\``), "the line to type into the server");
+    terminal.type("error");
+    await terminal.waitForScreen(
+      new RegExp(`Woken by session ${server}'s wake_on_pattern, without anyone polling: it logged "ERROR: the person asked`),
+      "the pattern wake",
+    );
+
+    // Scene 5: the person types a passphrase into a job the model started; the model sees a count.
+    terminal.type("5");
+    await terminal.waitForScreen(/you are typing into the job · Ctrl\+\] returns to Pi[\s\S]*Passphrase:/, "the overlay");
+    terminal.type("open sesame");
+    await terminal.waitForScreen(/You typed into session \d+ \(12 bytes\); the job said "accepted"/, "the verdict, and the count");
+
+    // Ctrl+O: every call's row shows the exact text the model read.
+    terminal.key("C-o");
+    const expanded = await terminal.waitForScreen(
+      /the text the model read:\s*\n\s*\[(exited|still running)\]\n[\s\S]*user_input: 12 bytes/,
+      "the model's text of the passphrase call",
+    );
+    assert.doesNotMatch(
+      expanded.split("the text the model read:").slice(1).join(""),
+      /open sesame\s*$/m,
+      "the keys are not in what the model read",
+    );
 
     terminal.key("C-d");
     await waitFor(() => !terminal.running(), "the demo to exit at Ctrl+D", 15_000, 100);

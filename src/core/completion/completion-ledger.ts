@@ -6,7 +6,7 @@
  * May import: shared.
  */
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
-import { CompletionCoordinator, type InputWakeJob, type SetOnExitStatus, type WakeJob, type WakeSender } from "./wakes.ts";
+import { CompletionCoordinator, type InputWakeJob, type SetOnExitStatus, type WakeBatch, type WakeJob, type WakeSender } from "./wakes.ts";
 
 /**
  * Exactly-once completion, owned here and nowhere else.
@@ -76,13 +76,23 @@ export class CompletionLedger<Report> {
   private readonly receipts = new Map<string, { kept: ObservedExit[]; total: number; jobs: Set<number> }>();
   /** Results saved for repeated nested reads, by job id, until their outermost call is finalized. */
   private readonly replays = new Map<number, { scope: string; report: Report }>();
+  private unquotable: (jobId: number) => boolean = () => false;
 
   // ---- the Pi layer's side ------------------------------------------------------------------------
 
   /** Binds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
   bindSender(sender: WakeSender | undefined): void {
-    this.wakes.setSender(sender);
+    // The last moment before Pi: whenever a wake was decided, a job typed into by then is not quoted.
+    this.wakes.setSender(sender && ((batch) => sender(withheldLines(batch, this.unquotable))));
     if (sender) this.wakes.retry();
+  }
+
+  /**
+   * Tells which jobs' output no wake may quote (a person typed into them): their pattern wakes go
+   * out with the line withheld, checked as each batch is handed to Pi.
+   */
+  withholdOutputOf(unquotable: (jobId: number) => boolean): void {
+    this.unquotable = unquotable;
   }
 
   /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
@@ -268,4 +278,14 @@ export class CompletionLedger<Report> {
     for (let parent = this.parents.get(current); parent; parent = this.parents.get(current)) current = parent;
     return current;
   }
+}
+
+/** `batch` with the line of every pattern or input wake of an `unquotable` job withheld. */
+function withheldLines(batch: WakeBatch, unquotable: (jobId: number) => boolean): WakeBatch {
+  const quoted = (wake: { jobId: number }) => unquotable(wake.jobId);
+  if (!batch.patterns?.some(quoted) && !batch.inputs?.some(quoted)) return batch;
+  const patterns = batch.patterns?.map((wake) => (quoted(wake) ? { ...wake, line: "", lineWithheld: true } : wake));
+  const unquoted = ({ line: _line, ...wake }: InputWakeJob): InputWakeJob => ({ ...wake, withheld: true });
+  const inputs = batch.inputs?.map((wake) => (quoted(wake) ? unquoted(wake) : wake));
+  return { ...batch, ...(patterns ? { patterns } : {}), ...(inputs ? { inputs } : {}) };
 }

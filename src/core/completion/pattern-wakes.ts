@@ -14,6 +14,8 @@ export interface PatternWakeJob {
   pattern: string;
   /** The first line that matched since the job's previous pattern wake, rendered as the model reads output. */
   line: string;
+  /** A person typed into the job: `line` is empty, the wake says a line matched without quoting it. */
+  lineWithheld?: boolean;
   command: string;
   /** Lines that matched after `line`, before this wake went out. */
   more: number;

@@ -1,5 +1,5 @@
 import { LineStream } from "../output/line-stream.ts";
-import { PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
+import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
 import { BoundedLine } from "./line-watch.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
 import { candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
@@ -7,7 +7,7 @@ import type { LinePattern } from "./until-pattern.ts";
 
 /** What a watch reports: the first line that matched in one piece of output, and how many did. */
 export interface PatternHit {
-  /** The first matching line as the model would read it (rendered), cut around the match. */
+  /** The first matching line as the model would read it (rendered), at most {@link PATTERN_WAKE_LINE_CHARS} around the match. */
   line: string;
   /** Matching lines in this piece of output, the first included. */
   count: number;
@@ -39,7 +39,9 @@ export interface PatternWatchOptions {
  *   When it lets go, what it left unread is tested from the next line start on (`resume`): the
  *   line it returned in part is skipped, the lines after it are not.
  * - What the job prints in the first `TYPING_REPLY_MS` (1 s) after the user stopped typing into it
- *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself.
+ *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself. This
+ *   only spares the model a wake about an echo; that no wake quotes a typed secret does not rest on
+ *   it (a job once typed into is never quoted, see job-holders.ts).
  * - A flood that cannot match costs `memchr` speed: a chunk that is ASCII without ESC or CR, where a
  *   character every alternative needs is absent (required-text.ts), is passed over without being
  *   rendered, as long as the renderer holds nothing from the previous chunk. Only its unfinished
@@ -212,7 +214,7 @@ export class PatternWatch {
       this.clearLine();
       if (tested === judged || !this.pattern.test(tested)) continue;
       count++;
-      first ??= this.pattern.excerpt(tested);
+      first ??= this.pattern.excerpt(tested, PATTERN_WAKE_LINE_CHARS);
     }
     if (start < text.length) this.line.append(text.slice(start));
     if (first !== undefined) this.options.onHit({ line: first, count });
@@ -267,7 +269,7 @@ export class PatternWatch {
     const text = this.pendingText();
     if (text === this.judged) return;
     this.judged = text;
-    if (this.pattern.test(text)) this.options.onHit({ line: this.pattern.excerpt(text), count: 1 });
+    if (this.pattern.test(text)) this.options.onHit({ line: this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1 });
   }
 }
 

@@ -1,4 +1,5 @@
 import { isAscii } from "node:buffer";
+import { RE2JS } from "re2js";
 
 /**
  * What a line must contain for a pattern to match it, read off the pattern's text, so a flood of
@@ -9,7 +10,8 @@ import { isAscii } from "node:buffer";
  * (outside groups, classes and escapes that are not a literal character, and without an optional
  * repeat). A pattern with an alternative that requires no such run, or one that switches flags
  * midway, has no required text: every chunk is then tested in full. Only a leading `(?i)` (or a
- * leading flag group with `i`) is understood, as "either case".
+ * leading flag group with `i`) is understood, as "any case": a character then stands for every
+ * character RE2 folds it with (`s`, `S` and `ſ`; `k`, `K` and the Kelvin sign `K`), asked of RE2 itself.
  *
  * The check is a necessary condition, never a sufficient one: a chunk passes over only when, for
  * every alternative, one character of its run is absent from the chunk and from the line it
@@ -22,7 +24,7 @@ export interface RequiredText {
   readonly alternatives: readonly (readonly CharVariants[])[];
 }
 
-/** One character as code points to search for: itself, and its other case when case is ignored. */
+/** One character as code points to search for: itself, and under `(?i)` every ASCII character RE2 folds it with. */
 export type CharVariants = readonly number[];
 
 /** How many characters of one run are looked for in a chunk before the chunk is tested in full. */
@@ -198,13 +200,30 @@ function charsToTry(run: string, ignoreCase: boolean): CharVariants[] {
     const key = ignoreCase ? char.toLowerCase() : char;
     if (seen.has(key) || char === " " || char === "\t") continue;
     seen.add(key);
-    const lower = char.toLowerCase();
-    const upper = char.toUpperCase();
-    const variants = ignoreCase && lower !== upper ? [lower.codePointAt(0)!, upper.codePointAt(0)!] : [char.codePointAt(0)!];
+    const code = char.codePointAt(0)!;
+    const variants = ignoreCase ? [...new Set([code, ...asciiFolds(char)])] : [code];
     chars.push({ rarity: rarity(char), variants });
   }
   chars.sort((a, b) => b.rarity - a.rarity);
   return chars.slice(0, MAX_CHARS_TRIED).map((char) => char.variants);
+}
+
+/** Per character: the ASCII characters RE2's `(?i)` matches it with (its case-folding orbit, as far as ASCII goes). */
+const foldsKnown = new Map<string, number[]>();
+
+/**
+ * The ASCII characters `char` matches under RE2's `(?i)`, asked of RE2 itself (128 tests, once per
+ * character). Only ASCII counts: a chunk is passed over only when it is ASCII, so a character beyond
+ * ASCII can never be found in one, and its absence from it proves nothing about its folds.
+ */
+function asciiFolds(char: string): number[] {
+  let folds = foldsKnown.get(char);
+  if (folds) return folds;
+  const re = RE2JS.compile(`(?i)${RE2JS.quote(char)}`);
+  folds = [];
+  for (let code = 0; code < 0x80; code++) if (re.matches(String.fromCharCode(code))) folds.push(code);
+  if (foldsKnown.size < 1024) foldsKnown.set(char, folds);
+  return folds;
 }
 
 /** Every code point the check may ask a line for (what a watcher keeps track of per line). */

@@ -13,8 +13,8 @@
  *   in the line and bounded: a line over {@link LINE_TEST_CHARS} is tested as its first and last
  *   halves of that size only. `(?i)` at the start makes it case-insensitive; `(?s)`, `(?m)`, `(?U)`
  *   and scoped `(?i:…)` work too. Syntax is RE2's: `\d`, `\w`, `\b` are ASCII, `\p{L}` is Unicode.
- * - `LinePattern.excerpt(line)`: the line as `matched_line` shows it, at most
- *   {@link MATCHED_LINE_CHARS} characters around the match, cut ends marked with `…`.
+ * - `LinePattern.excerpt(line, limit)`: the line as `matched_line` shows it, at most `limit`
+ *   ({@link MATCHED_LINE_CHARS} by default) characters around the match, cut ends marked with `…`.
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
 import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../shared/constants.ts";
@@ -25,8 +25,8 @@ export interface LinePattern {
   readonly source: string;
   /** True when the pattern matches somewhere in `line` (bounded as the module comment says). */
   test(line: string): boolean;
-  /** `line` cut to at most {@link MATCHED_LINE_CHARS} characters around its match, for `matched_line`. */
-  excerpt(line: string): string;
+  /** `line` cut to at most `limit` (default {@link MATCHED_LINE_CHARS}) characters around its match, for `matched_line` and wakes. */
+  excerpt(line: string, limit?: number): string;
 }
 
 const HALF = LINE_TEST_CHARS / 2;
@@ -56,24 +56,24 @@ class Re2LinePattern implements LinePattern {
     return false;
   }
 
-  excerpt(line: string): string {
-    if (line.length <= MATCHED_LINE_CHARS) return line;
+  excerpt(line: string, limit = MATCHED_LINE_CHARS): string {
+    if (line.length <= limit) return line;
     // Find the match in the part that holds it, to show the matched text rather than the line's start.
     const parts = testedParts(line);
     for (const [k, part] of parts.entries()) {
       const matcher = this.re.matcher(part);
       if (!matcher.find()) continue;
       const offset = k === 0 ? 0 : line.length - part.length;
-      return cutAround(line, offset + matcher.start(), offset + matcher.end());
+      return cutAround(line, offset + matcher.start(), offset + matcher.end(), limit);
     }
-    return cutAround(line, 0, 0);
+    return cutAround(line, 0, 0, limit);
   }
 }
 
-/** At most {@link MATCHED_LINE_CHARS} characters of `line` showing `[start, end)`, cut ends marked. */
-export function cutAround(line: string, start: number, end: number): string {
-  if (line.length <= MATCHED_LINE_CHARS) return line;
-  const room = MATCHED_LINE_CHARS - 2; // both ends may carry a marker
+/** At most `limit` characters of `line` showing `[start, end)` (as much of it as fits), cut ends marked. */
+export function cutAround(line: string, start: number, end: number, limit = MATCHED_LINE_CHARS): string {
+  if (line.length <= limit) return line;
+  const room = limit - 2; // both ends may carry a marker
   const span = Math.min(end - start, room);
   let from = Math.max(0, start - Math.floor((room - span) / 2));
   from = Math.min(from, line.length - room);

@@ -2,6 +2,9 @@ import { type PatternHit, PatternWatch, type UnreadOutput } from "../conditions/
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
+import { UntoldNews, type UserInput } from "./person-news.ts";
+
+export type { UserInput } from "./person-news.ts";
 
 /**
  * Who holds a job right now, and what that rules out: the model's one attached call (a poll or a
@@ -12,16 +15,10 @@ import { ExecRequestError } from "../shared/errors.ts";
  *
  * The user's keys are a secret by default: a {@link TypingSession} counts them and sends them, and
  * keeps nothing — no result, `details`, wake, row or log ever holds them. What the model learns is a
- * count (`user_input: N bytes`), for the call that asked or the model's next result on the job.
+ * count (`user_input: N bytes`), for the call that asked or the model's next result on the job
+ * ({@link UntoldNews}). From the first key on, the job is `typedInto` for good: no wake of it quotes
+ * its output again (whatever it prints may carry what was typed), with no timing window involved.
  */
-
-/** What the model learns of the user's typing. */
-export interface UserInput {
-  /** Every byte that went to the job, the Enter included. */
-  bytes: number;
-  /** The user gave up without sending anything (a dialog cancelled, the overlay left at once). */
-  cancelled: boolean;
-}
 
 /** Sends the user's bytes to the job (through its stdin, after anything queued before); resolves to how many it took. */
 export type TypedSender = (bytes: Buffer) => Promise<number>;
@@ -30,6 +27,8 @@ export type TypedSender = (bytes: Buffer) => Promise<number>;
 export class TypingSession {
   private typed = 0;
   private over = false;
+  private gaveUp = false;
+  private readonly ending = new AbortController();
 
   constructor(
     private readonly sender: TypedSender,
@@ -45,6 +44,16 @@ export class TypingSession {
     return !this.over;
   }
 
+  /** Fires when the session ends — the person is done, or the job ended: a dialog or overlay open for it closes. */
+  get closed(): AbortSignal {
+    return this.ending.signal;
+  }
+
+  /** What the model learns: the count, and whether the person gave up (as the first `end` said). */
+  get input(): UserInput {
+    return { bytes: this.typed, cancelled: this.gaveUp && this.typed === 0 };
+  }
+
   /** Sends what the user typed, as typed; counted, never kept. Bytes the job's stdin refused are not counted. */
   async type(bytes: Uint8Array): Promise<void> {
     if (this.over || bytes.length === 0) return;
@@ -53,14 +62,18 @@ export class TypingSession {
     this.typed -= bytes.length - taken;
   }
 
-  /** The user lets go; `cancelled` when they ended without sending (it counts only with nothing typed). */
+  /**
+   * The user lets go (or the job ended: `cancelled` false); `cancelled` when they ended without
+   * sending (it counts only with nothing typed). Only the first call counts.
+   */
   end(cancelled = false): UserInput {
-    const input = { bytes: this.typed, cancelled: cancelled && this.typed === 0 };
     if (!this.over) {
       this.over = true;
-      this.ended(input);
+      this.gaveUp = cancelled;
+      this.ended(this.input);
+      this.ending.abort();
     }
-    return input;
+    return this.input;
   }
 }
 
@@ -71,10 +84,9 @@ export class JobHolders {
   private call: string | undefined;
   private typing: TypingSession | undefined;
   private watch: PatternWatch | undefined;
-  /** Typed from the picker, not yet told to the model. */
-  private untold: UserInput | undefined;
-  /** A person has typed into the job (i35-typing may hold this fact elsewhere): its wakes never quote its output. */
   private typed = false;
+  /** What the person did to the job that the model has not been told yet. */
+  readonly news = new UntoldNews();
 
   constructor(private readonly jobId: number) {}
 
@@ -83,14 +95,14 @@ export class JobHolders {
     return this.call;
   }
 
-  /** A person has typed at least one byte into the job, ever. */
-  get typedInto(): boolean {
-    return this.typed;
-  }
-
   /** The user is typing into the job. */
   get userTyping(): boolean {
     return this.typing !== undefined;
+  }
+
+  /** A person has typed into the job (a first key was sent): its wakes never quote its output. */
+  get typedInto(): boolean {
+    return this.typed;
   }
 
   /** Attaches the model's call `tool`; false when another call is attached already. */
@@ -122,24 +134,20 @@ export class JobHolders {
   /** The user takes the keyboard; undefined when they hold it already. */
   startTyping(sender: TypedSender, report: TypingReport): TypingSession | undefined {
     if (this.typing) return undefined;
-    const session = new TypingSession(sender, (input) => {
+    const firstKey: TypedSender = (bytes) => {
+      this.typed = true; // before the bytes leave: no echo of them can come earlier
+      return sender(bytes);
+    };
+    const session = new TypingSession(firstKey, (input) => {
       this.typing = undefined;
-      this.typed ||= input.bytes > 0;
-      // What the program prints right after is the reply to the typing (an echo): not the model's to be woken by.
+      // What the program prints right after is the reply to the typing (an echo): a wake about it would be noise.
       this.watch?.ignoreFor(TYPING_REPLY_MS);
       this.listen();
-      if (report === "next-result") this.untold = combined(this.untold, input);
+      if (report === "next-result") this.news.userTyped(input);
     });
     this.typing = session;
     this.listen();
     return session;
-  }
-
-  /** What the user typed from the picker since the model's last result on the job, once. */
-  takeUserInput(): UserInput | undefined {
-    const input = this.untold;
-    this.untold = undefined;
-    return input;
   }
 
   /** Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops it. */
@@ -163,11 +171,4 @@ export class JobHolders {
   private listen(): void {
     this.watch?.suspend(this.call !== undefined || this.typing !== undefined);
   }
-}
-
-/** Two stretches of typing told as one. */
-function combined(earlier: UserInput | undefined, later: UserInput): UserInput {
-  if (!earlier) return later;
-  const bytes = earlier.bytes + later.bytes;
-  return { bytes, cancelled: bytes === 0 && earlier.cancelled && later.cancelled };
 }

@@ -4,10 +4,10 @@ import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Job, JobExit } from "./job.ts";
-import type { UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
+import type { DisarmedWake, PersonNews, UserInput } from "./person-news.ts";
 import type { WaitEnd } from "./wait.ts";
 
 /**
@@ -47,6 +47,8 @@ export interface JobSnapshot {
   attached: boolean;
   /** The user is typing into the job right now (the model may poll it, not write to it). */
   userTyping?: boolean;
+  /** A person has typed into the job: a wake about it never quotes its output (pattern, input). */
+  typedInto?: boolean;
   /** An exited job whose process groups still have members (a backgrounded descendant). */
   cleanup?: "unconfirmed";
 }
@@ -87,6 +89,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(context.listening && !job.exit ? { listening: context.listening } : {}),
     attached: job.attached !== undefined,
     ...(job.holders.userTyping ? { userTyping: true } : {}),
+    ...(job.holders.typedInto ? { typedInto: true } : {}),
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
   };
 }
@@ -124,6 +127,8 @@ export interface JobReport {
   inputWait?: InputWait;
   /** What the user typed into the job for this call (`ask_user`) or since the model's last result: a count, never the bytes. */
   userInput?: UserInput;
+  /** Wakes of the job a person disarmed since the model's last result on it (told once). */
+  userDisarmed?: DisarmedWake[];
   /** The listening addresses differ from what the job's previous result showed (news for the text). */
   listeningChanged?: boolean;
   /**
@@ -133,8 +138,22 @@ export interface JobReport {
   screen?: ScreenView;
 }
 
+/** What a person did to the job since the model's last result on it, as a result tells it once (see person-news.ts). */
+export interface NewsFields {
+  userInput?: UserInput;
+  userDisarmed?: DisarmedWake[];
+}
+
+/** A person's news as a result's fields. */
+export function newsFields(news: PersonNews | undefined): NewsFields {
+  return {
+    ...(news?.typed ? { userInput: news.typed } : {}),
+    ...(news?.disarmed ? { userDisarmed: news.disarmed } : {}),
+  };
+}
+
 /** What `kill_session` did. */
-export interface KillReport {
+export interface KillReport extends NewsFields {
   job: JobSnapshot;
   termination: Termination;
   /** The job had exited before the kill; nothing was signalled. */
@@ -144,7 +163,7 @@ export interface KillReport {
 }
 
 /** One job of `list_sessions`. */
-export interface JobListing extends JobSnapshot {
+export interface JobListing extends JobSnapshot, NewsFields {
   /** The exit was reported before; the job is listed again only because its groups linger. */
   alreadyReported?: boolean;
   /** Present when the running job seems blocked reading its own stdin. */

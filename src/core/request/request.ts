@@ -250,7 +250,8 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
 
 /**
  * `ask_user`: 1 to {@link MAX_ASK_USER_CHARS} characters, and the user's typing is the input, so no
- * `chars`, `chars_b64`, resize or absolute wait beside it. Then it waits like any write.
+ * `chars`, `chars_b64` (empty ones are the default, not input), resize or absolute wait beside it.
+ * Then it waits like any write.
  */
 function prepareAskUser(params: WriteParams): WriteRequest {
   const question = params.ask_user!;
@@ -260,7 +261,10 @@ function prepareAskUser(params: WriteParams): WriteRequest {
       `ask_user is ${chars} characters long; give 1 to ${MAX_ASK_USER_CHARS}: what the user should type, in a line they can read (e.g. "Enter the passphrase for ~/.ssh/id_ed25519"). Nothing was asked or written.`,
     );
   }
-  const beside = (["chars", "chars_b64", "cols", "rows", "yield_until"] as const).filter((key) => params[key] !== undefined);
+  // `chars: ""` (and `chars_b64: ""`) is the parameters' default, which models send with every call: no input of their own.
+  const beside = (["chars", "chars_b64", "cols", "rows", "yield_until"] as const).filter(
+    (key) => params[key] !== undefined && params[key] !== "",
+  );
   if (beside.length > 0) {
     throw new ExecRequestError(
       `ask_user cannot go with ${beside.join(", ")}: the user's typing is this call's input; send your own input in another call. Nothing was asked or written.`,

@@ -1,4 +1,5 @@
-import type { JobExit, JobSnapshot, StopReason } from "../../core/index.ts";
+import { Type } from "typebox";
+import type { DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
 /**
@@ -82,6 +83,32 @@ export function jobFields(job: JobSnapshot) {
 /** `user_input`: how many bytes the user typed into the job — never which. */
 export function userInputText(input: { bytes: number; cancelled: boolean }): string {
   return input.cancelled ? "0 bytes (cancelled)" : `${input.bytes} byte${input.bytes === 1 ? "" : "s"}`;
+}
+
+/**
+ * What a person did to the job that the model has not been told (`user_input` from the picker or
+ * `ask_user`, `user_disarmed` from the picker): in the model's next result on the job of any tool, once.
+ */
+export const userNewsSchema = {
+  user_input: Type.Optional(
+    Type.String({
+      description:
+        "How many bytes the user typed into the job (ask_user, or from the sessions picker since your last call on it), Enter included; never the bytes themselves. 0 bytes (cancelled): they typed nothing.",
+    }),
+  ),
+  user_disarmed: Type.Optional(
+    Type.Array(Type.Union([Type.Literal("exit_wake"), Type.Literal("wake_on_pattern")]), {
+      description: "Wakes of the job the user disarmed from the sessions picker since your last call on it: they will not wake you.",
+    }),
+  ),
+};
+
+/** The fields of {@link userNewsSchema} for a result, from what the core took for it. */
+export function userNewsFields(news: { userInput?: UserInput | undefined; userDisarmed?: DisarmedWake[] | undefined }) {
+  return {
+    ...(news.userInput ? { user_input: userInputText(news.userInput) } : {}),
+    ...(news.userDisarmed?.length ? { user_disarmed: [...news.userDisarmed] } : {}),
+  };
 }
 
 /** What `details` keep beside the fields: the command and the log's reason, bounded, for the UI. */

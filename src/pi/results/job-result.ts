@@ -6,7 +6,7 @@ import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { codexByteBudget } from "./codex-text.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, userInputText } from "./job-fields.ts";
+import { completionNote, inOrder, jobDetailExtras, jobFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
 import { carriesNews, type OutputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget, outputByteBudget } from "./token-budget.ts";
 import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
@@ -62,12 +62,7 @@ export const jobResultSchema = Type.Object({
       description: "armed: a later output line matching wake_on_pattern sends one follow-up prompt (first result after arming).",
     }),
   ),
-  user_input: Type.Optional(
-    Type.String({
-      description:
-        "How many bytes the user typed into the job (ask_user, or from the sessions picker since your last call on it), Enter included; never the bytes themselves. 0 bytes (cancelled): they typed nothing.",
-    }),
-  ),
+  ...userNewsSchema,
   user_typing: Type.Optional(Type.Literal(true, { description: "The user is typing into the job now: poll it, do not write to it." })),
   listening: Type.Optional(
     Type.Array(Type.String(), { description: "TCP addresses the running job listens on (127.0.0.1:8765, [::]:5173); empty when none." }),
@@ -185,6 +180,7 @@ const TEXT_ORDER = [
   "completion_notification",
   "wake_on_pattern",
   "user_input",
+  "user_disarmed",
   "user_typing",
   "wait_mode",
   "wait_status",
@@ -297,7 +293,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
     ...(extras.patternArmed ? { wake_on_pattern: extras.patternArmed } : {}),
-    ...(report.userInput ? { user_input: userInputText(report.userInput) } : {}),
+    ...userNewsFields(report),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),

@@ -1,8 +1,8 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { KillReport } from "../../core/index.ts";
+import type { DisarmedWake, KillReport } from "../../core/index.ts";
 import { headerLines, metadata, oneLine, seconds } from "./format.ts";
-import { exitFields, type KilledBy } from "./job-fields.ts";
+import { exitFields, type KilledBy, userNewsFields, userNewsSchema } from "./job-fields.ts";
 import { printedOf } from "./lean-header.ts";
 import { capOutputToBudget } from "./token-budget.ts";
 import { truncationFooterWriter } from "./truncation-footer.ts";
@@ -30,6 +30,7 @@ export const killResultSchema = Type.Object({
   wall_time_seconds: Type.Number(),
   output_bytes_total: Type.Integer(),
   failure_message: Type.Optional(Type.String()),
+  ...userNewsSchema,
   output: Type.String(),
 });
 
@@ -49,6 +50,8 @@ export interface KillDetails {
   cwd: string;
   wall_time_seconds: number;
   output_bytes_total: number;
+  user_input?: string;
+  user_disarmed?: DisarmedWake[];
   /** Where the output sits in the model's text, for the renderer. */
   output_at?: [number, number];
 }
@@ -93,6 +96,7 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     wall_time_seconds: seconds(report.wallMs),
     output_bytes_total: job.outputBytesTotal,
     ...(failure ? { failure_message: failure } : {}),
+    ...userNewsFields(report),
   };
   const header = headerLines(TITLES[status], { ...fields, ...(fields.survivors ? { survivors: fields.survivors.join(", ") } : {}) });
   const separated = `${header}\n---\n`;

@@ -2,7 +2,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/index.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { exitFields, stopMessage } from "./job-fields.ts";
+import { exitFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -32,6 +32,7 @@ const sessionSchema = Type.Object({
   wake_on_pattern: Type.Optional(Type.String({ description: "The armed pattern: a later matching output line wakes you." })),
   listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
   user_typing: Type.Optional(Type.Boolean({ description: "The user is typing into the job now: poll it, do not write to it." })),
+  ...userNewsSchema,
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   input_wait_reason: Type.Optional(Type.String()),
   cleanup: Type.Optional(
@@ -76,6 +77,7 @@ function entry(job: JobListing) {
     wake_armed: job.wakeArmed,
     ...(job.wakePattern !== undefined ? { wake_on_pattern: oneLine(job.wakePattern, 200) } : {}),
     ...(job.userTyping ? { user_typing: true } : {}),
+    ...userNewsFields(job),
     ...(job.listening && job.listening.length > 0 ? { listening: job.listening.map((address) => metadata(address)) } : {}),
     ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),

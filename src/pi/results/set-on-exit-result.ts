@@ -1,7 +1,8 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { PatternStatus, SetOnExitStatus, WakeChangeResult } from "../../core/index.ts";
+import type { DisarmedWake, PatternStatus, SetOnExitStatus, WakeChangeResult } from "../../core/index.ts";
 import { headerLines, metadata } from "./format.ts";
+import { userNewsFields, userNewsSchema } from "./job-fields.ts";
 
 /** Result of `set_on_exit`: what became of the job's exit wake and of its pattern. */
 
@@ -20,6 +21,7 @@ export const setOnExitResultSchema = Type.Object({
   status: Type.Optional(STATUS),
   wake_on_pattern: Type.Optional(Type.String({ description: 'The pattern as given; "" disarms it.' })),
   wake_on_pattern_status: Type.Optional(STATUS),
+  ...userNewsSchema,
 });
 
 export interface SetOnExitDetails {
@@ -29,6 +31,8 @@ export interface SetOnExitDetails {
   status?: SetOnExitStatus;
   wake_on_pattern?: string;
   wake_on_pattern_status?: PatternStatus;
+  user_input?: string;
+  user_disarmed?: DisarmedWake[];
 }
 
 const MEANING: Record<SetOnExitStatus, string> = {
@@ -67,6 +71,7 @@ export function setOnExitResult(
     ...(found?.onExit ? { status: found.onExit } : {}),
     ...(asked.wakeOnPattern !== undefined ? { wake_on_pattern: metadata(asked.wakeOnPattern) } : {}),
     ...(found?.pattern ? { wake_on_pattern_status: found.pattern } : {}),
+    ...(found ? userNewsFields(found) : {}),
   };
   if (!found) {
     const text = headerLines("[not found]", {
@@ -88,6 +93,7 @@ export function setOnExitResult(
           wake_on_pattern_meaning: `${PATTERN_MEANING[found.pattern]}${found.pattern === "armed" ? brief : ""}`,
         }
       : {}),
+    ...userNewsFields(found),
   });
   return { content: [{ type: "text", text }], details, structuredContent: { ...details } };
 }

@@ -1,6 +1,6 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AskTheUser, Job, TypingSession } from "../../core/index.ts";
-import { oneLine } from "../results/format.ts";
+import { bounded, oneLine } from "../results/format.ts";
 import { typeInOverlay } from "./typing-overlay.ts";
 
 /**
@@ -16,7 +16,9 @@ export function canAskPerson(ctx: Pick<ExtensionContext, "hasUI" | "mode">): boo
 
 /**
  * Lets the person type into `job` through `typing`, with `title` above (the model's words, or the
- * picker's); resolves once they are done. True when they sent nothing (a cancelled dialog, Ctrl+] at once).
+ * picker's); resolves once they are done, or once the job ends (the overlay sees the exit itself; the
+ * one-line input and the RPC dialog close on `typing.closed`). True when they sent nothing on purpose
+ * (a cancelled dialog, Ctrl+] at once); false when the job's end closed the dialog.
  */
 export async function letPersonType(
   ctx: Pick<ExtensionContext, "ui" | "mode">,
@@ -30,8 +32,15 @@ export async function letPersonType(
     await typeInOverlay(ctx.ui, job, typing, shown, signal);
     return typing.bytes === 0;
   }
-  const line = await ctx.ui.input(shown, undefined, signal ? { signal } : undefined);
-  if (line === undefined) return true;
+  const until = signal ? AbortSignal.any([signal, typing.closed]) : typing.closed;
+  const line = await ctx.ui.input(shown, undefined, { signal: until });
+  if (line === undefined) {
+    if (!typing.closed.aborted || signal?.aborted) return true;
+    // Pi forgets the dialog, but RPC has no message that closes a client's dialog: say why it no longer counts.
+    if (ctx.mode === "rpc")
+      ctx.ui.notify(`Session ${job.id} ended; the dialog "${bounded(shown, 80)}" is closed and nothing was sent.`, "info");
+    return false;
+  }
   await typing.type(Buffer.from(`${line}${job.tty ? "\r" : "\n"}`, "utf8"));
   return false;
 }

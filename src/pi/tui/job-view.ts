@@ -14,7 +14,8 @@ import { jobLabel } from "./jobs-ui.ts";
 /** The view's title and lines, as both presentations show them. */
 export function viewLines(job: JobSnapshot, view: HumanView): { title: string; lines: string[] } {
   if (view.kind === "output") {
-    const title = `${jobLabel(job)} — the last ${view.lines.length} lines of its output`;
+    const count = view.lines.length;
+    const title = `${jobLabel(job)} — ${count === 1 ? "the last line" : `the last ${count} lines`} of its output`;
     return { title, lines: view.lines.length ? view.lines : ["(no output yet)"] };
   }
   const { screen } = view;
@@ -74,12 +75,14 @@ class JobViewPanel implements Component {
 
 /**
  * Shows `job`'s view until the human closes it (TUI), or once as a notification (RPC). Its title is
- * the job as it is at each redraw: a job that exits while it is open is shown as ended.
+ * the job as it is at each redraw: a job that exits while it is open is shown as ended. `listening`:
+ * the ports the picker showed, kept in the title while the job runs (not scanned again per redraw).
  */
-export async function showJobView(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: Job): Promise<void> {
-  let label: JobSnapshot | undefined = runtime.snapshotOf(job.id);
+export async function showJobView(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: Job, listening?: string[]): Promise<void> {
+  const withPorts = (now: JobSnapshot | undefined) => (now && listening?.length && !now.exit ? { ...now, listening } : now);
+  let label: JobSnapshot | undefined = withPorts(runtime.snapshotOf(job.id));
   const current = async () => {
-    label = runtime.snapshotOf(job.id) ?? label;
+    label = withPorts(runtime.snapshotOf(job.id)) ?? label;
     return label ? viewLines(label, await humanView(job)) : undefined;
   };
   const first = await current();

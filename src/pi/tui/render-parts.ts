@@ -18,6 +18,8 @@ export interface RowState {
   startedAt?: number;
   endedAt?: number;
   interval?: NodeJS.Timeout;
+  /** Stops listening for a person's disarm of the exit wake this row says is armed. */
+  unwatchDisarm?: () => void;
 }
 
 export interface ResultLike {
@@ -111,6 +113,20 @@ export function outputBlock(container: Container, output: string, expanded: bool
     .join("\n");
   container.addChild(new Spacer(1));
   container.addChild(expanded ? new Text(styled, 0, 0) : new TailPreview(styled, theme));
+}
+
+/**
+ * An expanded job row (Ctrl+O): the whole text the model read for this result — its header, the
+ * output and any footer — exactly, made inert, under a label that says so.
+ */
+export function modelTextBlock(container: Container, text: string, theme: Theme): void {
+  container.addChild(new Spacer(1));
+  container.addChild(new Text(theme.fg("muted", "the text the model read:"), 0, 0));
+  const styled = safe(text.replace(/\n+$/, ""))
+    .split("\n")
+    .map((line) => theme.fg("toolOutput", line))
+    .join("\n");
+  container.addChild(new Text(styled, 0, 0));
 }
 
 export function reuse<T extends Component>(context: Context, make: () => T, is: (component: Component) => component is T): T {

@@ -13,6 +13,7 @@ import { type Component, Container, Text } from "@earendil-works/pi-tui";
 import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, visibleText } from "../../core/index.ts";
 import { bounded } from "../results/format.ts";
 import { notShownNote } from "../results/truncation-footer.ts";
+import { isExitWakeDisarmed, onExitWakeDisarmed } from "./disarmed-wakes.ts";
 import {
   ARGUMENT_CHARS,
   type Args,
@@ -22,6 +23,7 @@ import {
   exitWords,
   inline,
   isContainer,
+  modelTextBlock,
   outputBlock,
   outputOf,
   type ResultLike,
@@ -148,7 +150,10 @@ function jobResultComponent(
     container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
     return container;
   }
-  outputBlock(container, outputOf(result), options.expanded, theme);
+  // Expanded, a finished call shows what the model read, word for word; collapsed, the output's end.
+  if (options.expanded && !options.isPartial) modelTextBlock(container, textOf(result), theme);
+  else outputBlock(container, outputOf(result), options.expanded, theme);
+  watchDisarm(details, context);
   const { text, failed } = jobFooter(details, options, took === undefined ? "" : duration(took));
   const flags = jobFlags(details);
   const footer = theme.fg(failed ? "error" : "muted", text) + (flags.length ? theme.fg("warning", ` · ${flags.join(" · ")}`) : "");
@@ -157,10 +162,28 @@ function jobResultComponent(
   return container;
 }
 
+/** Whether the row says `wake armed`: the result armed it, and the person has not disarmed it from the picker since. */
+function wakeNote(details: Record<string, unknown>): string {
+  if (typeof details.completion_notification !== "string" || !details.completion_notification.startsWith("armed")) return "";
+  return isExitWakeDisarmed(details.session_id) ? " · wake disarmed" : " · wake armed";
+}
+
+/** A row that says `wake armed` redraws when the person disarms that wake (once: then it says so). */
+function watchDisarm(details: Record<string, unknown>, context: Context): void {
+  if (wakeNote(details) !== " · wake armed") {
+    context.state.unwatchDisarm?.();
+    context.state.unwatchDisarm = undefined;
+    return;
+  }
+  context.state.unwatchDisarm ??= onExitWakeDisarmed(() => {
+    if (isExitWakeDisarmed(details.session_id)) context.invalidate();
+  });
+}
+
 /** A job row's footer line, and whether it reports a failure (a non-zero exit, a timeout). */
 function jobFooter(details: Record<string, unknown>, options: { expanded: boolean; isPartial: boolean }, time: string) {
   const session = `session ${inline(details.session_id)}`;
-  const armed = typeof details.completion_notification === "string" && details.completion_notification.startsWith("armed");
+  const armed = wakeNote(details);
   const cut = details.truncation !== undefined;
   if (options.isPartial) {
     const left = typeof details.yield_until === "string" ? Date.parse(details.yield_until) - Date.now() : Number.NaN;
@@ -172,14 +195,13 @@ function jobFooter(details: Record<string, unknown>, options: { expanded: boolea
     return { text: `elapsed ${time}${window}${details.session_id !== undefined ? ` · ${session}` : ""}`, failed: false };
   }
   // Esc ends the wait only: say so, rather than look like a stop.
-  if (details.status === "cancelled")
-    return { text: `still running in the background · ${session}${armed ? " · wake armed" : ""}`, failed: false };
+  if (details.status === "cancelled") return { text: `still running in the background · ${session}${armed}`, failed: false };
   const log = typeof details.log_path === "string" ? ` · log: ${inline(tildify(details.log_path), Infinity)}` : "";
   // The output is a screen rather than the stream: say so, since its rows read differently.
   const view = typeof details.view === "string" ? ` · ${inline(details.view)}` : "";
   if (details.status === "running") {
     return {
-      text: `yielded ${time} · ${session}${armed ? " · wake armed" : ""}${view}${options.expanded || cut ? log : ""}`,
+      text: `yielded ${time} · ${session}${armed}${view}${options.expanded || cut ? log : ""}`,
       failed: false,
     };
   }

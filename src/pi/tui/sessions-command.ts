@@ -3,9 +3,10 @@ import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/in
 import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { letPersonType } from "./ask-person.ts";
+import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
-import { currentLabel, type Pick, pickLive } from "./sessions-picker.ts";
+import { currentLabel, killAllQuestion, type Pick, pickLive } from "./sessions-picker.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
@@ -71,32 +72,83 @@ async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job:
     : `» you typed ${bytes} byte${bytes === 1 ? "" : "s"} into session ${job.jobId}`;
 }
 
-/** The picker where Pi draws no live list (an RPC client's dialog): the jobs as they were when it opened. */
+/**
+ * The picker where Pi draws no live list (an RPC client's dialog): the jobs as they were when it
+ * opened. "Kill all" asks first, as the live list does.
+ */
 async function pickByDialog(ctx: ExtensionCommandContext, live: JobSnapshot[]): Promise<Pick> {
   const labels = live.map((job) => jobLabel(job));
   const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
-  if (choice === KILL_ALL) return "kill-all";
+  if (choice === KILL_ALL) {
+    const sure = await ctx.ui.confirm(killAllQuestion(live), `Each gets SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s.`);
+    return sure ? "kill-all" : undefined;
+  }
   const job = choice === undefined ? undefined : live[labels.indexOf(choice)];
   return job ? { jobId: job.jobId } : undefined;
 }
 
-/** What the person may do with the job they picked, as it is now; what happened is told in their words. */
+/**
+ * The action menu of a job, open while the job runs: it closes by itself when the job ends (an
+ * action chosen for a running job would no longer mean the same). `"ended"` when it closed so.
+ */
+async function chooseAction(
+  ctx: ExtensionCommandContext,
+  runtime: ExecRuntime,
+  job: JobSnapshot,
+  label: string,
+  actions: string[],
+): Promise<string | undefined | "ended"> {
+  if (job.exit) return ctx.ui.select(label, actions);
+  const ended = new AbortController();
+  const hasEnded = () => {
+    const now = runtime.snapshotOf(job.jobId);
+    return now === undefined || now.exit !== undefined;
+  };
+  const unsubscribe = runtime.onChange(() => {
+    if (hasEnded()) ended.abort();
+  });
+  try {
+    if (hasEnded()) return "ended";
+    const action = await ctx.ui.select(label, actions, { signal: ended.signal });
+    return ended.signal.aborted ? "ended" : action;
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** `Session 3 ended (exit 0 after 4.1s) while its menu was open; the menu was closed.` */
+function endedWhileOpen(runtime: ExecRuntime, job: JobSnapshot): string {
+  const now = runtime.snapshotOf(job.jobId);
+  const how = now?.exit ? ` (${endedHow(now)})` : "";
+  return `Session ${job.jobId} ended${how} while its menu was open; the menu was closed.`;
+}
+
+/**
+ * What the person may do with the job they picked, as it is now; what happened is told in their
+ * words. The menu opens on View (harmless); Kill is never the first entry.
+ */
 async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked: JobSnapshot): Promise<void> {
-  const { job, label, gone } = currentLabel(runtime, picked);
+  const { job, label, gone } = currentLabel(runtime, picked, new Map(picked.listening ? [[picked.jobId, picked.listening]] : []));
   const running = !gone && !job.exit;
   const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
   const disarms = running ? [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])] : [];
-  const actions = running ? [KILL, view, TYPE, ...disarms, CANCEL] : [...(gone ? [] : [view]), KILL, CANCEL];
-  const action = await ctx.ui.select(label, actions);
+  const actions = running ? [view, TYPE, ...disarms, KILL, CANCEL] : [view, CANCEL];
+  const action = await chooseAction(ctx, runtime, job, label, actions);
+  if (action === "ended") {
+    ctx.ui.notify(endedWhileOpen(runtime, job), "info");
+    return;
+  }
   if (action === TYPE) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
   if (action === KILL) ctx.ui.notify(await killJob(runtime, job.jobId), "info");
   if (action === view) {
     const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);
-    if (target) await showJobView(ctx, runtime, target);
+    if (target) await showJobView(ctx, runtime, target, job.listening);
     else ctx.ui.notify(`Session ${job.jobId} has ended and its output was read; the full output is in ${metadata(job.logPath)}.`, "info");
   }
   if (action === DISARM) {
-    const outcome = runtime.setOnExit(job.jobId, { onExit: "none" });
+    // The person's disarm is told to the model in its next result on the job, and the rows stop saying `wake armed`.
+    const outcome = runtime.setOnExit(job.jobId, { onExit: "none" }, "user");
+    if (outcome.found && outcome.onExit === "disarmed") exitWakeDisarmedByPerson(job.jobId);
     ctx.ui.notify(
       outcome.found && outcome.onExit === "disarmed"
         ? `Session ${job.jobId} will not wake the model when it exits.`
@@ -107,7 +159,7 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
     );
   }
   if (action === DISARM_PATTERN) {
-    const outcome = runtime.setOnExit(job.jobId, { wakePattern: null });
+    const outcome = runtime.setOnExit(job.jobId, { wakePattern: null }, "user");
     ctx.ui.notify(
       outcome.found && outcome.pattern === "disarmed"
         ? `Session ${job.jobId}'s wake_on_pattern is disarmed.`
@@ -125,10 +177,11 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
  */
 export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
   pi.registerCommand(SESSIONS_COMMAND, {
-    description: "List running unified-exec jobs; view one's screen or output, kill one or all, or disarm a wake",
+    description: "List running unified-exec jobs: view one's screen or output, type into it, disarm its wakes, kill it, or kill all",
     handler: async (_args: string, ctx: ExtensionCommandContext) => {
       const runtime = runtimes.existing(ctx.sessionManager);
-      const live = runtime?.liveJobs({ ports: true }) ?? [];
+      // In the order they were started (ids count up at spawn), whatever order they were published in.
+      const live = (runtime?.liveJobs({ ports: true }) ?? []).sort((a, b) => a.jobId - b.jobId);
       if (!ctx.hasUI) {
         const text = live.length
           ? ["unified-exec sessions running:", ...live.map((job) => `- ${jobLabel(job)}`)].join("\n")

@@ -38,6 +38,29 @@ describe("the text a pattern requires", () => {
     assert.deepEqual(chars("Wörld"), [["ö", "W", "d"]]);
   });
 
+  it("under (?i) a character stands for every ASCII character RE2 folds it with: ſ for s and S, the Kelvin sign for k and K", () => {
+    assert.deepEqual(chars("(?i)ſtatus"), [["ſ/S/s", "u/U", "s/S"]]);
+    assert.deepEqual(chars("(?i)\u212Aelvin")?.[0]?.[0], "\u212A/K/k");
+    assert.deepEqual(chars("(?i)Kelvin")?.[0]?.[0], "K/k", "ASCII k: the Kelvin sign is never in a chunk passed over");
+    assert.deepEqual(chars("(?i)é"), [["é"]], "no ASCII folds: a plain chunk cannot hold it");
+  });
+
+  it("finds (?i)ſtatus and (?i)\u212Aelvin in plain ASCII lines, as RE2 matches them, with and without the pass-over", () => {
+    for (const [pattern, line] of [
+      ["(?i)ſtatus", "STATUS ok"],
+      ["(?i)ſtatus", "the status is fine"],
+      ["(?i)\u212Aelvin", "300 kelvin"],
+      ["(?i)\u212Aelvin", "KELVIN scale"],
+    ] as const) {
+      assert.ok(compileUntilPattern(pattern).test(line), `RE2 matches ${line} with ${pattern}`);
+      for (const prefilter of [true, false]) {
+        const { hits, feed } = watch(pattern, { prefilter });
+        feed(`nothing here\n${line}\n`);
+        assert.deepEqual(hits, [{ line, count: 1 }], `${pattern} on ${line}, prefilter ${prefilter}`);
+      }
+    }
+  });
+
   it("has none where an alternative requires nothing or flags change midway", () => {
     for (const source of ["x*", "foo|", "a(?i)b", "(?i:err)", "[Ee]", ".+", "\\d{3}"])
       assert.equal(requiredText(source), undefined, source);
@@ -67,6 +90,15 @@ describe("wake_on_pattern's watch of a job's lines", () => {
     assert.deepEqual(hits, []);
     feed("OR here\nxx\x1b[31mERROR\x1b[0m red\nERR\x00OR\n");
     assert.deepEqual(hits, [{ line: "an ERROR here", count: 3 }]);
+  });
+
+  it("reports a long line as a window of at most 300 characters around the match, … where cut", () => {
+    const { hits, feed } = watch("ERROR");
+    const line = `${"x".repeat(400)} ERROR disk full ${"y".repeat(20)}`;
+    feed(`${line}\n`);
+    const shown = hits[0]!.line;
+    assert.ok(shown.length <= 300, `${shown.length} characters`);
+    assert.match(shown, /^….* ERROR disk full y+$/, "the match is in the window, the cut start marked");
   });
 
   it("tests the unfinished last line once the job has been quiet for a second, and again only when it grows", () => {

@@ -101,7 +101,7 @@ describe("the user types into a job from the picker", () => {
 
 describe("the reply to the user's typing", () => {
   for (const tty of [false, true]) {
-    it(`what the job prints back at once (an echo) never wakes the model, on a ${tty ? "PTY" : "pipe"}; later lines do`, async () => {
+    it(`what the job prints back at once (an echo) never wakes the model, on a ${tty ? "PTY" : "pipe"}; later lines do, unquoted`, async () => {
       const { runtime, batches } = made();
       const script = 'IFS= read -r line; echo "you said $line"; sleep 2; echo READY; sleep 300';
       const id = runningId(await runtime.exec(exec(script, { tty, wake_on_pattern: `${SECRET}|READY` })))!;
@@ -111,10 +111,13 @@ describe("the reply to the user's typing", () => {
       await taken.typing.type(Buffer.from(`my password is ${SECRET}${tty ? "\r" : "\n"}`));
       taken.typing.end();
       await waitFor(() => batches.length > 0, "the later line's wake", 10_000);
+      await quietFor(300);
+      const wakes = batches.flatMap((batch) => batch.patterns ?? []);
+      // One wake and nothing counted before it: the reply (an echo of the secret) was not tested, the line after it was.
       assert.deepEqual(
-        batches.flatMap((batch) => batch.patterns ?? []).map((wake) => wake.line),
-        ["READY"],
-        "the reply (an echo of the secret) was not tested; the line after it was",
+        wakes.map((wake) => [wake.line, wake.lineWithheld, wake.more]),
+        [["", true, 0]],
+        "a job typed into is never quoted",
       );
     });
   }
@@ -136,7 +139,8 @@ describe("the reply to the user's typing", () => {
       );
       const lines = () => batches.flatMap((batch) => batch.patterns ?? []);
       await waitFor(() => lines().length === ids.length, "every job's READY wake", 20_000);
-      assert.deepEqual(new Set(lines().map((wake) => wake.line)), new Set(["READY"]));
+      assert.deepEqual(new Set(lines().map((wake) => wake.jobId)), new Set(ids), "one wake per job");
+      assert.deepEqual(new Set(lines().map((wake) => `${wake.lineWithheld}:${wake.line}:${wake.more}`)), new Set(["true::0"]));
     } finally {
       stopBurners();
     }
@@ -225,6 +229,13 @@ describe("ask_user: the model hands a prompt to the user", () => {
     assert.throws(() => prepareWrite({ session_id: 1, ask_user: "" }, process.env), /ask_user is 0 characters long/);
     assert.throws(() => prepareWrite({ session_id: 1, ask_user: "x".repeat(301) }, process.env), /ask_user is 301 characters long/);
     assert.equal(prepareWrite({ session_id: 1, ask_user: "é".repeat(300) }, process.env).askUser?.question.length, 300);
+  });
+
+  it('accepts chars: "" and chars_b64: "", the defaults models send with every call', () => {
+    for (const extra of [{ chars: "" }, { chars_b64: "" }, { chars: "", chars_b64: "" }]) {
+      const request = prepareWrite({ session_id: 1, ask_user: "Type it", ...extra }, process.env);
+      assert.deepEqual([request.askUser?.question, request.input], ["Type it", undefined]);
+    }
   });
 
   it("every key reaches a raw-mode program in order, with CPU burners beside it (5 runs)", async () => {

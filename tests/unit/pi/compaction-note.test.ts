@@ -29,4 +29,15 @@ describe("the note after a compaction", () => {
     assert.match(lines[2]!, /listening 127\.0\.0\.1:9000, .*127\.0\.0\.1:9007 and 192 more \(list_sessions shows them\)/);
     assert.ok(note.length < 1_000, `${note.length} characters`);
   });
+
+  it("also lists the jobs that exited unread, with their exit code", () => {
+    const ended = { ...job(5, []), command: "make test", exit: { exitCode: 2, signal: null } } as JobSnapshot;
+    const killed = { ...job(6, []), command: "srv", exit: { exitCode: 143, signal: "SIGTERM" } } as JobSnapshot;
+    const note = jobsNote([job(3, [])], [ended, killed]);
+    assert.match(note, /\nThese jobs you started have exited; you have not read their end yet \(write_stdin reads it once\):\n/);
+    assert.match(note, /\n- session_id 5 · exited 2 · `make test`\n- session_id 6 · exited 143 \(SIGTERM\) · `srv`$/);
+    const only = jobsNote([], [ended]);
+    assert.match(only, /^\[unified-exec jobs\] The conversation was compacted\. These jobs you started have exited/);
+    assert.doesNotMatch(only, /still running/);
+  });
 });

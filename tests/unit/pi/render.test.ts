@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
+import { exitWakeDisarmedByPerson } from "../../../src/pi/tui/disarmed-wakes.ts";
 import { execCommandRenderer, showInput, writeStdinRenderer } from "../../../src/pi/tui/render.ts";
 import { killSessionRenderer, listSessionsRenderer, setOnExitRenderer } from "../../../src/pi/tui/summary-renderers.ts";
 import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
@@ -71,6 +72,30 @@ describe("renderers", () => {
     assert.ok(expanded.includes("line 1"));
   });
 
+  it("exec_command and write_stdin expanded (Ctrl+O): the exact text the model read, header and all, under a label; collapsed: the output only", () => {
+    const result = jobResultText("ready on :3000\n", "[still running]\nsession_id: 3\nwait_status: matched\nlistening: 127.0.0.1:3000");
+    const details = { ...result.details, status: "running", session_id: 3 };
+    for (const renderer of [execCommandRenderer, writeStdinRenderer]) {
+      const expanded = lines(renderer.renderResult({ ...result, details }, { expanded: true, isPartial: false }, theme, context({})), 200);
+      const at = expanded.indexOf("the text the model read:");
+      assert.ok(at !== -1, expanded.join("\n"));
+      assert.deepEqual(expanded.slice(at + 1, at + 7), [
+        "[still running]",
+        "session_id: 3",
+        "wait_status: matched",
+        "listening: 127.0.0.1:3000",
+        "---",
+        "ready on :3000",
+      ]);
+      const collapsed = lines(
+        renderer.renderResult({ ...result, details }, { expanded: false, isPartial: false }, theme, context({})),
+        200,
+      );
+      assert.ok(collapsed.includes("ready on :3000"));
+      assert.ok(!collapsed.some((line) => line.startsWith("wait_status")), "collapsed, the header stays hidden");
+    }
+  });
+
   it("says when the model was shown only part of the output, from details alone (real results, both formats)", async () => {
     const { jobResult } = await import("../../../src/pi/results/job-result.ts");
     const { jobReport } = await import("../../helpers/reports.ts");
@@ -99,6 +124,24 @@ describe("renderers", () => {
       lines(execCommandRenderer.renderResult(result, { expanded, isPartial: false }, theme, context({}))).at(-1);
     assert.equal(footer(false), "yielded 4.2s · session 2 · wake armed");
     assert.equal(footer(true), "yielded 4.2s · session 2 · wake armed · log: /tmp/l/job-2.log");
+  });
+
+  it("a row that said wake armed redraws and says wake disarmed once the person disarms that wake from the picker", () => {
+    const result = {
+      content: [{ type: "text", text: "[still running]\nsession_id: 77\n---\nstarted\n" }],
+      details: { status: "running", session_id: 77, log_path: "/tmp/l/job-77.log", completion_notification: "armed" },
+    };
+    let redraws = 0;
+    const row = context({}, { invalidate: () => redraws++ });
+    const footer = () => lines(execCommandRenderer.renderResult(result, { expanded: false, isPartial: false }, theme, row)).at(-1);
+    assert.equal(footer(), "yielded 4.2s · session 77 · wake armed");
+    exitWakeDisarmedByPerson(78);
+    assert.equal(redraws, 0, "another job's disarm");
+    exitWakeDisarmedByPerson(77);
+    assert.equal(redraws, 1);
+    assert.equal(footer(), "yielded 4.2s · session 77 · wake disarmed");
+    exitWakeDisarmedByPerson(77);
+    assert.equal(redraws, 1, "it no longer listens");
   });
 
   it("while a call waits, the row shows its clock, the real window and the session from the first update", () => {

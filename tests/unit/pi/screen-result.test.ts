@@ -108,7 +108,10 @@ describe("the TUI row of a screen result", () => {
       .renderResult(result, { expanded: true, isPartial: false }, plain as unknown as Theme, { ...context, durationMs: 251 })
       .render(100)
       .map((line) => line.trimEnd());
-    assert.deepEqual(drawn.slice(1, 6), screen().lines);
+    // Expanded, the row is the text the model read: its header, `---`, then the screen's rows.
+    const rows = drawn.indexOf("---") + 1;
+    assert.ok(rows > 0 && drawn.includes("the text the model read:"), drawn.join("\n"));
+    assert.deepEqual(drawn.slice(rows, rows + 5), screen().lines);
     assert.match(drawn.at(-1)!, /^yielded 0\.3s · session 3 · screen \(alternate screen\) · log: /);
   });
 });
@@ -130,9 +133,6 @@ describe("the human's view of a job", () => {
     });
     assert.deepEqual(viewLines(pipe, { kind: "output", lines: [] }).lines, ["(no output yet)"]);
     const ended = snapshot({ jobId: 5, command: "make", elapsedMs: 3_500, exit: { exitCode: 143, signal: null } });
-    assert.equal(
-      viewLines(ended, { kind: "output", lines: ["a"] }).title,
-      "5 · exit 143 after 3.5s · make — the last 1 lines of its output",
-    );
+    assert.equal(viewLines(ended, { kind: "output", lines: ["a"] }).title, "5 · exit 143 after 3.5s · make — the last line of its output");
   });
 });

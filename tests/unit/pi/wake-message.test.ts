@@ -1,6 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { wakeText } from "../../../src/pi/wake-message.ts";
+import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
+import { renderWakeMessage, wakeText } from "../../../src/pi/wake-message.ts";
+
+initTheme();
+const plain = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t } as unknown as Theme;
+const drawn = (details: unknown, expanded = false) =>
+  renderWakeMessage(
+    { role: "custom", customType: "unified-exec-wake", content: "", display: true, details, timestamp: 0 } as never,
+    { expanded, outputPad: 0 },
+    plain,
+  )!
+    .render(400)
+    .map((line) => line.trimEnd())
+    .join("\n");
 
 describe("wake prompt", () => {
   it("names each job with bounded metadata and counts the rest", () => {
@@ -35,5 +48,30 @@ describe("wake prompt", () => {
     assert.doesNotMatch(both, /set_on_exit to arm it again/);
     const running = wakeText({ jobs: [], more: 0, patterns: [pattern] });
     assert.match(running, /wake_on_pattern disarmed after 10 wakes: set_on_exit to arm it again/);
+  });
+
+  it("quotes a long line as a window around the match, in the prompt (≤ 300 characters) and in the row (≤ 80)", () => {
+    const line = `${"a".repeat(380)} ERROR disk full ${"b".repeat(24)}`;
+    const pattern = { jobId: 3, pattern: "ERROR", line, command: "srv", more: 0, disarmed: false };
+    const quoted = /\n {2}line: (.*)\n/.exec(wakeText({ jobs: [], more: 0, patterns: [pattern] }))![1]!;
+    assert.ok(quoted.length <= 300, `${quoted.length} characters`);
+    assert.match(quoted, /^…a+ ERROR disk full b+$/);
+    const row = drawn({ jobs: [], more: 0, patterns: [{ ...pattern, line: quoted }] });
+    const shown = /matched \/ERROR\/ · (.*)$/.exec(row)![1]!;
+    assert.ok(shown.length <= 80, `${shown.length} characters`);
+    assert.match(shown, /ERROR disk full/);
+  });
+
+  it("a job a person typed into: the prompt and the row say a line matched without quoting it", () => {
+    const pattern = { jobId: 5, pattern: "stored credential", line: "", lineWithheld: true, command: "vault", more: 0, disarmed: false };
+    const text = wakeText({ jobs: [], more: 0, patterns: [pattern] });
+    assert.match(
+      text,
+      /- session 5 printed a line matching \/stored credential\/ · `vault`\n {2}line: not quoted: a person typed into this job; write_stdin reads it\n/,
+    );
+    assert.match(
+      drawn({ jobs: [], more: 0, patterns: [pattern] }),
+      /🔔 session 5 matched \/stored credential\/ · line not quoted \(typed into\)/,
+    );
   });
 });

@@ -7,6 +7,7 @@ export type { CallKind, ObservedExit, Receipt } from "./completion/completion-le
 export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
+export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";

@@ -35,6 +35,8 @@ export class JobReports {
   private readonly ports: ListeningPorts;
   /** What each job's previous result showed of its listening addresses (a result says only news). */
   private readonly shownListening = new WeakMap<Job, string>();
+  /** The pids each job's previous result named as left running by its shell. */
+  private readonly shownBackground = new WeakMap<Job, string>();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -83,14 +85,17 @@ export class JobReports {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    // One read of the process table serves the input-wait probe and the listening scan.
-    const [inputWait, listening] = oneTableFor(() => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id)] as const);
+    // One read of the process table serves the input-wait probe, the listening scan and the background.
+    const [inputWait, listening, background] = oneTableFor(
+      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
+    );
     const shown = listening?.join(", ") ?? "";
     // A wait `until_listening` ended names the address even when an earlier result showed it.
     const listeningChanged = listening !== undefined && (step.end === "listening" || shown !== (this.shownListening.get(job) ?? ""));
     if (listening !== undefined) this.shownListening.set(job, shown);
+    const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
     return {
-      job: this.snapshot(job, { hideExit: cancelled, listening }),
+      job: this.snapshot(job, { hideExit: cancelled, listening, background }),
       window: step.window,
       waitEnd: step.end,
       wallMs: performance.now() - step.startMono,
@@ -104,7 +109,16 @@ export class JobReports {
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
       ...this.news(job),
+      ...(backgroundChanged ? { backgroundChanged } : {}),
     };
+  }
+
+  /** Whether `pids` (what the job's shell left running now) differ from what its previous result named; remembers them. */
+  private newsOfBackground(job: Job, pids: number[] | undefined): boolean {
+    const key = pids?.join(",") ?? "";
+    const changed = key !== "" && key !== (this.shownBackground.get(job) ?? "");
+    this.shownBackground.set(job, key);
+    return changed;
   }
 
   /** `consume`: the result carries the exit and the unread output (the model's kill of a registered job). */
@@ -149,7 +163,7 @@ export class JobReports {
       const inputWait = job.exit ? undefined : job.inputWait();
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id) }),
+        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id), background: job.backgroundNow(true) }),
         ...(inputWait?.likely ? { inputWait } : {}),
         ...this.news(job),
       };

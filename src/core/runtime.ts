@@ -366,8 +366,9 @@ export class ExecRuntime {
     const job = await this.launcher.launch(this.registry.allocateId(), request, admit);
     this.registry.add(job);
     this.tracked.add(job);
+    // The watchdog learns when the shell exited, even when what it started runs on in the job.
+    job.onShellExit(() => this.orphans.leaderExited(job));
     job.onExit(() => {
-      this.orphans.leaderExited(job);
       this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       this.changed();
     });

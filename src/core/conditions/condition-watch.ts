@@ -75,3 +75,27 @@ export function byteEnd(bytes: Buffer, text: string, end: number): number {
   }
   return at + 1;
 }
+
+/** A conditional wait as a call holds it: `met` resolves with the condition that ends it, `matchedLine` names the line. */
+export interface UntilHandle {
+  met: Promise<"matched" | "quiet">;
+  wrote(text: string): void;
+  matchedLine(): string | undefined;
+}
+
+/** A {@link ConditionWatch} for `spec` (after the unfinished line `partialLine`), and the handle a call holds. */
+export function untilWatch(spec: UntilSpec, partialLine: string): { watch: ConditionWatch; handle: UntilHandle } {
+  let resolve!: (end: "matched" | "quiet") => void;
+  const met = new Promise<"matched" | "quiet">((done) => {
+    resolve = done;
+  });
+  const watch = new ConditionWatch(spec, partialLine, (outcome) => resolve(outcome.status));
+  return {
+    watch,
+    handle: {
+      met,
+      wrote: (text) => watch.wrote(text),
+      matchedLine: () => (watch.outcome?.status === "matched" ? watch.outcome.match.line : undefined),
+    },
+  };
+}

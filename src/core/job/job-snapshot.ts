@@ -3,7 +3,9 @@ import type { InputWait } from "../conditions/input-wait.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
+import type { Background } from "./background.ts";
 import type { Job, JobExit } from "./job.ts";
+import type { ShellExit } from "./job-ending.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
@@ -51,6 +53,10 @@ export interface JobSnapshot {
   typedInto?: boolean;
   /** An exited job whose process groups still have members (a backgrounded descendant). */
   cleanup?: "unconfirmed";
+  /** The shell exited while processes it started run on (the job runs until they end): its exit. */
+  shellExit?: ShellExit;
+  /** What the shell left running, when the report builder looked (it reads the process table). */
+  background?: Background;
 }
 
 /** What the snapshot builder needs beyond the job. */
@@ -64,6 +70,8 @@ export interface SnapshotContext {
   hideExit?: boolean;
   /** The exited job's groups were found alive (only listings look: it reads the process table). */
   lingering?: boolean;
+  /** What the shell left running (`Job.backgroundNow`), read by the report builder. */
+  background?: ReturnType<Job["backgroundNow"]>;
 }
 
 export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
@@ -91,6 +99,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.holders.userTyping ? { userTyping: true } : {}),
     ...(job.holders.typedInto ? { typedInto: true } : {}),
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
+    ...(context.background && !exit ? { shellExit: context.background.shellExit, background: context.background.processes } : {}),
   };
 }
 
@@ -131,6 +140,8 @@ export interface JobReport {
   userDisarmed?: DisarmedWake[];
   /** The listening addresses differ from what the job's previous result showed (news for the text). */
   listeningChanged?: boolean;
+  /** The processes the shell left running differ from what the job's previous result showed (news for the text). */
+  backgroundChanged?: boolean;
   /**
    * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
    * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.

@@ -11,7 +11,7 @@ export { watchUntil } from "./until-watch.ts";
  * cancelled call reads nothing, so the job stays exactly as it was for the next call.
  */
 export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
-  if (plan.resize && !job.leaderExited) job.resize(plan.resize);
+  if (plan.resize && !job.ending) job.resize(plan.resize);
   const watch = plan.until ? watchUntil(job, plan.until, plan.readListening) : undefined;
   if (watch && plan.input && job.tty) watch.wrote(writtenText(plan.input));
   const input = plan.input ? await job.send(plan.input, plan.deadlineMono) : undefined;

@@ -22,11 +22,9 @@ export interface Stoppable {
   readonly pid: number | undefined;
   /** The leader has exited (its last output may still be draining). */
   readonly leaderExited: boolean;
-  /** The exit is final. */
-  readonly final: boolean;
+  /** Set once the exit is final. */
+  readonly exit: unknown;
   groups(): number[];
-  /** Signals every group of the job; throws when a signal cannot be sent. */
-  signal(signal: NodeJS.Signals): boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -35,7 +33,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function gone(job: Stoppable, timeoutMs: number): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    if (job.final && aliveGroups(job.groups()).length === 0) return true;
+    if (job.exit !== undefined && aliveGroups(job.groups()).length === 0) return true;
     if (performance.now() >= deadline) return false;
     await sleep(Math.min(GROUP_PROBE_INTERVAL_MS, Math.max(1, deadline - performance.now())));
   }
@@ -45,14 +43,19 @@ async function gone(job: Stoppable, timeoutMs: number): Promise<boolean> {
  * Stops a job: `signal` to its groups, SIGKILL after {@link KILL_GRACE_MS} if anything of it is left
  * (SIGKILL itself skips the grace), then a bounded wait for the kernel to confirm. Reports whether it
  * escalated and what is known of the cleanup; a signal that cannot be sent is a failure, not a throw.
+ * `signalGroups` signals every group of the job and throws when a signal cannot be sent.
  */
-export async function stopJob(job: Stoppable, signal: NodeJS.Signals): Promise<Termination> {
+export async function stopJob(
+  job: Stoppable,
+  signal: NodeJS.Signals,
+  signalGroups: (signal: NodeJS.Signals) => void,
+): Promise<Termination> {
   // Seen before the signal, so a descendant that escapes the group (setsid) can still be accounted for.
   const descendants = job.pid !== undefined && !job.leaderExited ? descendantsOf(job.pid) : [];
   let failure: string | undefined;
   const send = (sig: NodeJS.Signals) => {
     try {
-      job.signal(sig);
+      signalGroups(sig);
     } catch (error) {
       failure ??= `${sig} could not be sent: ${(error as Error).message}`;
     }
@@ -65,10 +68,11 @@ export async function stopJob(job: Stoppable, signal: NodeJS.Signals): Promise<T
   }
   const confirmedGone = failure ? false : await gone(job, KILL_CONFIRM_MS);
   const survivors = livingPids(descendants);
-  const cleanup = !job.final
-    ? "pending"
-    : confirmedGone && survivors.length === 0 && process.platform !== "win32"
-      ? "confirmed"
-      : "unconfirmed";
+  const cleanup =
+    job.exit === undefined
+      ? "pending"
+      : confirmedGone && survivors.length === 0 && process.platform !== "win32"
+        ? "confirmed"
+        : "unconfirmed";
   return { signal, escalated, cleanup, survivors, ...(failure ? { failure } : {}) };
 }

@@ -5,8 +5,7 @@
  *
  * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
  */
-import { constants as osConstants } from "node:os";
-import { ConditionWatch } from "../conditions/condition-watch.ts";
+import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, probeInputWait } from "../conditions/input-wait.ts";
 import type { PatternHit } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
@@ -17,7 +16,8 @@ import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
 import { LOG_FLUSH_ON_EXIT_MS, TYPED_DELIVERY_MS } from "../shared/constants.ts";
 import type { LeaderExit, Transport } from "../transport/types.ts";
-import { ExitDrain } from "./exit-drain.ts";
+import type { Background } from "./background.ts";
+import { exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
@@ -28,9 +28,10 @@ import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 export type { JobExit, JobSpec, StepPlan, StepResult, StopReason } from "./job-types.ts";
 
 /**
- * One command's process and everything known about it, in three states: `running` (the leader
- * lives), `draining` (the leader exited; its last output is still being read, see
- * {@link ExitDrain}), `final` (the exit is fixed and reported to listeners). Its output goes to
+ * One command's process and everything known about it, in four states (see {@link JobEnding}):
+ * `running` (the leader lives), `background` (the leader exited, processes of its group — PTY:
+ * session — run on), `draining` (nothing of it runs; its last output is still being read), `final`
+ * (the exit is fixed and reported to listeners). Its output goes to
  * {@link JobOutput} and to its log, its input through {@link JobStdin}; its hard deadline runs on its
  * own timer. One call at a time is attached to it.
  */
@@ -46,27 +47,22 @@ export class Job {
   exitedMono: number | undefined;
   readonly tty: boolean;
   private readonly program: string;
-  private state: "running" | "draining" | "final" = "running";
   private readonly transport: Transport;
   private readonly log: JobLog;
   private readonly output: JobOutput;
   private readonly stdin: JobStdin;
   /** PTY jobs: the terminal's screen, fed from spawn. */
   private readonly screen: JobScreen | undefined;
-  private readonly drain = new ExitDrain(() => void this.finish());
+  private readonly end: JobEnding;
   private readonly deadlineTimer: NodeJS.Timeout;
   private size: { cols: number; rows: number } | undefined;
-  private leaderExit: LeaderExit | undefined;
   private final: JobExit | undefined;
   private finishing: Promise<void> | undefined;
   private stopReason: StopReason | undefined;
-  /** True while output reading is paused for the log to catch up. */
-  private pausedForLog = false;
-  /** The transport said `closed`: nothing more will be read. */
-  private streamsClosed = false;
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
   private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
+  private readonly shellExitListeners = new Set<() => void>();
   /** Who holds the job: the model's one attached call, the user typing; the pattern watch between them. */
   readonly holders: JobHolders;
   /** The last byte printed was a line break (or none was printed). */
@@ -80,6 +76,16 @@ export class Job {
     this.program = spec.program;
     this.deadlineMono = this.startedMono + spec.timeoutMs;
     this.output = new JobOutput(this.startedMono);
+    const job = this;
+    this.end = new JobEnding({
+      get pid() {
+        return job.pid;
+      },
+      get tty() {
+        return job.tty;
+      },
+      finish: (failure) => void this.finish(failure),
+    });
     this.holders = new JobHolders(spec.id);
     const stopOnQuota = spec.logs.config.onQuota === "stop";
     this.log = spec.logs.open(spec.id, {
@@ -95,9 +101,9 @@ export class Job {
       closed: () => this.onClosed(),
     });
     this.tty = this.transport.kind === "pty";
-    this.stdin = new JobStdin(this.transport, { over: () => this.state === "final", userHolds: () => this.holders.userTyping });
+    this.stdin = new JobStdin(this.transport, { over: () => this.end.state === "final", userHolds: () => this.holders.userTyping });
     // Built now, not on the first request: it answers the program's queries and follows the alternate screen.
-    const live = () => this.state !== "final";
+    const live = () => this.end.state !== "final";
     this.screen = this.tty && this.size ? new JobScreen(this.size, { write: (bytes) => this.transport.write(bytes), live }) : undefined;
     // Unref'd: the deadline must not keep a finished Pi alive; while the job lives, its process does.
     this.deadlineTimer = setTimeout(() => void this.terminate("SIGTERM", "timeout"), spec.timeoutMs);
@@ -109,9 +115,26 @@ export class Job {
     return this.final;
   }
 
-  /** True once the leader has exited, even while the last output is still being drained. */
+  /** True once the leader has exited, even while processes it left run on or the last output is drained. */
   get leaderExited(): boolean {
-    return this.state !== "running";
+    return this.end.state !== "running";
+  }
+
+  /** Nothing of the job runs any more: its exit is final or about to be (its last output is being read). */
+  get ending(): boolean {
+    return this.end.state === "draining" || this.end.state === "final";
+  }
+
+  /**
+   * While the shell's exit left processes running: its exit (the job's exit code to be) and what runs
+   * on, looked up now (names withheld once a person typed into the job); undefined otherwise. `told`:
+   * a result shows it to the model, so later waits no longer end at the shell's exit.
+   */
+  backgroundNow(told = false): { shellExit: ShellExit; processes: Background } | undefined {
+    const shellExit = this.end.shellExit;
+    const processes = this.end.backgroundNow(this.holders.typedInto);
+    if (told && processes) this.end.backgroundReported();
+    return shellExit && processes ? { shellExit, processes } : undefined;
   }
 
   /** The leader's pid, which is also its process group and session id; undefined when it never started. */
@@ -174,7 +197,8 @@ export class Job {
    * returns its lines itself), and reports each hit; `undefined` stops watching.
    */
   watchLines(pattern: LinePattern | undefined, onHit: (hit: PatternHit) => void): void {
-    this.holders.watchLines(this.state === "running" ? pattern : undefined, !this.atLineStart, onHit);
+    const live = this.end.state === "running" || this.end.state === "background";
+    this.holders.watchLines(live ? pattern : undefined, !this.atLineStart, onHit);
   }
 
   /**
@@ -182,7 +206,7 @@ export class Job {
    * never kept. Undefined when the job is over or the user holds it already.
    */
   startTyping(report: TypingReport): TypingSession | undefined {
-    if (this.state !== "running") return undefined;
+    if (this.end.state !== "running") return undefined;
     return this.holders.startTyping((bytes) => this.stdin.sendTyped(bytes, performance.now() + TYPED_DELIVERY_MS), report);
   }
 
@@ -190,11 +214,12 @@ export class Job {
    * Waits until the exit is final, `deadlineMono` passes or `signal` aborts. When the wait ends while
    * the leader has exited but its last output is still draining, the exit wins: it waits for it
    * rather than report a job that is gone as running (this also keeps a job that exits inside the
-   * early-exit grace from ever being published).
+   * early-exit grace from ever being published). A wait that sees the shell exit while processes it
+   * left run on ends `background` once they had their settle window and still run.
    */
   async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
-    const end = await waitForExit(this, deadlineMono, ends);
-    if (end === "exited" || !this.leaderExited) return end;
+    const end = await waitForExit(this, deadlineMono, { ...ends, background: (listener) => this.end.onBackgroundSettled(listener) });
+    if (end === "exited" || !this.ending) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
     return "exited";
   }
@@ -206,7 +231,7 @@ export class Job {
 
   /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
   inputWait(lastLine: string = this.output.lastLine): InputWait {
-    if (this.pid === undefined || this.state !== "running") return { likely: false };
+    if (this.pid === undefined || this.end.state !== "running") return { likely: false };
     return probeInputWait({
       pid: this.pid,
       stdin: this.transport.stdinIdentity,
@@ -238,18 +263,10 @@ export class Job {
    * Starts a conditional wait on what arrives (and what is unread): `met` resolves with the condition
    * that ends it, `matchedLine` names the line. For `exec_command`, which waits in two parts.
    */
-  watchUntil(spec: UntilSpec): { met: Promise<"matched" | "quiet">; wrote(text: string): void; matchedLine(): string | undefined } {
-    let resolve!: (end: "matched" | "quiet") => void;
-    const met = new Promise<"matched" | "quiet">((done) => {
-      resolve = done;
-    });
-    const watch = new ConditionWatch(spec, this.output.lastLine, (outcome) => resolve(outcome.status));
+  watchUntil(spec: UntilSpec): UntilHandle {
+    const { watch, handle } = untilWatch(spec, this.output.lastLine);
     this.output.startWatch(watch);
-    return {
-      met,
-      wrote: (text) => watch.wrote(text),
-      matchedLine: () => (watch.outcome?.status === "matched" ? watch.outcome.match.line : undefined),
-    };
+    return handle;
   }
 
   /** Sends input within the window (see {@link JobStdin}); never throws. */
@@ -277,12 +294,18 @@ export class Job {
 
   /** Our end of the job's streams is still open (a descendant may still print). */
   get streamsOpen(): boolean {
-    return !this.streamsClosed;
+    return !this.end.streamsClosed;
   }
 
   /** Closes our end of the job's streams (shutdown, after its processes were stopped): `closed` follows. */
   closeStreams(): void {
     this.transport.close();
+  }
+
+  /** Calls `listener` once when the leader (the shell) exits, whether or not the job ends with it (at once if it has). */
+  onShellExit(listener: () => void): void {
+    if (this.leaderExited) listener();
+    else this.shellExitListeners.add(listener);
   }
 
   /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
@@ -300,27 +323,13 @@ export class Job {
    * The first reason wins, and a job whose leader already exited keeps its own exit.
    */
   stopping(reason: StopReason): void {
-    if (this.state === "running") this.stopReason ??= reason;
+    if (this.end.state === "running" || this.end.state === "background") this.stopReason ??= reason;
   }
 
   /** Stops the job with escalation and evidence (see {@link stopJob}), recording who stopped it. */
   terminate(signal: NodeJS.Signals, reason: StopReason): Promise<Termination> {
     this.stopping(reason);
-    const job = this;
-    return stopJob(
-      {
-        pid: this.pid,
-        get leaderExited() {
-          return job.leaderExited;
-        },
-        get final() {
-          return job.final !== undefined;
-        },
-        groups: () => this.groups(),
-        signal: (sig) => this.transport.signal(sig),
-      },
-      signal,
-    );
+    return stopJob(this, signal, (sig) => this.transport.signal(sig));
   }
 
   private onData(chunk: Buffer): void {
@@ -328,37 +337,29 @@ export class Job {
     this.atLineStart = chunk[chunk.length - 1] === 0x0a;
     this.holders.printed(chunk);
     this.screen?.write(chunk);
-    this.drain.data();
-    if (!this.log.write(chunk) && !this.pausedForLog) {
+    this.end.data();
+    if (!this.log.write(chunk) && !this.end.paused) {
       // Backpressure: the child blocks on a full pipe until the disk catches up.
-      this.pausedForLog = true;
       this.transport.pause();
-      this.drain.pause();
+      this.end.pause();
     }
   }
 
   private resumeAfterLog(): void {
-    if (!this.pausedForLog) return;
-    this.pausedForLog = false;
+    if (!this.end.paused) return;
     this.transport.resume();
-    this.drain.resume();
+    this.end.resume();
   }
 
   private onLeaderExit(exit: LeaderExit): void {
-    this.leaderExit = exit;
-    this.state = "draining";
-    if (exit.error) {
-      void this.finish(`could not start ${this.program} in ${this.cwd}: ${exit.error.message}`);
-      return;
-    }
-    this.drain.start(this.pausedForLog);
+    this.end.leaderExited(exit, exit.error && `could not start ${this.program} in ${this.cwd}: ${exit.error.message}`);
+    for (const listener of this.shellExitListeners) listener();
+    this.shellExitListeners.clear();
   }
 
   private onClosed(): void {
-    this.streamsClosed = true;
     this.log.close();
-    this.drain.cancel();
-    if (this.state === "draining") void this.finish();
+    this.end.closed();
   }
 
   /** Fixes the exit once the output is drained, with the log complete up to it, and tells the listeners. */
@@ -368,7 +369,7 @@ export class Job {
   }
 
   private async fixExit(failure: string | undefined): Promise<void> {
-    this.drain.cancel();
+    this.end.fixing();
     clearTimeout(this.deadlineTimer);
     this.stdin.close();
     // The exit is reported with the log complete up to it, so the model can read the log at once.
@@ -379,14 +380,14 @@ export class Job {
     });
     await Promise.race([this.log.flushed(), hungDisk]);
     clearTimeout(timer);
-    const { code, signal } = this.leaderExit!;
+    const leader = this.end.leaderExit!;
     this.final = {
-      exitCode: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null),
-      signal,
+      exitCode: exitCodeOf(leader),
+      signal: leader.signal,
       ...(failure ? { failure } : {}),
       ...(this.stopReason ? { stoppedBy: this.stopReason } : {}),
     };
-    this.state = "final";
+    this.end.state = "final";
     this.exitedMono = performance.now();
     this.screen?.close();
     this.holders.close();

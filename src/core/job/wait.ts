@@ -3,9 +3,10 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
  * typed a message Pi delivers as a steer), or a condition of a conditional wait: a line matched
- * `until_pattern`, the job went quiet for `until_quiet_ms`, or it listened as `until_listening` asked.
+ * `until_pattern`, the job went quiet for `until_quiet_ms`, or it listened as `until_listening` asked;
+ * or the shell exited while processes it started run on (`background`: the job goes on without it).
  */
-export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening";
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
 
 /** The ends a conditional wait's own conditions can bring. */
 export type ConditionEnd = "matched" | "quiet" | "listening";
@@ -18,6 +19,8 @@ export interface WaitEnds {
   steer?: AbortSignal | undefined;
   /** A conditional wait's condition. */
   condition?: Promise<ConditionEnd> | undefined;
+  /** Subscribes to the shell's exit leaving processes running (after a short settle); returns an unsubscribe. */
+  background?: ((listener: () => void) => () => void) | undefined;
 }
 
 /** What a wait needs of a job: whether its exit is final, and a call when it becomes final. */
@@ -35,7 +38,7 @@ export interface ExitSource {
  * "running" for a job that is already gone.
  */
 export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
-  const { signal, steer, condition } = ends;
+  const { signal, steer, condition, background } = ends;
   if (job.exit) return Promise.resolve("exited");
   if (signal?.aborted) return Promise.resolve("aborted");
   if (steer?.aborted) return Promise.resolve("steered");
@@ -53,6 +56,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
       done = true;
       clearTimeout(timer);
       unsubscribe();
+      unsubscribeBackground?.();
       signal?.removeEventListener("abort", onAbort);
       steer?.removeEventListener("abort", onSteer);
       resolve(job.exit ? "exited" : end);
@@ -60,6 +64,7 @@ export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnd
     const onAbort = () => settle("aborted");
     const onSteer = () => settle("steered");
     const unsubscribe = job.onExit(() => settle("exited"));
+    const unsubscribeBackground = background?.(() => settle("background"));
     signal?.addEventListener("abort", onAbort, { once: true });
     steer?.addEventListener("abort", onSteer, { once: true });
     void condition?.then(settle);

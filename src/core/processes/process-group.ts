@@ -45,7 +45,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals, platform: Node
 }
 
 /** True when `kill(-pgid, 0)` finds members. EPERM means members exist that we may not signal. */
-function groupHasMembers(pgid: number): boolean {
+export function groupHasMembers(pgid: number): boolean {
   try {
     process.kill(process.platform === "win32" ? pgid : -pgid, 0);
     return true;

@@ -173,6 +173,49 @@ export function sessionGroups(sid: number, table: ProcessEntry[] | undefined = p
 }
 
 /**
+ * The living processes whose process group (`scope: "group"`) or session (`"session"`) is `id`, where
+ * the table tells it (sessions unknown to `ps`: the group instead). A job's leader leads both, so these
+ * are what a finished shell left running in the job; one that left with `setsid` is not among them.
+ */
+export function membersOf(id: number, scope: "group" | "session", table: ProcessEntry[] | undefined = processTable()): number[] {
+  if (!table) return [];
+  const bySession = scope === "session" && table.some((entry) => entry.sid !== undefined);
+  return table.filter((entry) => !entry.zombie && (bySession ? entry.sid : entry.pgid) === id).map((entry) => entry.pid);
+}
+
+/**
+ * Whether `pid` still lives (not a zombie) in group or session `id`: a cheap look at one process
+ * (/proc on Linux, `kill(pid, 0)` elsewhere, where zombies are reaped by init).
+ */
+export function stillMember(pid: number, id: number, scope: "group" | "session"): boolean {
+  const fields = procStat(pid);
+  if (fields) return fields[0] !== "Z" && fields[0] !== "X" && Number(fields[scope === "group" ? 2 : 3]) === id;
+  if (process.platform === "linux") return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The command line `pid` runs, its arguments joined by spaces; undefined when it cannot be read. */
+export function commandLineOf(pid: number): string | undefined {
+  if (process.platform === "linux") {
+    try {
+      const raw = readFileSync(`/proc/${pid}/cmdline`);
+      const text = raw.toString("utf8").replace(/\0+$/, "").replaceAll("\0", " ");
+      return text || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  if (process.platform === "win32") return undefined;
+  const ps = spawnSync("ps", ["-o", "command=", "-p", String(pid)], { encoding: "utf8", timeout: 5_000 });
+  return ps.status === 0 ? ps.stdout.trim() || undefined : undefined;
+}
+
+/**
  * Living processes other than this one whose environment holds `variable` with a value starting with
  * `prefix`. Children inherit their parent's environment whatever process group or session they move
  * to, so a variable set for every job finds the descendants that left its groups with `setsid`.

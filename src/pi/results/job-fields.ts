@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
+import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
 /**
@@ -67,6 +67,8 @@ export function exitFields(exit: JobExit | undefined) {
 export function jobFields(job: JobSnapshot) {
   return {
     ...(job.exit ? {} : { session_id: job.jobId }),
+    ...(job.shellExit ? { shell_exit_code: job.shellExit.code } : {}),
+    ...(job.background ? { background: backgroundLine(job.background) } : {}),
     ...exitFields(job.exit),
     log_path: metadata(job.logPath),
     cwd: metadata(job.cwd),
@@ -78,6 +80,18 @@ export function jobFields(job: JobSnapshot) {
     ...(job.listening ? { listening: job.listening.map((address) => metadata(address)) } : {}),
     ...(job.userTyping ? { user_typing: true as const } : {}),
   };
+}
+
+/**
+ * `background`: what the exited shell left running, the first few named (their command lines as one
+ * inert line each), the rest counted: `1 process still runs: python3 -m http.server (pid 4242); kill_session stops it`.
+ */
+export function backgroundLine({ pids, named }: Background): string {
+  const count = pids.length;
+  const names = named.map(({ pid, command }) => (command ? `${metadata(command)} (pid ${pid})` : `pid ${pid}`));
+  const more = count > named.length ? ` and ${count - named.length} more` : "";
+  const runs = count === 1 ? "1 process still runs" : `${count} processes still run`;
+  return `${runs}: ${names.join(", ")}${more}; kill_session stops ${count === 1 ? "it" : "them"}`;
 }
 
 /** `user_input`: how many bytes the user typed into the job — never which. */

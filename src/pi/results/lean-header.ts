@@ -52,6 +52,8 @@ export interface TextFacts {
   logPartial: boolean;
   /** The listening addresses differ from what the job's previous result showed. */
   listeningChanged: boolean;
+  /** What the exited shell left running differs from what the job's previous result named. */
+  backgroundChanged: boolean;
 }
 
 export function textFacts(
@@ -77,6 +79,7 @@ export function textFacts(
     sizeChanged: call.resized === true || terminal?.requestedCols !== undefined || terminal?.requestedRows !== undefined,
     logPartial: report.job.logPartialReason !== undefined,
     listeningChanged: report.listeningChanged === true,
+    backgroundChanged: report.backgroundChanged === true,
   };
 }
 
@@ -89,6 +92,9 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
   quiet_ms: (f) => f.running && f.printedNothing,
   // The lean header stays lean: the addresses are said when they change (structuredContent always has them).
   listening: (f) => f.listeningChanged,
+  // Said when the shell exits leaving processes running, and again only when that set changes.
+  shell_exit_code: (f) => f.backgroundChanged,
+  background: (f) => f.backgroundChanged,
   cols: (f) => f.sizeChanged,
   rows: (f) => f.sizeChanged,
 };

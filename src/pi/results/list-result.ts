@@ -2,7 +2,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/index.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { exitFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
+import { backgroundLine, exitFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -35,6 +35,12 @@ const sessionSchema = Type.Object({
   ...userNewsSchema,
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   input_wait_reason: Type.Optional(Type.String()),
+  shell_exit_code: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description: "The shell exited; processes it started run on until they end (background).",
+    }),
+  ),
+  background: Type.Optional(Type.String({ description: "What the exited shell left running in the job; kill_session stops it." })),
   cleanup: Type.Optional(
     Type.Literal("unconfirmed", {
       description: "The job's leader exited, but processes of its group still run; kill_session by this id reaches them.",
@@ -65,6 +71,8 @@ function entry(job: JobListing) {
     cwd: metadata(job.cwd),
     tty: job.tty,
     status: job.exit ? ("exited" as const) : ("running" as const),
+    ...(job.shellExit ? { shell_exit_code: job.shellExit.code } : {}),
+    ...(job.background ? { background: backgroundLine(job.background) } : {}),
     ...exitFields(job.exit),
     ...(failure ? { failure_message: metadata(failure) } : {}),
     elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,

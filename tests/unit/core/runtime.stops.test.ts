@@ -162,9 +162,11 @@ describe("a job a session boundary stopped", () => {
 });
 
 describe("listings and polls say what is true", () => {
+  // `set -m` moves the background sleep into a group of its own: it does not hold a pipe job (only the
+  // shell's group does), so the job ends with its shell and the sleep's group lingers in its session.
   it("the first listing of an exited job whose group lives on already says cleanup: unconfirmed", async () => {
     const { runtime } = runtimeWithWakes();
-    const report = await runtime.exec(request("sleep 0.4; sleep 30 & echo $!; exit 0", 250));
+    const report = await runtime.exec(request("set -m; sleep 0.4; sleep 30 & echo $!; exit 0", 250));
     const job = runtime.jobs().find((candidate) => candidate.id === runningId(report)) as Job;
     await waitFor(() => job.exit !== undefined, "the leader's exit");
     const first = runtime.list();
@@ -253,7 +255,7 @@ describe("under load (CPU burners beside), many times over", () => {
     try {
       const { runtime } = runtimeWithWakes();
       for (let run = 0; run < RUNS; run++) {
-        const report = await runtime.exec(request("sleep 0.3; sleep 30 & echo $!; exit 0", 250));
+        const report = await runtime.exec(request("set -m; sleep 0.3; sleep 30 & echo $!; exit 0", 250));
         assert.ok(runningId(report), `run ${run}: ${report.output.text}`);
         const job = runtime.jobs().find((candidate) => candidate.id === runningId(report))!;
         await waitFor(() => job.exit !== undefined, `run ${run}: the leader's exit`, 20_000);

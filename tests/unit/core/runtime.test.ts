@@ -106,12 +106,18 @@ describe("ExecRuntime", () => {
     await runtime.shutdown();
   });
 
-  it("reports the exit of `sleep 3 & exit 0` at once", async () => {
+  it("returns `sleep 2 & exit 3` as running soon after the shell exits, and reports exit code 3 when the sleep ends", async () => {
     const runtime = new ExecRuntime();
     await runtime.exec(request("true")); // the first job's sweep of dead runtimes is not this call's
-    const report = await runtime.exec(request("sleep 3 & exit 0", 10_000));
-    assert.equal(report.job.exit?.exitCode, 0);
-    assert.ok(report.wallMs < 1_500, `took ${report.wallMs} ms`);
+    const report = await runtime.exec(request("sleep 2 & exit 3", 10_000));
+    assert.equal(report.job.exit, undefined);
+    assert.equal(report.waitEnd, "background");
+    assert.deepEqual(report.job.shellExit, { code: 3, signal: null });
+    assert.equal(report.job.background?.pids.length, 1);
+    assert.equal(report.job.background?.named[0]?.command, "sleep 2");
+    assert.ok(report.wallMs < 1_900, `took ${report.wallMs} ms: the window must not be waited out`);
+    const done = await runtime.interact({ jobId: report.job.jobId, window: poll });
+    assert.equal(done.job.exit?.exitCode, 3);
     await runtime.shutdown();
   });
 
@@ -223,7 +229,8 @@ describe("runtime supervision", () => {
 
   it("kill_session reaches the lingering group of a reported job", async () => {
     const runtime = new ExecRuntime();
-    const report = await runtime.exec(request("sleep 300 & echo $!; exit 0", 2_000));
+    // `set -m`: the sleep gets a group of its own, which does not hold a pipe job; it lingers in the session.
+    const report = await runtime.exec(request("set -m; sleep 300 & echo $!; exit 0", 2_000));
     assert.equal(report.job.exit?.exitCode, 0);
     const [sleeper] = pidsIn(report.output.text);
     const listed = runtime.list();

@@ -1,0 +1,191 @@
+/**
+ * A shell that exits while processes of its job still run keeps the job (issue 37): the job's state
+ * machine with real processes on pipes and PTYs — what holds a job (the shell's group; a PTY's
+ * session) and what does not (a process that left with setsid, a job-control group of its own on
+ * pipes), what a wait says when it sees the shell exit, the exit code the job ends with, its output
+ * after the shell's exit, its deadline and kill — and the runtime's calls, repeated beside CPU burners.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Job } from "../../../src/core/job/job.ts";
+import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
+import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
+import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
+import { rounds, startBurners } from "../../helpers/load.ts";
+import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
+
+const jobs = new StartedJobs();
+const start = (command: string, options: Parameters<StartedJobs["start"]>[1] = {}) => jobs.start(command, options);
+const text = (job: Job) => job.takeOutput().text;
+const request = (cmd: string, yieldMs = 10_000) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);
+const poll = { ms: 10_000 };
+
+/** Waits until the job's shell has exited (the job may run on). */
+const untilShellExit = (job: Job) => waitFor(() => job.leaderExited, "the shell's exit", 20_000);
+
+describe("a job whose shell exits while processes of it run on", () => {
+  it("runs on while a background process holds the pipe, names it, and ends with it, with the shell's exit code", async () => {
+    const job = start("sleep 0.8 & echo $!; exit 4");
+    await untilShellExit(job);
+    assert.equal(statusOf(job), "running", "the job runs on");
+    const now = job.backgroundNow();
+    assert.deepEqual(now?.shellExit, { code: 4, signal: null });
+    const [sleeper] = pidsIn(text(job));
+    assert.deepEqual(now?.processes.pids, [sleeper]);
+    assert.deepEqual(now?.processes.named, [{ pid: sleeper, command: "sleep 0.8" }]);
+    assert.equal(await untilExit(job), "exited");
+    assert.deepEqual(job.exit, { exitCode: 4, signal: null });
+    assert.equal(job.backgroundNow(), undefined);
+  });
+
+  it("runs on while a background process with its output sent to /dev/null lives, and ends soon after it", async () => {
+    const job = start("sleep 0.8 > /dev/null 2>&1 & exit 0");
+    await untilShellExit(job);
+    const shellGone = performance.now();
+    assert.equal(statusOf(job), "running");
+    await untilExit(job);
+    const after = performance.now() - shellGone;
+    assert.ok(after > 500 && after < 5_000, `ended ${after} ms after the shell: with the sleep, not with its streams`);
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("reads what a background process prints after the shell's exit", async () => {
+    const job = start("(sleep 0.3; echo late) & echo early");
+    await untilExit(job);
+    assert.equal(text(job), "early\nlate\n");
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("is not held by a process that left with setsid: the job ends with its shell", async () => {
+    const job = start(escapedDaemonThenExit());
+    const t0 = performance.now();
+    await untilExit(job);
+    const [daemon] = pidsIn(text(job));
+    assert.ok(daemon, "the daemon printed its pid");
+    jobs.pid(daemon);
+    assert.ok(performance.now() - t0 < 5_000);
+    assert.ok(processAlive(daemon), "the daemon lives on outside the job");
+  });
+
+  it("on pipes is not held by a job-control group of its own (set -m): only the shell's group holds the job", async () => {
+    const job = start("set -m; sleep 30 & echo $!; exit 0");
+    await untilExit(job);
+    const [sleeper] = pidsIn(text(job));
+    assert.ok(sleeper && processAlive(sleeper), "the sleep lingers in a group of its own");
+    jobs.pid(sleeper);
+  });
+
+  it("a wait that sees the shell exit ends `background` after the settle window; the next wait is a plain wait", async () => {
+    const job = start("sleep 30 & exit 0");
+    const t0 = performance.now();
+    const end = await job.wait(performance.now() + 20_000);
+    const took = performance.now() - t0;
+    assert.equal(end, "background");
+    assert.ok(took >= BACKGROUND_SETTLE_MS - 50 && took < 10_000, `took ${took} ms`);
+    const second = await job.wait(performance.now() + 400);
+    assert.equal(second, "deadline", "a later wait on the job waits out its window");
+    await job.terminate("SIGTERM", "killed");
+  });
+
+  it("kill stops what the shell left, confirmed, and the exit keeps the shell's code", async () => {
+    const job = start("sleep 30 & echo $!; exit 2");
+    await untilShellExit(job);
+    const [sleeper] = pidsIn(text(job));
+    const termination = await job.terminate("SIGTERM", "killed");
+    assert.equal(termination.cleanup, "confirmed");
+    assert.deepEqual(job.exit, { exitCode: 2, signal: null, stoppedBy: "killed" });
+    assert.ok(!processAlive(sleeper!));
+  });
+
+  it("its deadline stops what the shell left, as `timeout`", async () => {
+    const job = start("sleep 30 & exit 0", { timeoutMs: 1_500 });
+    await untilExit(job);
+    assert.equal(job.exit?.stoppedBy, "timeout");
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("on a PTY, nohup keeps the job after the shell's exit", { skip: process.platform === "win32" }, async () => {
+    // Once `nohup` has become `sleep` it ignores the terminal's hangup at the shell's exit.
+    const job = start('nohup sleep 30 > /dev/null 2>&1 & until [ "$(ps -o comm= -p $!)" = sleep ]; do sleep 0.05; done', {
+      terminal: { cols: 80, rows: 24 },
+    });
+    await untilShellExit(job);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(statusOf(job), "running", "the job runs on");
+    assert.equal(job.backgroundNow()?.processes.named[0]?.command, "sleep 30");
+    await job.terminate("SIGTERM", "killed");
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("on a PTY, a plain background process is hung up with the terminal, as in any terminal, and the job ends", async () => {
+    const job = start("sleep 30 & exit 0", { terminal: { cols: 80, rows: 24 } });
+    assert.equal(await untilExit(job), "exited");
+    assert.equal(job.exit?.exitCode, 0);
+  });
+
+  it("withholds the command lines once a person typed into the job: they may hold what was typed", async () => {
+    const job = start("read line; sleep 30 & exit 0");
+    const typing = job.startTyping("next-result")!;
+    await typing.type(Buffer.from("secret-typed\n"));
+    typing.end();
+    await untilShellExit(job);
+    const named = job.backgroundNow()?.processes.named;
+    assert.equal(named?.length, 1);
+    assert.equal(named?.[0]?.command, undefined);
+    await job.terminate("SIGKILL", "killed");
+  });
+});
+
+describe("the runtime's calls on a shell that leaves processes running, beside CPU burners", () => {
+  it("`sleep 0.4 & echo hi` ends in its call, and a server-like background returns running, many times over (burners)", async () => {
+    const stopBurners = startBurners();
+    const runtime = new ExecRuntime();
+    try {
+      await runtime.exec(request("true"));
+      for (let run = 0; run < rounds(6, 2); run++) {
+        const quick = await runtime.exec(request("sleep 0.4 & echo hi"));
+        assert.equal(quick.job.exit?.exitCode, 0, `run ${run}`);
+        assert.equal(quick.output.text, "hi\n", `run ${run}`);
+        assert.ok(quick.wallMs < 5_000, `run ${run}: ${quick.wallMs} ms`);
+        const kept = await runtime.exec(request("(sleep 1.5; echo late; exec sleep 30) & echo started; exit 5"));
+        assert.equal(kept.job.exit, undefined, `run ${run}`);
+        assert.equal(kept.waitEnd, "background", `run ${run}`);
+        assert.equal(kept.backgroundChanged, true, `run ${run}: the first result says what runs on`);
+        assert.deepEqual(kept.job.shellExit, { code: 5, signal: null });
+        assert.equal(kept.output.text, "started\n", `run ${run}`);
+        const polled = await runtime.interact(
+          prepareWrite({ session_id: kept.job.jobId, until_pattern: "late", yield_time_ms: 10_000 }, process.env),
+        );
+        assert.equal(polled.output.text, "late\n", `run ${run}`);
+        // The subshell became `sleep 30`: what runs on changed, and the poll says so; the next one has no news.
+        assert.equal(polled.backgroundChanged, true, `run ${run}`);
+        const again = await runtime.interact({ jobId: kept.job.jobId, window: { ms: 300 } });
+        assert.equal(again.backgroundChanged, undefined, `run ${run}: the same set is not news`);
+        const killed = await runtime.kill(kept.job.jobId, "SIGTERM");
+        assert.equal(killed.job.exit?.exitCode, 5, `run ${run}`);
+        assert.equal(killed.termination.cleanup, "confirmed", `run ${run}`);
+      }
+    } finally {
+      stopBurners();
+      await runtime.shutdown();
+    }
+  });
+
+  it("a background process that ends after the call ends the job once: the next poll reports it (burners)", async () => {
+    const stopBurners = startBurners();
+    const runtime = new ExecRuntime();
+    try {
+      for (let run = 0; run < rounds(4, 1); run++) {
+        const report = await runtime.exec(request("sleep 2 > /dev/null 2>&1 & exit 7", 250));
+        assert.equal(report.job.exit, undefined, `run ${run}`);
+        const done = await runtime.interact({ jobId: report.job.jobId, window: poll });
+        assert.equal(done.job.exit?.exitCode, 7, `run ${run}`);
+        await assert.rejects(runtime.interact({ jobId: report.job.jobId, window: poll }), /Unknown session_id/);
+      }
+    } finally {
+      stopBurners();
+      await runtime.shutdown();
+    }
+  });
+});

@@ -37,7 +37,8 @@ function durations(records: PiEvent[], tool: Tool): number[] {
   for (const record of records as Timed[]) {
     if (record.toolName !== tool) continue;
     if (record.type === "tool_execution_start") started.set(record.toolCallId, record.receivedAt);
-    if (record.type === "tool_execution_end" && started.has(record.toolCallId)) out.push(record.receivedAt - started.get(record.toolCallId)!);
+    if (record.type === "tool_execution_end" && started.has(record.toolCallId))
+      out.push(record.receivedAt - started.get(record.toolCallId)!);
   }
   return out;
 }
@@ -100,7 +101,9 @@ export interface IsolatedFigures {
 /** Every shape `runs` times, each run a fresh Pi per tool, the tools' order alternating run by run. */
 export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_HOSTS.at(-1)!): Promise<IsolatedFigures> {
   const shapes: Shape[] = ["back_to_back", "paced", "eight"];
-  const figures = Object.fromEntries(shapes.map((shape) => [shape, { exec_command: [] as number[], bash: [] as number[], ratio: [] as number[] }]));
+  const figures = Object.fromEntries(
+    shapes.map((shape) => [shape, { exec_command: [] as number[], bash: [] as number[], ratio: [] as number[] }]),
+  );
   for (let run = 0; run < runs; run++) {
     const order: Tool[] = run % 2 === 0 ? ["exec_command", "bash"] : ["bash", "exec_command"];
     for (const shape of shapes) {

@@ -110,7 +110,9 @@ describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
     for (let i = 0; i < 5; i++) {
       now += 5_000;
       assert.equal(
-        reads(() => (result = ports.scan(jobs))),
+        reads(() => {
+          result = ports.scan(jobs);
+        }),
         0,
         "then never again while they are held",
       );

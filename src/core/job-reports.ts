@@ -14,11 +14,14 @@ import {
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
 import type { ShownPart } from "./output/shown-part.ts";
-import { type ListenerJob, ListeningPorts } from "./processes/listening.ts";
+import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { oneTableFor } from "./processes/process-table.ts";
-import { WARN_JOBS } from "./shared/constants.ts";
+import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
+
+/** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
+const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };
@@ -52,13 +55,18 @@ export class JobReports {
    * The listening addresses of the running jobs among `jobs`, one scan for all of them (undefined
    * for a job where they cannot be read).
    */
-  listening(jobs: readonly Job[]): Map<number, string[]> {
+  listening(jobs: readonly Job[], fresh?: Freshness): Map<number, string[]> {
     const running: ListenerJob[] = [];
     for (const job of jobs) {
       if (job.exit || job.pid === undefined) continue;
       running.push({ jobId: job.id, leader: job.pid, groups: job.groups() });
     }
-    return this.ports.scan(running) ?? new Map();
+    return this.ports.scan(running, fresh) ?? new Map();
+  }
+
+  /** Reads one job's listening addresses now (an `until_listening` wait checks them this way). */
+  listenReader(job: Job): () => string[] | undefined {
+    return () => this.listening([job], LISTEN_FRESHNESS).get(job.id);
   }
 
   /** A job leaves the registry: its exit was reported; a pattern it had is over with it. */
@@ -82,7 +90,8 @@ export class JobReports {
       () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
     );
     const shown = listening?.join(", ") ?? "";
-    const listeningChanged = listening !== undefined && shown !== (this.shownListening.get(job) ?? "");
+    // A wait `until_listening` ended names the address even when an earlier result showed it.
+    const listeningChanged = listening !== undefined && (step.end === "listening" || shown !== (this.shownListening.get(job) ?? ""));
     if (listening !== undefined) this.shownListening.set(job, shown);
     const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
     const patternsSuspended = cancelled ? undefined : job.holders.takeSuspended();

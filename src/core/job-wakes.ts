@@ -1,6 +1,7 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { SetOnExitStatus } from "./completion/wakes.ts";
 import type { LinePattern } from "./conditions/until-pattern.ts";
+import { InputWakeWatch } from "./input-wake-watch.ts";
 import type { Job } from "./job/job.ts";
 import { type JobReport, type NewsFields, newsFields } from "./job/job-snapshot.ts";
 import type { DisarmedWake } from "./job/person-news.ts";
@@ -22,12 +23,22 @@ export type WakeChangeResult = { found: false } | ({ found: true; onExit?: SetOn
  * lines, and says what became of each change.
  */
 export class JobWakes {
+  /** A job with a wake armed that waits for input says so once (SPEC §3e). */
+  readonly inputs: InputWakeWatch;
+
   constructor(
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
   ) {
     // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
     completions.withholdOutputOf((jobId) => registry.get(jobId)?.holders.typedInto ?? true);
+    this.inputs = new InputWakeWatch(registry, completions);
+  }
+
+  /** `on_exit: "wake"` on a job its call hands back. */
+  armExit(jobId: number): void {
+    this.completions.arm(jobId);
+    this.inputs.poke();
   }
 
   /**
@@ -40,6 +51,7 @@ export class JobWakes {
     if (!job && !this.completions.knows(jobId)) return { found: false };
     const exited = job ? job.exit !== undefined : true;
     const onExit = change.onExit && this.completions.setOnExit(jobId, change.onExit, exited);
+    if (onExit === "armed") this.inputs.poke();
     let pattern: PatternStatus | undefined;
     if (change.wakePattern === null) {
       job?.watchLines(undefined, { onHit: () => {} });
@@ -70,5 +82,6 @@ export class JobWakes {
       judgedThrough: () => this.completions.patternAnnouncedThrough(job.id),
       onSuspend: () => this.completions.disarmPattern(job.id),
     });
+    this.inputs.poke();
   }
 }

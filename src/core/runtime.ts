@@ -3,7 +3,7 @@ import { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
-import { stepJob } from "./job/job-step.ts";
+import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
@@ -91,11 +91,12 @@ export class ExecRuntime {
     let report: JobReport | undefined;
     try {
       attached = this.attach(job, "exec", call);
-      const watch = request.until ? job.watchUntil(request.until) : undefined;
+      const watch = request.until ? watchUntil(job, request.until, this.reports.listenReader(job)) : undefined;
       const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
       if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, ends);
+      watch?.stop();
       // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
       if (call.signal?.aborted) {
         this.registry.publish(job.id);
@@ -119,7 +120,7 @@ export class ExecRuntime {
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
-        this.completions.arm(job.id);
+        this.wakes.armExit(job.id);
         if (job.exit) this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       }
       return report;
@@ -170,7 +171,7 @@ export class ExecRuntime {
         steer: attached.steer,
         ...(size ? { resize: size } : {}),
         ...(request.input ? { input: request.input } : {}),
-        ...(request.until ? { until: request.until } : {}),
+        ...(request.until ? { until: request.until, readListening: this.reports.listenReader(job) } : {}),
         ...(request.screen !== undefined ? { screen: request.screen } : {}),
         ...(request.shown ? { shown: request.shown } : {}),
         ...(call.signal ? { signal: call.signal } : {}),

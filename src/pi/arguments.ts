@@ -5,7 +5,7 @@
  * version words schema errors differently. A throw here becomes a clean error result with our message.
  */
 
-import { metadataLine } from "../core/index.ts";
+import { checkUntilListening, metadataLine } from "../core/index.ts";
 import { bounded } from "./results/format.ts";
 
 interface PropertySchema {
@@ -90,4 +90,13 @@ export function checkArguments<T>(tool: string, schema: ObjectSchema, raw: unkno
   }
   if (problems.length > 0) throw new Error(problems.join("\n"));
   return args as T;
+}
+
+/**
+ * `until_listening` is `true` or a port: a union, which the checks above (one type per field) pass
+ * over. Its own check runs on the raw value here, so "8080" or 1.5 is refused in our words on both hosts.
+ */
+export function checkListening<T>(args: T, untouched: string): T {
+  checkUntilListening((args as { until_listening?: unknown }).until_listening, untouched);
+  return args;
 }

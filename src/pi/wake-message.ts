@@ -1,6 +1,8 @@
 import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
 import { Box, Text } from "@earendil-works/pi-tui";
 import {
+  INPUT_WAKE_LINE_CHARS,
+  type InputWakeJob,
   PATTERN_WAKE_BUDGET,
   PATTERN_WAKE_LINE_CHARS,
   type PatternWakeJob,
@@ -69,16 +71,41 @@ function describePattern(wake: PatternWakeJob, exited: boolean): string {
   ].join("\n");
 }
 
+/** An input wake's metadata as the model and the session keep it: one escaped, bounded line each. */
+function inertInput(wake: InputWakeJob): InputWakeJob {
+  return {
+    ...wake,
+    command: oneLine(wake.command, 200),
+    ...(wake.line !== undefined ? { line: oneLine(wake.line, INPUT_WAKE_LINE_CHARS) } : {}),
+  };
+}
+
+/** One input wake: the job, how long it has waited, and its last visible line (unless withheld). */
+function describeInput(wake: InputWakeJob): string {
+  const line = wake.withheld ? "withheld (a person typed into this job)" : (wake.line ?? "");
+  return [
+    `- session ${wake.jobId} waits for input (${Math.round(wake.waitedMs / 1000)} s without output) · \`${bounded(wake.command, 120)}\``,
+    `  last line: ${line}`,
+  ].join("\n");
+}
+
 /** The first line of a wake prompt: who has news, and of which kind (a job that matched and exited counts once). */
 function opening(batch: WakeBatch): string {
   const exits = batch.jobs.length;
   const patterns = batch.patterns?.length ?? 0;
-  const count = new Set([...batch.jobs, ...(batch.patterns ?? [])].map((job) => job.jobId)).size + batch.more;
+  const inputs = batch.inputs?.length ?? 0;
+  const count = new Set([...batch.jobs, ...(batch.patterns ?? []), ...(batch.inputs ?? [])].map((job) => job.jobId)).size + batch.more;
   const jobs = count === 1 ? "A background job" : `${count} background jobs`;
-  if (patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
-  if (exits === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
+  if (patterns === 0 && inputs === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
+  if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
+  if (exits === 0 && patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "waits" : "wait"} for input:`;
   return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} news:`;
 }
+
+/** What to do about a job that waits for input. */
+const ANSWER_INPUT =
+  'Answer a job that waits for input with write_stdin(session_id, chars: "…\\n"), let the user answer with write_stdin(session_id, ask_user: "…") ' +
+  "if only they know the answer, or stop it with kill_session.";
 
 /** The prompt text of a wake: bounded metadata of each job and, for a pattern, the one matched line; never other output. */
 export function wakeText(batch: WakeBatch): string {
@@ -88,7 +115,9 @@ export function wakeText(batch: WakeBatch): string {
     `[unified-exec] ${opening(batch)}`,
     ...batch.jobs.map(inert).map(describeJob),
     ...patterns.map(inertPattern).map((wake) => describePattern(wake, exited.has(wake.jobId))),
+    ...(batch.inputs ?? []).map(inertInput).map(describeInput),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
+    ...(batch.inputs ? [ANSWER_INPUT] : []),
     patterns.length === 0
       ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
         "that is still relevant to the user's request."
@@ -113,6 +142,7 @@ export function wakeSender(pi: ExtensionAPI): WakeSender {
           jobs: batch.jobs.map(inert),
           more: batch.more,
           ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
+          ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
         },
       },
       { triggerTurn: true, deliverAs: "followUp" },
@@ -160,8 +190,18 @@ function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boole
   return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
 }
 
+/** One input wake: `⌨ session 3 waits for input · the prompt line`; expanded adds the command. */
+function inputRow(wake: Partial<InputWakeJob>, theme: Theme, expanded: boolean): string {
+  const status = `⌨ session ${line(wake.jobId)} waits for input`;
+  const shown = wake.withheld ? "line withheld" : line(wake.line, expanded ? INPUT_WAKE_LINE_CHARS : 80);
+  const row = `${theme.fg("warning", status)}${theme.fg("muted", ` · ${shown}`)}`;
+  return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
+}
+
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
-  const details = message.details as { jobs?: Partial<WakeJob>[]; more?: number; patterns?: Partial<PatternWakeJob>[] } | undefined;
+  const details = message.details as
+    | { jobs?: Partial<WakeJob>[]; more?: number; patterns?: Partial<PatternWakeJob>[]; inputs?: Partial<InputWakeJob>[] }
+    | undefined;
   const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
   const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
   if (!jobs) {
@@ -174,6 +214,7 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   }
   const rows = jobs.map((job) => jobRow(job, theme, options.expanded));
   if (Array.isArray(details?.patterns)) rows.push(...details.patterns.map((wake) => patternRow(wake, theme, options.expanded)));
+  if (Array.isArray(details?.inputs)) rows.push(...details.inputs.map((wake) => inputRow(wake, theme, options.expanded)));
   if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
   box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;

@@ -146,7 +146,7 @@ for (const host of PI_HOSTS) {
       assert.match(unknownField!.text, /unknown field "bogus"/);
       assert.match(
         unknownField!.text,
-        /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, wake_on_pattern, login, max_output_tokens, timeout_s\./,
+        /Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, until_listening, screen, on_exit, wake_on_pattern, login, max_output_tokens, timeout_s\./,
       );
       assert.match(unknownSession!.text, /Unknown session_id 9999/);
       assert.match(emptyCmd!.text, /cmd is empty/);

@@ -6,7 +6,15 @@
  * May import: shared.
  */
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
-import { CompletionCoordinator, type SetOnExitStatus, type WakeBatch, type WakeHost, type WakeJob, type WakeSender } from "./wakes.ts";
+import {
+  CompletionCoordinator,
+  type InputWakeJob,
+  type SetOnExitStatus,
+  type WakeBatch,
+  type WakeHost,
+  type WakeJob,
+  type WakeSender,
+} from "./wakes.ts";
 
 /**
  * Exactly-once completion, owned here and nowhere else.
@@ -38,6 +46,8 @@ import { CompletionCoordinator, type SetOnExitStatus, type WakeBatch, type WakeH
  *    budget; a call on the job (it reads those lines) drops what waits. They never touch the exit's
  *    wake, and stops, boundaries and shutdown drop them as they drop exits. A line wakes at most
  *    once; a match during the exit's drain waits for the exit and goes with it.
+ * 9. Input wakes are a third kind, through the same decision point: a job with a wake armed that has
+ *    waited for input long enough, untouched, says so once; a call on the job, its exit or a stop drops it.
  *
  * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
  */
@@ -222,6 +232,16 @@ export class CompletionLedger<Report> {
     return this.wakes.patternAnnouncedThrough(jobId);
   }
 
+  /** The job has waited for input long enough while its wake is armed: one wake, through the decision point. */
+  inputWaits(wake: InputWakeJob): void {
+    this.wakes.inputWaits(wake);
+  }
+
+  /** The job has a wake armed (its exit's or a pattern): only such a job may wake the model for a prompt. */
+  wantsWakes(jobId: number): boolean {
+    return this.wakes.isArmed(jobId) || this.wakes.patternOf(jobId) !== undefined;
+  }
+
   /**
    * A call attaches to a job. It is a call of the model on the job: matches waiting to be announced are
    * its to read. Without a call id (a caller outside Pi) nothing is leased.
@@ -292,9 +312,12 @@ export class CompletionLedger<Report> {
   }
 }
 
-/** `batch` with the matched line of every pattern wake of an `unquotable` job withheld. */
+/** `batch` with the line of every pattern or input wake of an `unquotable` job withheld. */
 function withheldLines(batch: WakeBatch, unquotable: (jobId: number) => boolean): WakeBatch {
-  if (!batch.patterns?.some((wake) => unquotable(wake.jobId))) return batch;
-  const patterns = batch.patterns.map((wake) => (unquotable(wake.jobId) ? { ...wake, line: "", lineWithheld: true } : wake));
-  return { ...batch, patterns };
+  const quoted = (wake: { jobId: number }) => unquotable(wake.jobId);
+  if (!batch.patterns?.some(quoted) && !batch.inputs?.some(quoted)) return batch;
+  const patterns = batch.patterns?.map((wake) => (quoted(wake) ? { ...wake, line: "", lineWithheld: true } : wake));
+  const unquoted = ({ line: _line, ...wake }: InputWakeJob): InputWakeJob => ({ ...wake, withheld: true });
+  const inputs = batch.inputs?.map((wake) => (quoted(wake) ? unquoted(wake) : wake));
+  return { ...batch, ...(patterns ? { patterns } : {}), ...(inputs ? { inputs } : {}) };
 }

@@ -1,3 +1,4 @@
+import type { InputWakeJob } from "./input-wakes.ts";
 import type { PatternWakeJob } from "./pattern-wakes.ts";
 
 /** What a wake says about one job: bounded metadata, never output. */
@@ -16,10 +17,12 @@ export interface WakeJob {
 export interface WakeBatch {
   /** Listed exits (at most `WAKE_MAX_LISTED`). */
   jobs: WakeJob[];
-  /** Exits and pattern wakes in the batch beyond those listed. */
+  /** Wakes of every kind in the batch beyond those listed. */
   more: number;
   /** Pattern wakes (at most `WAKE_MAX_LISTED`); absent when there is none. */
   patterns?: PatternWakeJob[];
+  /** Input wakes: jobs waiting for input (at most `WAKE_MAX_LISTED`); absent when there is none. */
+  inputs?: InputWakeJob[];
 }
 
 /** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */

@@ -1,6 +1,8 @@
 import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
 import { DecisionPoint, type TakenWakes } from "./decision-point.ts";
+import { type InputWakeJob, InputWakes } from "./input-wakes.ts";
 import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+import { UnsentBatches } from "./unsent-batches.ts";
 import {
   type Clock,
   NO_DRAINS,
@@ -12,6 +14,7 @@ import {
   type WakeSender,
 } from "./wake-types.ts";
 
+export type { InputWakeJob } from "./input-wakes.ts";
 export type { PatternWakeJob } from "./pattern-wakes.ts";
 export type { Clock, SetOnExitStatus, WakeBatch, WakeHost, WakeJob, WakeSender } from "./wake-types.ts";
 
@@ -54,6 +57,7 @@ interface WakeRecord {
 interface WakeRecords extends Record<string, unknown> {
   exit: WakeJob;
   pattern: PatternWakeJob;
+  input: InputWakeJob;
 }
 
 export class CompletionCoordinator {
@@ -61,10 +65,11 @@ export class CompletionCoordinator {
   /** Leases: call id → the jobs it watches, and which of them it has observed exiting. */
   private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
   private readonly patterns: PatternWakes;
+  private readonly inputs = new InputWakes();
   /** Where every wake is decided (see decision-point.ts). */
   private readonly point: DecisionPoint<WakeRecords>;
   /** Batches whose send threw; retried by `retry`. */
-  private unsent: WakeBatch[] = [];
+  private readonly unsent = new UnsentBatches();
   /** Jobs whose wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
   private readonly delivered = new Set<number>();
 
@@ -79,6 +84,7 @@ export class CompletionCoordinator {
     const kinds = {
       exit: { eligible: (jobId: number) => this.eligible(jobId), take: (jobId: number) => this.takeExit(jobId) },
       pattern: { eligible: (jobId: number) => this.patternEligible(jobId), take: (jobId: number) => this.patterns.take(jobId) },
+      input: { eligible: (jobId: number) => this.inputEligible(jobId), take: (jobId: number) => this.inputs.take(jobId) },
     };
     this.point = new DecisionPoint<WakeRecords>(kinds, clock, debounceMs, (taken) => this.sendTaken(taken));
   }
@@ -143,14 +149,22 @@ export class CompletionCoordinator {
     this.patterns.hit(jobId, line, count, end);
   }
 
+  /** The job has waited for input long enough (its wake armed, no call on it): one wake, at the next decision. */
+  inputWaits(wake: InputWakeJob): void {
+    this.inputs.add(wake);
+    if (this.inputEligible(wake.jobId)) this.point.schedule("input", wake.jobId);
+    else this.inputs.drop(wake.jobId);
+  }
+
   /**
-   * The model called on the job (a poll, a write, a kill): the lines it reads are not announced, and
-   * the pattern's budget starts over.
+   * The model called on the job (a poll, a write, a kill): the lines it reads are not announced, the
+   * pattern's budget starts over, and a prompt it has now seen needs no input wake.
    */
   jobCalled(jobId: number): void {
+    this.dropInput(jobId);
     this.point.unschedule("pattern", jobId);
     this.patterns.called(jobId);
-    this.withdrawUnsent(jobId, "patterns");
+    this.unsent.withdraw(jobId, "patterns");
   }
 
   /**
@@ -210,7 +224,7 @@ export class CompletionCoordinator {
     this.leases.delete(callId);
     for (const jobId of lease.observed) {
       this.forget(jobId);
-      this.withdrawUnsent(jobId, "jobs");
+      this.unsent.withdraw(jobId, "jobs");
     }
     for (const jobId of lease.jobs) if (!lease.observed.has(jobId)) this.scheduleIfEligible(jobId);
     for (const jobId of lease.jobs) this.jobCalled(jobId);
@@ -236,6 +250,7 @@ export class CompletionCoordinator {
     }
     // A match held for the exit (its drain, its cooldown) joins the exit's batch: one prompt says both.
     this.patterns.exited(job.jobId);
+    this.dropInput(job.jobId);
   }
 
   /**
@@ -243,6 +258,7 @@ export class CompletionCoordinator {
    * failed: the wake becomes eligible again.
    */
   suppress(jobId: number): () => void {
+    this.dropInput(jobId);
     this.point.unschedule("pattern", jobId);
     const restorePattern = this.patterns.hold(jobId);
     const record = this.records.get(jobId);
@@ -260,10 +276,11 @@ export class CompletionCoordinator {
   /** The job was stopped on purpose: its wake is gone for good. */
   dropWake(jobId: number): void {
     this.forget(jobId);
-    this.withdrawUnsent(jobId, "jobs");
-    this.withdrawUnsent(jobId, "patterns");
+    this.unsent.withdraw(jobId, "jobs");
+    this.unsent.withdraw(jobId, "patterns");
     this.point.unschedule("pattern", jobId);
     this.patterns.forget(jobId);
+    this.dropInput(jobId);
   }
 
   /** Shutdown: every pending wake is dropped, nothing more is sent. */
@@ -273,21 +290,20 @@ export class CompletionCoordinator {
     this.leases.clear();
     this.point.clear();
     this.patterns.clear();
-    this.unsent = [];
+    this.inputs.clear();
+    this.unsent.takeAll();
   }
 
   /** Sends again what failed to send synchronously (a stale or not-yet-bound API). */
   retry(): void {
     if (this.point.held) return;
-    const batches = this.unsent;
-    this.unsent = [];
+    const batches = this.unsent.takeAll();
     for (const batch of batches) this.deliver(batch);
   }
 
   /** Wakes scheduled and not yet sent (held for a run included), plus batches waiting for a retry. */
   get waiting(): number {
-    const unsent = this.unsent.reduce((sum, batch) => sum + batch.jobs.length + (batch.patterns?.length ?? 0) + batch.more, 0);
-    return this.point.count + unsent;
+    return this.point.count + this.unsent.count;
   }
 
   private eligible(jobId: number): boolean {
@@ -309,6 +325,19 @@ export class CompletionCoordinator {
     if (!this.patterns.pending(jobId) || this.host.draining(jobId)) return false;
     for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
     return true;
+  }
+
+  /** An input wake may go out while the job has a wake armed (exit or pattern) and no call holds it. */
+  private inputEligible(jobId: number): boolean {
+    if (!this.inputs.has(jobId) || !(this.isArmed(jobId) || this.patterns.patternOf(jobId) !== undefined)) return false;
+    for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
+    return true;
+  }
+
+  private dropInput(jobId: number): void {
+    this.inputs.drop(jobId);
+    this.point.unschedule("input", jobId);
+    this.unsent.withdraw(jobId, "inputs");
   }
 
   private schedulePattern(jobId: number): void {
@@ -334,29 +363,13 @@ export class CompletionCoordinator {
   }
 
   private sendTaken(taken: TakenWakes<WakeRecords>): void {
-    const { exit: jobs, pattern: patterns } = taken;
-    const more = Math.max(0, jobs.length - WAKE_MAX_LISTED) + Math.max(0, patterns.length - WAKE_MAX_LISTED);
+    const { exit: jobs, pattern: patterns, input: inputs } = taken;
+    const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
     this.deliver({
       jobs: jobs.slice(0, WAKE_MAX_LISTED),
       more,
       ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
-    });
-  }
-
-  /**
-   * A batch whose send failed waits for `retry`; what the model has learned since by a call (the
-   * exit in a result, the lines in a read), or what a stop dropped, leaves it before it goes out.
-   */
-  private withdrawUnsent(jobId: number, kind: "jobs" | "patterns"): void {
-    if (this.unsent.length === 0) return;
-    this.unsent = this.unsent.filter((batch) => {
-      if (kind === "jobs") batch.jobs = batch.jobs.filter((job) => job.jobId !== jobId);
-      else if (batch.patterns) {
-        const patterns = batch.patterns.filter((wake) => wake.jobId !== jobId);
-        if (patterns.length > 0) batch.patterns = patterns;
-        else delete batch.patterns;
-      }
-      return batch.jobs.length > 0 || (batch.patterns?.length ?? 0) > 0 || batch.more > 0;
+      ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
     });
   }
 

@@ -18,6 +18,7 @@
  * - `outcome`: the condition that was met, once one was. `stop()`: the wait ended; cancels the timer.
  */
 import { type LineMatch, LineWatch } from "./line-watch.ts";
+import type { ListenTarget } from "./listen-watch.ts";
 import { EchoFilter } from "./pty-echo.ts";
 import { type QuietClock, QuietWatch, realClock } from "./quiet-watch.ts";
 import type { LinePattern } from "./until-pattern.ts";
@@ -27,6 +28,8 @@ export type UntilOutcome = { status: "matched"; match: LineMatch } | { status: "
 export interface UntilSpec {
   pattern?: LinePattern | undefined;
   quietMs?: number | undefined;
+  /** `until_listening`: watched by a {@link ListenWatch} beside these (it reads sockets, not output). */
+  listening?: ListenTarget | undefined;
 }
 
 export interface UntilOptions {

@@ -1,3 +1,4 @@
+import type { ListenReader } from "../conditions/listen-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LogDirectory } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
@@ -38,8 +39,10 @@ export interface StepPlan extends WaitEnds {
   resize?: TerminalSize;
   input?: JobInput;
   deadlineMono: number;
-  /** A conditional wait: return once a line matches or the job goes quiet. */
+  /** A conditional wait: return once a line matches, the job goes quiet or it listens. */
   until?: UntilSpec;
+  /** Reads the job's listening addresses, for `until_listening`. */
+  readListening?: ListenReader;
   /** `screen` as the call gave it: true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
   /** What the result can show of the output: a large read is decoded only that far. */

@@ -231,10 +231,9 @@ export class Job {
     this.output.stopWatch();
   }
 
-  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts). */
-  inputWait(): InputWait {
+  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
+  inputWait(lastLine: string = this.output.lastLine): InputWait {
     if (this.pid === undefined || this.end.state !== "running") return { likely: false };
-    const lastLine = this.output.lastLine;
     const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs() };
     const wait = probeInputWait(query);
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.

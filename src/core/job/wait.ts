@@ -3,10 +3,13 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user
  * typed a message Pi delivers as a steer), or a condition of a conditional wait: a line matched
- * `until_pattern`, or the job went quiet for `until_quiet_ms`; or the shell exited while processes it
- * started run on (`background`: the job goes on without it).
+ * `until_pattern`, the job went quiet for `until_quiet_ms`, or it listened as `until_listening` asked;
+ * or the shell exited while processes it started run on (`background`: the job goes on without it).
  */
-export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "background";
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
+
+/** The ends a conditional wait's own conditions can bring. */
+export type ConditionEnd = "matched" | "quiet" | "listening";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {
@@ -15,7 +18,7 @@ export interface WaitEnds {
   /** A steer from the user: every attached wait ends, the job runs on. */
   steer?: AbortSignal | undefined;
   /** A conditional wait's condition. */
-  condition?: Promise<"matched" | "quiet"> | undefined;
+  condition?: Promise<ConditionEnd> | undefined;
   /** Subscribes to the shell's exit leaving processes running (after a short settle); returns an unsubscribe. */
   background?: ((listener: () => void) => () => void) | undefined;
 }

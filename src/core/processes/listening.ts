@@ -47,6 +47,15 @@ const SECOND_LOOK_MS = 1_000;
  */
 const DESCRIPTORS_TRUSTED_MS = 2_000;
 
+/** How long a scan trusts what it knew (see {@link ListeningPorts.scan}). */
+export interface Freshness {
+  /** A socket not listening at its first look is looked at again this much later. */
+  recheckMs: number;
+  descriptorsTrustedMs: number;
+}
+
+const USUAL_FRESHNESS: Freshness = { recheckMs: SECOND_LOOK_MS, descriptorsTrustedMs: DESCRIPTORS_TRUSTED_MS };
+
 /**
  * What the scan knows of a socket: its listening address, or that it was not listening at its first
  * look (`since`) or at its second too (`final`).
@@ -69,15 +78,20 @@ export class ListeningPorts {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs. */
-  scan(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+  /**
+   * The listening addresses of each job, or undefined where they cannot be read. One scan for all jobs.
+   * `fresh`: a wait for a bind (`until_listening`) trusts what it knew for less long — a "not
+   * listening" (a socket seen between its `bind` and its `listen`) and a process's unchanged number
+   * of descriptors (one closed and a socket opened in its place).
+   */
+  scan(jobs: readonly ListenerJob[], fresh: Freshness = USUAL_FRESHNESS): Map<number, string[]> | undefined {
     if (jobs.length === 0) return new Map();
-    if (this.platform === "linux") return this.scanLinux(jobs);
+    if (this.platform === "linux") return this.scanLinux(jobs, fresh);
     if (this.platform === "darwin") return scanLsof(jobs);
     return undefined;
   }
 
-  private scanLinux(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+  private scanLinux(jobs: readonly ListenerJob[], fresh: Freshness): Map<number, string[]> | undefined {
     const table = processTable();
     if (!table) return undefined;
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
@@ -86,13 +100,13 @@ export class ListeningPorts {
     for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
       const id = `${entry.pid}:${entry.start ?? ""}`;
       seen.add(id);
-      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now));
+      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now, fresh.descriptorsTrustedMs));
     }
     for (const id of this.descriptors.keys()) if (!seen.has(id)) this.descriptors.delete(id);
     this.forgetMarkers(table);
     const inUse = new Set([...held.values()].flat());
-    const unknown = [...inUse].some((inode) => this.needsLook(inode, now));
-    if (unknown && !this.readSockets(inUse, now)) return undefined;
+    const unknown = [...inUse].some((inode) => this.needsLook(inode, now, fresh.recheckMs));
+    if (unknown && !this.readSockets(inUse, now, fresh.recheckMs)) return undefined;
     for (const inode of this.sockets.keys()) if (!inUse.has(inode)) this.sockets.delete(inode);
     const result = new Map<number, string[]>();
     for (const [jobId, inodes] of held) {
@@ -106,13 +120,13 @@ export class ListeningPorts {
   }
 
   /** A socket never looked at, or due for its second look. */
-  private needsLook(inode: string, now: number): boolean {
+  private needsLook(inode: string, now: number, recheckMs: number): boolean {
     const state = this.sockets.get(inode);
-    return state === undefined || ("since" in state && !state.final && now - state.since >= SECOND_LOOK_MS);
+    return state === undefined || ("since" in state && !state.final && now - state.since >= recheckMs);
   }
 
   /** Reads the system's listening sockets: each of `inodes` not known is listening there, or, for now, not. */
-  private readSockets(inodes: ReadonlySet<string>, now: number): boolean {
+  private readSockets(inodes: ReadonlySet<string>, now: number, recheckMs: number): boolean {
     const listening = listeningSockets();
     if (!listening) return false;
     for (const inode of inodes) {
@@ -121,7 +135,7 @@ export class ListeningPorts {
       const address = listening.get(inode);
       if (address) this.sockets.set(inode, { address });
       else if (!state) this.sockets.set(inode, { since: now, final: false });
-      else if (now - state.since >= SECOND_LOOK_MS) this.sockets.set(inode, { since: state.since, final: true });
+      else if (now - state.since >= recheckMs) this.sockets.set(inode, { since: state.since, final: true });
     }
     return true;
   }
@@ -131,10 +145,10 @@ export class ListeningPorts {
    * a process's number of descriptors cheaply (the size of `/proc/<pid>/fd`, Linux 6.2 and later),
    * an unchanged number reuses what was read, for at most {@link DESCRIPTORS_TRUSTED_MS}.
    */
-  private socketsOf(pid: number, id: string, now: number): string[] {
+  private socketsOf(pid: number, id: string, now: number, trustedMs: number): string[] {
     const count = descriptorCount(pid);
     const known = this.descriptors.get(id);
-    if (known && count !== undefined && count === known.count && now - known.read < DESCRIPTORS_TRUSTED_MS) return known.inodes;
+    if (known && count !== undefined && count === known.count && now - known.read < trustedMs) return known.inodes;
     const inodes = socketInodes(pid);
     if (count !== undefined) this.descriptors.set(id, { count, inodes, read: now });
     return inodes;

@@ -6,6 +6,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { checkUntilListening } from "../conditions/listen-watch.ts";
 import { checkQuietMs } from "../conditions/quiet-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
@@ -42,6 +43,8 @@ export interface ExecParams {
   timeout_s?: number;
   until_pattern?: string;
   until_quiet_ms?: number;
+  /** `true`: a new listening address; a port: that port (`false` is no condition). */
+  until_listening?: boolean | number;
   /** Codex's parameter: run bash, zsh or sh as a login shell. */
   login?: boolean;
   screen?: boolean;
@@ -139,7 +142,7 @@ export function prepareExec(
       `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}, got ${params.timeout_s}. Nothing was started.`,
     );
   }
-  const until = untilSpec(params);
+  const until = untilSpec(params, "Nothing was started.");
   const wakePattern = params.wake_on_pattern === undefined ? undefined : compileWakePattern(params.wake_on_pattern, "Nothing was started.");
   if (params.screen === true && params.tty !== true) {
     throw new ExecRequestError(
@@ -190,6 +193,7 @@ export interface WriteParams {
   yield_until?: string;
   until_pattern?: string;
   until_quiet_ms?: number;
+  until_listening?: boolean | number;
   screen?: boolean;
   ask_user?: string;
 }
@@ -228,7 +232,7 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
         "(until_pattern may go with it: an absolute wait for a line). Nothing was written.",
     );
   }
-  const until = untilSpec(params);
+  const until = untilSpec(params, "Nothing was written.");
   const request = {
     jobId: params.session_id,
     ...(input ? { input } : {}),
@@ -270,7 +274,7 @@ function prepareAskUser(params: WriteParams): WriteRequest {
       `ask_user cannot go with ${beside.join(", ")}: the user's typing is this call's input; send your own input in another call. Nothing was asked or written.`,
     );
   }
-  const until = untilSpec(params);
+  const until = untilSpec(params, "Nothing was asked or written.");
   return {
     jobId: params.session_id,
     askUser: { question },
@@ -290,9 +294,13 @@ export function refuseScreenOnPipes(request: WriteRequest, tty: boolean): void {
 }
 
 /** The conditions of a conditional wait, checked before anything runs; undefined when there are none. */
-function untilSpec(params: { until_pattern?: string; until_quiet_ms?: number }): UntilSpec | undefined {
+function untilSpec(
+  params: { until_pattern?: string; until_quiet_ms?: number; until_listening?: boolean | number },
+  untouched: string,
+): UntilSpec | undefined {
   const pattern = params.until_pattern !== undefined ? compileUntilPattern(params.until_pattern) : undefined;
   const quietMs = params.until_quiet_ms !== undefined ? checkQuietMs(params.until_quiet_ms) : undefined;
-  if (!pattern && quietMs === undefined) return undefined;
-  return { ...(pattern ? { pattern } : {}), ...(quietMs !== undefined ? { quietMs } : {}) };
+  const listening = checkUntilListening(params.until_listening, untouched);
+  if (!pattern && quietMs === undefined && !listening) return undefined;
+  return { ...(pattern ? { pattern } : {}), ...(quietMs !== undefined ? { quietMs } : {}), ...(listening ? { listening } : {}) };
 }

@@ -1,7 +1,7 @@
 /**
  * The limits of patterns run over a job's output: `until_pattern` (a conditional wait) and
- * `wake_on_pattern` (a wake when a later line matches), each with the reason for its value.
- * Re-exported by constants.ts.
+ * `wake_on_pattern` (a wake when a later line matches) — and the other conditions and wakes beside
+ * them (`until_listening`, the input wake), each with the reason for its value. Re-exported by constants.ts.
  */
 
 // Conditional waits (SPEC §3a).
@@ -117,3 +117,40 @@ export const READ_MATCHES_KEPT = 4096;
 
 /** Bytes of an unfinished line a read's matcher keeps until its line break (the test looks at 8 K characters). */
 export const READ_MATCH_LINE_BYTES = 4 * LINE_TEST_CHARS;
+
+// `until_listening` (SPEC §3a) and the input wake (§3e).
+
+/**
+ * How often an `until_listening` wait reads the job's sockets: a server's bind is seen within about
+ * this long, while one scan of one job (a few ms at most) costs a few percent of a core at worst.
+ */
+export const LISTEN_CHECK_MS = 100;
+
+/**
+ * During an `until_listening` wait, a socket of the job seen not listening is looked at again after
+ * this long (1 s otherwise): a scan that lands between a server's `bind` and its `listen` (a loaded
+ * machine deschedules it there) still ends the wait about 0.3 s after the bind.
+ */
+export const LISTEN_RECHECK_MS = 200;
+
+/** Highest TCP port `until_listening` accepts. */
+export const MAX_LISTEN_PORT = 65_535;
+
+/**
+ * How long a job with a wake armed must wait for input, untouched, before it wakes the model, in
+ * seconds, and its bounds (`PI_UNIFIED_EXEC_INPUT_WAKE_S`, `0` off). 30 s: a prompt answered by a
+ * script or a slow start is not stuck; a person at a Claude Code prompt is told after about 45 s.
+ */
+export const INPUT_WAKE_S = 30;
+export const MIN_INPUT_WAKE_S = 2;
+export const MAX_INPUT_WAKE_S = 3_600;
+export const INPUT_WAKE_ENV = "PI_UNIFIED_EXEC_INPUT_WAKE_S";
+
+/**
+ * How often jobs with a wake armed are probed for an input wait: the probe reads a few /proc files
+ * per process of those jobs only, and a wake 1 s late on a 30 s rule does not matter.
+ */
+export const INPUT_WAKE_PROBE_MS = 1_000;
+
+/** Characters of the prompt line an input wake quotes: one line, enough to answer it. */
+export const INPUT_WAKE_LINE_CHARS = 300;

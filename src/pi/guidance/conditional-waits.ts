@@ -1,6 +1,6 @@
 /**
- * What the model is told about conditional waits: the `until_pattern` and `until_quiet_ms`
- * descriptions, the guideline that shapes a first call (wait on a ready line, never sleep), and the
+ * What the model is told about conditional waits: the `until_pattern`, `until_quiet_ms` and
+ * `until_listening` descriptions, the guideline that shapes a first call (wait on a ready line, never sleep), and the
  * hints results give when they matter: a pipe job waiting for input with no prompt shown, and a run
  * of plain polls. The numbers come from the core's constants, so the text never disagrees with the limits.
  */
@@ -12,6 +12,9 @@ export const UNTIL_PATTERN_DESCRIPTION = `Return when a line matches this RE2 re
 
 /** `until_quiet_ms`, on both tools. */
 export const UNTIL_QUIET_MS_DESCRIPTION = `Return after N ms of silence (${MIN_QUIET_MS}–${MAX_QUIET_MS}).`;
+
+/** `until_listening`, on both tools (every word is paid on every request). */
+export const UNTIL_LISTENING_DESCRIPTION = "Return when listening: true = a new address, N = port N.";
 
 /** How long a conditional exec may wait, for `exec_command`'s `yield_time_ms`. */
 export const CONDITIONAL_EXEC_WINDOW = `${MAX_CONDITIONAL_EXEC_YIELD_MS} with until_*`;

@@ -168,6 +168,7 @@ const WAIT_STATUS = {
   steered: "steered",
   matched: "matched",
   quiet: "quiet",
+  listening: "listening",
   background: "shell_exited",
 } as const;
 

@@ -61,10 +61,11 @@ export const jobResultSchema = Type.Object({
         Type.Literal("exited"),
         Type.Literal("steered"),
         Type.Literal("shell_exited"),
+        Type.Literal("listening"),
       ],
       {
         description:
-          "What ended the wait. Conditional waits (until_pattern, until_quiet_ms): matched, quiet, exited, deadline, cancelled, steered. " +
+          "What ended the wait. Conditional waits (until_pattern, until_quiet_ms, until_listening): matched, quiet, listening, exited, deadline, cancelled, steered. " +
           "Absolute waits (yield_until): completed, deadline, cancelled. Any wait: steered when the user sent a message meanwhile, " +
           "shell_exited when the shell exited leaving processes running.",
       },

@@ -7,6 +7,7 @@ import {
   DEFAULT_TIMEOUT_S,
   type HostShellSettings,
   MAX_COLS,
+  MAX_LISTEN_PORT,
   MAX_ROWS,
   MAX_TIMEOUT_S,
   MAX_YIELD_MS,
@@ -16,10 +17,11 @@ import {
   prepareExec,
   SHELL_NAMES,
 } from "../../core/index.ts";
-import { checkArguments } from "../arguments.ts";
+import { checkArguments, checkListening } from "../arguments.ts";
 import { ASK_USER_GUIDELINE } from "../guidance/ask-user.ts";
 import {
   CONDITIONAL_EXEC_WINDOW,
+  UNTIL_LISTENING_DESCRIPTION,
   UNTIL_PATTERN_DESCRIPTION,
   UNTIL_QUIET_MS_DESCRIPTION,
   WAIT_GUIDELINE,
@@ -65,6 +67,9 @@ export const execCommandParameters = Type.Object(
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+    until_listening: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
+    ),
     screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
@@ -105,7 +110,7 @@ export function execCommandTool(
     ],
     parameters: execCommandParameters,
     outputSchema: jobResultSchema,
-    prepareArguments: (raw) => checkArguments("exec_command", execCommandParameters, raw),
+    prepareArguments: (raw) => checkListening(checkArguments("exec_command", execCommandParameters, raw), "Nothing was started."),
     ...execCommandRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       runtimes.assertNoUnstoppedChildren();

@@ -7,6 +7,7 @@ import {
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
   MAX_COLS,
+  MAX_LISTEN_PORT,
   MAX_ROWS,
   MAX_YIELD_MS,
   MIN_COLS,
@@ -15,9 +16,9 @@ import {
   prepareWrite,
   UnknownJobError,
 } from "../../core/index.ts";
-import { checkArguments } from "../arguments.ts";
+import { checkArguments, checkListening } from "../arguments.ts";
 import { ASK_USER_DESCRIPTION } from "../guidance/ask-user.ts";
-import { UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION } from "../guidance/conditional-waits.ts";
+import { UNTIL_LISTENING_DESCRIPTION, UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION } from "../guidance/conditional-waits.ts";
 import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
@@ -52,6 +53,9 @@ export const writeStdinParameters = Type.Object(
     ),
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+    until_listening: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
+    ),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
     ask_user: Type.Optional(Type.String({ description: ASK_USER_DESCRIPTION })),
@@ -69,7 +73,7 @@ export function writeStdinTool(
     description: "Write to a job or poll it; returns new output, and exit_code once (then the id is gone).",
     parameters: writeStdinParameters,
     outputSchema: jobResultSchema,
-    prepareArguments: (raw) => checkArguments("write_stdin", writeStdinParameters, raw),
+    prepareArguments: (raw) => checkListening(checkArguments("write_stdin", writeStdinParameters, raw), "Nothing was written."),
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const request = { ...prepareWrite(params, process.env), shown: shownPart(format.format, params.max_output_tokens) };

@@ -17,11 +17,11 @@ describe("raw argument checks", () => {
   it("names unknown fields and lists the accepted ones", () => {
     assert.throws(
       () => exec({ cmd: "ls", bogus: 1, other: 2 }),
-      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, screen, on_exit, wake_on_pattern, login, max_output_tokens, timeout_s\./,
+      /exec_command: unknown fields "bogus", "other"\. Accepted fields: cmd, workdir, shell, tty, cols, rows, yield_time_ms, until_pattern, until_quiet_ms, until_listening, screen, on_exit, wake_on_pattern, login, max_output_tokens, timeout_s\./,
     );
     assert.throws(
       () => poll({ session_id: 1, input: "x" }),
-      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, max_output_tokens, screen, ask_user\./,
+      /write_stdin: unknown field "input"\. Accepted fields: session_id, chars, chars_b64, cols, rows, yield_time_ms, yield_until, until_pattern, until_quiet_ms, until_listening, max_output_tokens, screen, ask_user\./,
     );
   });
 

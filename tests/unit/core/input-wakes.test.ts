@@ -1,0 +1,188 @@
+/**
+ * The input wake's timing rule with a stepped clock (times are plain numbers here) and its record
+ * kind in the completion coordinator: the wait counted only while untouched and waiting, once per
+ * prompt, the environment value; one wake through the coordinator's batches, with an exit or a
+ * pattern wake as one prompt, never without a wake armed, never under a call's lease, dropped by a
+ * call, the exit, a kill and shutdown.
+ */
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import { CompletionCoordinator, type InputWakeJob, type WakeBatch } from "../../../src/core/completion/wakes.ts";
+import { InputWakeRule, inputWakeMs } from "../../../src/core/conditions/input-wake-rule.ts";
+import { lastVisibleLine } from "../../../src/core/input-wake-watch.ts";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
+import { SteppedClock } from "../../helpers/clock.ts";
+
+const AFTER_MS = 30_000;
+
+/** Probes a rule once a second from `from` to `to` (ms), with the job's state as `state` says; returns when it fired. */
+function run(rule: InputWakeRule, from: number, to: number, state: (now: number) => { held?: boolean; bytes?: number; likely?: boolean }) {
+  const fired: number[] = [];
+  for (let now = from; now <= to; now += 1_000) {
+    const { held = false, bytes = 10, likely = true } = state(now);
+    if (rule.observe(now, held, bytes, () => likely)) fired.push(now);
+  }
+  return fired;
+}
+
+describe("the input wake's rule", () => {
+  it("fires once the job has waited for input, untouched, for the whole time, and once per prompt", () => {
+    const rule = new InputWakeRule(AFTER_MS);
+    assert.deepEqual(
+      run(rule, 0, 120_000, () => ({})),
+      [30_000],
+      "once, however long it waits after",
+    );
+  });
+
+  it("more output is a new prompt: it counts again from there and fires again", () => {
+    const rule = new InputWakeRule(AFTER_MS);
+    const fired = run(rule, 0, 100_000, (now) => ({ bytes: now < 50_000 ? 10 : 20 }));
+    assert.deepEqual(fired, [30_000, 80_000]);
+  });
+
+  it("a call attached or the user typing, or a probe that says it does not wait, starts the count over", () => {
+    const held = run(new InputWakeRule(AFTER_MS), 0, 60_000, (now) => ({ held: now >= 20_000 && now < 25_000 }));
+    assert.deepEqual(held, [55_000]);
+    const busy = run(new InputWakeRule(AFTER_MS), 0, 60_000, (now) => ({ likely: now !== 29_000 }));
+    assert.deepEqual(busy, [60_000]);
+  });
+
+  it("output that keeps coming is never a wait", () => {
+    assert.deepEqual(
+      run(new InputWakeRule(AFTER_MS), 0, 120_000, (now) => ({ bytes: now })),
+      [],
+    );
+  });
+
+  it("never probes a job that is held or already woken for this prompt", () => {
+    const rule = new InputWakeRule(2_000);
+    let probes = 0;
+    const probe = () => {
+      probes++;
+      return true;
+    };
+    rule.observe(0, true, 5, probe);
+    assert.equal(probes, 0);
+    for (let now = 0; now <= 2_000; now += 1_000) rule.observe(now, false, 5, probe);
+    assert.equal(probes, 3);
+    for (let now = 3_000; now <= 10_000; now += 1_000) rule.observe(now, false, 5, probe);
+    assert.equal(probes, 3, "the same prompt is not probed again");
+  });
+
+  it("PI_UNIFIED_EXEC_INPUT_WAKE_S: 2–3600 s, 0 off, anything else the default 30 s", () => {
+    assert.equal(inputWakeMs({}), 30_000);
+    assert.equal(inputWakeMs({ PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" }), 2_000);
+    assert.equal(inputWakeMs({ PI_UNIFIED_EXEC_INPUT_WAKE_S: "3600" }), 3_600_000);
+    assert.equal(inputWakeMs({ PI_UNIFIED_EXEC_INPUT_WAKE_S: "0" }), undefined);
+    for (const bad of ["1", "3601", "-5", "1.5", "soon", ""]) assert.equal(inputWakeMs({ PI_UNIFIED_EXEC_INPUT_WAKE_S: bad }), 30_000, bad);
+  });
+
+  it("quotes the last line with something on it, its end kept when long", () => {
+    assert.equal(lastVisibleLine("building\nOverwrite? [y/N] "), "Overwrite? [y/N]");
+    assert.equal(lastVisibleLine("Name:\n\n  \n"), "Name:");
+    const long = lastVisibleLine(`${"x".repeat(500)} Continue? [y/N] `);
+    assert.equal([...long].length, 300);
+    assert.ok(long.endsWith("Continue? [y/N]"));
+  });
+});
+
+const prompt = (jobId: number, line = "Overwrite? [y/N]"): InputWakeJob => ({ jobId, command: `job ${jobId}`, line, waitedMs: AFTER_MS });
+
+describe("input wakes through the completion coordinator", () => {
+  let clock: SteppedClock;
+  let sent: WakeBatch[];
+  let coordinator: CompletionCoordinator;
+  beforeEach(() => {
+    clock = new SteppedClock();
+    sent = [];
+    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, 30_000);
+  });
+
+  it("goes out once after the debounce, naming the job, the command and the line", () => {
+    coordinator.arm(4);
+    coordinator.inputWaits(prompt(4));
+    assert.equal(sent.length, 0);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, [{ jobs: [], more: 0, inputs: [prompt(4)] }]);
+    clock.advance(10_000);
+    assert.equal(sent.length, 1, "exactly once");
+    assert.equal(coordinator.isArmed(4), true, "the exit's wake is untouched");
+  });
+
+  it("a job with only a pattern armed may wake for input; a job with no wake armed never does", () => {
+    coordinator.armPattern(5, "ERROR", "server");
+    coordinator.inputWaits(prompt(5));
+    coordinator.inputWaits(prompt(6));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(
+      sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
+      [5],
+    );
+  });
+
+  it("an input wake and an exit in the same batch are one prompt", () => {
+    coordinator.arm(1);
+    coordinator.arm(2);
+    coordinator.inputWaits(prompt(1));
+    coordinator.jobExited({ jobId: 2, command: "b", cwd: "/", exitCode: 0, signal: null, elapsedMs: 5, logPath: "/l" });
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 1);
+    assert.deepEqual(
+      sent[0]!.jobs.map((job) => job.jobId),
+      [2],
+    );
+    assert.deepEqual(
+      sent[0]!.inputs?.map((wake) => wake.jobId),
+      [1],
+    );
+  });
+
+  it("a call on the job, its lease, its exit, a kill or shutdown drops what waits", () => {
+    for (const [name, moot] of [
+      ["a call", (c: CompletionCoordinator) => c.jobCalled(1)],
+      ["a lease", (c: CompletionCoordinator) => c.lease("call-1", 1)],
+      [
+        "the exit",
+        (c: CompletionCoordinator) =>
+          c.jobExited({ jobId: 1, command: "a", cwd: "/", exitCode: 0, signal: null, elapsedMs: 1, logPath: "/l" }),
+      ],
+      ["a kill", (c: CompletionCoordinator) => c.suppress(1)],
+      ["shutdown", (c: CompletionCoordinator) => c.dropAll()],
+    ] as const) {
+      sent = [];
+      const c = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, 30_000);
+      c.arm(1);
+      c.inputWaits(prompt(1));
+      moot(c);
+      clock.advance(WAKE_DEBOUNCE_MS * 4);
+      assert.equal(sent.flatMap((batch) => batch.inputs ?? []).length, 0, name);
+    }
+  });
+
+  it("a batch whose send threw is retried, without the input wake of a job the model called on meanwhile", () => {
+    let fail = true;
+    const c = new CompletionCoordinator(
+      (batch) => {
+        if (fail) throw new Error("stale API");
+        sent.push(batch);
+      },
+      clock,
+      WAKE_DEBOUNCE_MS,
+      30_000,
+    );
+    c.arm(1);
+    c.arm(2);
+    c.inputWaits(prompt(1));
+    c.inputWaits(prompt(2));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(c.waiting, 2);
+    c.jobCalled(1);
+    fail = false;
+    c.retry();
+    assert.deepEqual(
+      sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
+      [2],
+    );
+  });
+});

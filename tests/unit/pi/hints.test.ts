@@ -50,6 +50,15 @@ describe("hints: guidance in the result that needs it, once", () => {
     assert.doesNotMatch(ledger.take(JOB_HINTS, running({ job: { jobId: 9, userTyping: true } }), PLAIN) ?? "", /typing/);
   });
 
+  it("the first result showing what a shell left running says & was not needed, once per session; an ended job is not told", () => {
+    const ledger = new HintLedger();
+    const background = { pids: [4242], named: [{ pid: 4242, command: "python3 -m http.server" }] };
+    const kept = running({ job: { jobId: 3, background } });
+    assert.match(ledger.take(JOB_HINTS, kept, PLAIN) ?? "", /no & needed: .*session_id.*kill_session/);
+    assert.equal(ledger.take(JOB_HINTS, running({ job: { jobId: 4, background } }), PLAIN), undefined, "said once");
+    assert.equal(new HintLedger().take(JOB_HINTS, running(), PLAIN), undefined, "no background, no line");
+  });
+
   it("a second plain poll in a row on a running job names the waits that replace polling, once per session", () => {
     const ledger = new HintLedger();
     assert.equal(ledger.take(JOB_HINTS, running(), POLL), undefined, "one poll is fine");

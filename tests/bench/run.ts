@@ -25,6 +25,7 @@ import {
   sixteenFloods,
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
+import { isolatedGoals, isolatedLatencyBenchmark, isolatedRows } from "./isolated-latency.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
 import { type LongSoakFigures, longSoak } from "./long-soak.ts";
 import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
@@ -152,6 +153,9 @@ async function main() {
     progress("latency");
     // 1. Latency of `true` at Pi's events: back to back, at an agent's pace, eight in one message.
     const latency = await latencyBenchmark(pi, LATENCY_RUNS, LATENCY_CALLS);
+    progress("latency, a fresh Pi per tool");
+    // 1b. The same in the second mode: a fresh JSON-mode Pi per tool and shape, the model streaming.
+    const isolated = await isolatedLatencyBenchmark(LATENCY_RUNS, host);
 
     progress("one flood");
     // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, and baselines on the same pipe.
@@ -258,6 +262,7 @@ async function main() {
     const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
     const figures = {
       latency,
+      isolated_latency: isolated,
       flood_200MB_ms: {
         exec_command: round(median(flood.exec)),
         bash_tool: round(median(flood.bash)),
@@ -334,6 +339,7 @@ async function main() {
     const worstShape = Math.min(...hostile.map((shape) => shape.mb_per_s));
     const goals = {
       ...latencyGoals(latency),
+      ...isolatedGoals(isolated),
       "200 MB flood ≤ 1.0× a bare Node reader of it in a session of its own": figures.flood_ratio_exec_over_node_reader_own_session <= 1.0,
       ...speakUpGoals(speakUp),
       ...patternCostGoals(patternCost),
@@ -380,6 +386,7 @@ async function main() {
     const rows: [string, string][] = [
       ["machine", `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Pi ${machine.pi}`],
       ...latencyRows(latency),
+      ...isolatedRows(isolated),
       [
         "200 MB flood (median ms)",
         `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_node_reader_own_session}× the Node reader in its own session (${figures.flood_ratio_exec_over_node_reader_own_session_range} over the rounds; ${figures.flood_ratio_exec_over_cat}× cat, the machine's limit)`,

@@ -118,8 +118,20 @@ function answerWake(view: ModelView): ModelStep {
   const [read] = view.results;
   if (!session) return say("A job finished.");
   const line = /^\s*line: (.*)$/m.exec(view.prompt)?.[1];
-  if (line !== undefined) return say(`Woken by session ${session}'s wake_on_pattern, without anyone polling: it logged "${line}". ${NEXT}`);
+  // A job the person typed into is never quoted by a wake: the line is read with a poll instead.
+  const withheld = line?.startsWith("not quoted");
+  if (line !== undefined && !withheld)
+    return say(`Woken by session ${session}'s wake_on_pattern, without anyone polling: it logged "${line}". ${NEXT}`);
   if (!read) return call("write_stdin", { session_id: Number(session), yield_time_ms: 5_000 });
+  if (withheld) {
+    const logged =
+      outputOf(read.text)
+        .split("\n")
+        .find((printed) => /error/i.test(printed)) ?? "";
+    return say(
+      `Woken by session ${session}'s wake_on_pattern; you typed into it, so the wake did not quote the line and I read it: "${logged}". ${NEXT}`,
+    );
+  }
   const exit = /exit_code: (\S+)/.exec(read.text)?.[1] ?? "unknown";
   const last = outputOf(read.text).trim().split("\n").at(-1) ?? "";
   return say(`Woken by the exit of session ${session} (exit_code ${exit}), without anyone polling; its last line: "${last}". ${NEXT}`);

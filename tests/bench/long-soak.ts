@@ -7,10 +7,9 @@
  * the watchdog and warm shells. After Pi quits no process may carry one of its jobs' markers.
  * `npm run bench:soak` runs 5 minutes; `SOAK_MINUTES` sets another length.
  */
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { descendantsOf, processesWithEnvironment, processTable } from "../../src/core/processes/process-table.ts";
-import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../../src/core/shared/constants.ts";
+import { type HeldBy, heldBy, markedProcesses } from "../helpers/held-by.ts";
 import { EXTENSION_ENTRY, type PiHost, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
@@ -21,23 +20,9 @@ const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
 const PER_MESSAGE = 4;
 /** Messages per prompt: the faux model posts the whole transcript each turn, so shorter prompts keep it quick. */
 const MESSAGES_PER_PROMPT = 8;
-/** Descriptors Pi holds for one idle warm shell: its stdin, stdout and stderr pipes and its control socket. */
-const FDS_PER_WARM_SHELL = 4;
-
 type Calls = [string, Record<string, unknown>][];
 /** A flood of 8 MB (a build's log): over minutes the runtime's logs near their quota, as in a long session. */
 const FLOOD = "head -c 8000000 /dev/zero | tr '\\0' x | fold -w 99";
-
-/** What Pi holds at one moment. */
-export interface HeldBy {
-  descriptors: number;
-  terminals: number;
-  logs: number;
-  /** Processes under Pi besides the watchdog and the warm shells. */
-  jobProcesses: number;
-  repls: number;
-  warmShells: number;
-}
 
 export interface LongSoakFigures {
   host: string;
@@ -68,58 +53,6 @@ function message(n: number, repls: number[], others: number[]): Calls {
   if (n % 2 === 0) calls.push(["exec_command", { cmd: "printf 'tty %s\\n' x", tty: true }]);
   calls.push(["exec_command", { cmd: "ls -la" }]);
   return calls.slice(0, PER_MESSAGE);
-}
-
-/** Every descriptor target of `pid`, and the processes under it. */
-export function heldBy(pid: number, logDir: string): HeldBy {
-  let targets: string[] = [];
-  try {
-    targets = readdirSync(`/proc/${pid}/fd`).map((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        return "";
-      }
-    });
-  } catch {
-    // Pi is gone
-  }
-  let jobProcesses = 0;
-  let repls = 0;
-  let warmShells = 0;
-  for (const child of descendantsOf(pid, processTable())) {
-    let command = "";
-    try {
-      command = readFileSync(`/proc/${child}/cmdline`, "latin1");
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (command.includes(WARM_SHELL_NAME)) warmShells++;
-    else if (!command.includes("watchdog.sh")) {
-      jobProcesses++;
-      if (command.includes("python3")) repls++;
-    }
-  }
-  return {
-    descriptors: targets.length - FDS_PER_WARM_SHELL * warmShells,
-    terminals: targets.filter((target) => target === "/dev/ptmx" || target.startsWith("/dev/pts/")).length,
-    logs: targets.filter((target) => target.startsWith(logDir)).length,
-    jobProcesses,
-    repls,
-    warmShells,
-  };
-}
-
-/** Living processes carrying the job marker whose environment names `logDir` (this Pi's jobs). */
-export function markedProcesses(logDir: string): number[] {
-  const needle = Buffer.from(`PI_UNIFIED_EXEC_LOG_DIR=${logDir}\0`);
-  return processesWithEnvironment(JOB_MARKER_ENV, "").filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`).includes(needle);
-    } catch {
-      return false;
-    }
-  });
 }
 
 /** The model lists every job and SIGKILLs each listed id; resolves with how many were listed. */

@@ -5,11 +5,10 @@
  * processes left running, and whether any exit was reported twice. `npm run bench` runs the long one;
  * tests/e2e/soak.test.ts a short one.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { descendantsOf, processTable } from "../../src/core/processes/process-table.ts";
-import { WARM_SHELL_NAME } from "../../src/core/shared/constants.ts";
 import type { ToolRecord } from "../helpers/events.ts";
+import { FDS_PER_WARM_SHELL, heldBy } from "../helpers/held-by.ts";
 import { EXTENSION_ENTRY, type PiHost, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
@@ -60,28 +59,6 @@ export interface SoakFigures {
   exits_reported_twice: number[];
 }
 
-/** Processes under `pid`: jobs left running, and idle warm shells (not the watchdog). */
-function processesUnder(pid: number): { jobs: number; warmShells: number } {
-  let jobs = 0;
-  let warmShells = 0;
-  for (const child of descendantsOf(pid, processTable())) {
-    let command = "";
-    try {
-      command = readFileSync(`/proc/${child}/cmdline`, "latin1");
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (command.includes(WARM_SHELL_NAME)) warmShells++;
-    else if (!command.includes("watchdog.sh")) jobs++;
-  }
-  return { jobs, warmShells };
-}
-
-/** Descriptors Pi holds for one idle warm shell: its stdin, stdout and stderr pipes and its control socket. */
-const FDS_PER_WARM_SHELL = 4;
-
-const fdCount = (pid: number) => (existsSync(`/proc/${pid}/fd`) ? readdirSync(`/proc/${pid}/fd`).length : Number.NaN);
-
 /** Runs `calls` calls (rounded to whole messages) through `tool`, a `/reload` every `reloadEvery` messages. */
 export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: number, reloadEvery: number): Promise<SoakFigures> {
   const pi = await PiRpcHost.start(host, {
@@ -92,8 +69,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
   try {
     await pi.run("warm up", steps(call(tool, tool === "bash" ? { command: "true" } : { cmd: "true" }), say("ok")));
     const before = (await hostMemory(pi, { gc: true })).now;
-    const fdsBefore = fdCount(pi.pid);
-    const shellsBefore = processesUnder(pi.pid).warmShells;
+    const held = heldBy(pi.pid);
 
     const messages = Math.ceil(calls / PER_MESSAGE);
     const running: number[] = [];
@@ -147,7 +123,7 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // finished jobs pruned, wakes answered
     await pi.waitIdle();
     const after = (await hostMemory(pi, { gc: true })).now;
-    const under = processesUnder(pi.pid);
+    const under = heldBy(pi.pid);
     return {
       tool,
       calls: messages * PER_MESSAGE,
@@ -156,9 +132,13 @@ export async function soak(host: PiHost, tool: "exec_command" | "bash", calls: n
       heap_after_gc_MiB: { before: round(before.heap), after: round(after.heap), growth: round(after.heap - before.heap) },
       rss_after_gc_MiB: { before: round(before.rss), after: round(after.rss), growth: round(after.rss - before.rss) },
       // Idle warm shells are as many as calls ran at once (the soak sends several in one message): their descriptors are theirs, not a leak.
-      descriptors: { before: fdsBefore, after: fdCount(pi.pid) - FDS_PER_WARM_SHELL * (under.warmShells - shellsBefore) },
-      warm_shells: { before: shellsBefore, after: under.warmShells },
-      leftover_processes: under.jobs,
+      // `before` counts every descriptor; `after` leaves out those of the warm shells added since.
+      descriptors: {
+        before: held.descriptors + FDS_PER_WARM_SHELL * held.warmShells,
+        after: under.descriptors + FDS_PER_WARM_SHELL * held.warmShells,
+      },
+      warm_shells: { before: held.warmShells, after: under.warmShells },
+      leftover_processes: under.jobProcesses,
       exits_reported_twice: [...exits].filter(([, count]) => count > 1).map(([id]) => id),
     };
   } finally {

@@ -6,10 +6,10 @@
  * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { bindServer, binds, freePort } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
@@ -21,33 +21,6 @@ const wakeText = (record: PiEvent) => textOf(record.message.content);
 const inputWake = (record: PiEvent) => isWake(record) && /waits for input/.test(wakeText(record));
 const sessionIn = (text: string) => Number(/session (\d+)/.exec(text)?.[1]);
 const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 300";
-
-/** A port free right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/**
- * A Python server that listens on each of `ports` (0: any) in turn, `delay` s after it starts and
- * `gap` s apart, writing the wall-clock ms of each bind to `stamp` when given.
- */
-function server(ports: number[], delay: number, gap = 1.5, stamp?: string): string {
-  const script = [
-    "import socket,time",
-    "held=[]",
-    `time.sleep(${delay})`,
-    `for i,p in enumerate(${JSON.stringify(ports)}):`,
-    `    i and time.sleep(${gap})`,
-    "    s=socket.socket(); s.bind(('127.0.0.1',p)); s.listen(); held.append(s)",
-    ...(stamp ? [`    open('${stamp}','a').write('%d\\n' % (time.time()*1000))`] : []),
-    "time.sleep(300)",
-  ].join("\n");
-  return `python3 -c "${script}"`;
-}
 
 for (const host of PI_HOSTS) {
   describe(`until_listening and the input wake on ${host.name}`, { skip: SKIP }, () => {
@@ -71,13 +44,16 @@ for (const host of PI_HOSTS) {
         .then(() => Date.now());
       const run = await pi.run(
         "serve",
-        steps(call("exec_command", { cmd: server([0], 1, 0, stamp), until_listening: true, yield_time_ms: 20_000 }), say("up")),
+        steps(
+          call("exec_command", { cmd: bindServer({ ports: [0], delay: 1, gap: 0, stamp }), until_listening: true, yield_time_ms: 20_000 }),
+          say("up"),
+        ),
       );
       const result = run.tools[0]!;
       const header = headerOf(result.text);
       assert.equal(header.wait_status, "listening", result.text);
       assert.match(String(header.listening), /^127\.0\.0\.1:\d+$/);
-      const lag = (await ended) - Number(readFileSync(stamp, "utf8").trim());
+      const lag = (await ended) - binds(stamp)[0]![1];
       assert.ok(lag < 800, `the result came ${lag} ms after the bind`);
       await stop(Number(header.session_id));
     });
@@ -87,7 +63,14 @@ for (const host of PI_HOSTS) {
       const port = await freePort();
       const run = await pi.run(
         "serve",
-        steps(call("exec_command", { cmd: server([0, port], 0.2), until_listening: port, yield_time_ms: 20_000 }), say("up")),
+        steps(
+          call("exec_command", {
+            cmd: bindServer({ ports: [0, port], delay: 0.2, gap: 1.5 }),
+            until_listening: port,
+            yield_time_ms: 20_000,
+          }),
+          say("up"),
+        ),
       );
       const result = run.tools[0]!;
       assert.equal(headerOf(result.text).wait_status, "listening", result.text);

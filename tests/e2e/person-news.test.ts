@@ -7,10 +7,10 @@
  * on the job (a poll, `list_sessions`, `kill_session`).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { headerOf, inCallOrder, isWake, type PiEvent, textOf } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { type PiRpcHost, piForSuite } from "../helpers/pi-rpc.ts";
 import { call, firstSession, say, steps } from "../helpers/scripted-model.ts";
 import { filesUnder } from "../helpers/secrets.ts";
 
@@ -22,12 +22,8 @@ const wakeText = (record: PiEvent) => textOf(record.message.content);
 for (const host of PI_HOSTS) {
   describe(`a person's part in a job, told to the model, on ${host.name}`, () => {
     let pi: PiRpcHost;
-    before(async () => {
-      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY] });
-    });
-    after(async () => {
-      pi.onUiRequest(undefined);
-      await pi?.close();
+    piForSuite(host, { extensions: [EXTENSION_ENTRY] }, (started) => {
+      pi = started;
     });
     const stop = async (id: number) => {
       pi.onUiRequest(undefined);

@@ -5,11 +5,11 @@
  * print/JSON run's refusal. What the user typed appears nowhere the model or the disk can see.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf, type PiEvent } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { type PiRpcHost, piForSuite } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 import { filesUnder, PASSPHRASE_PROMPT } from "../helpers/secrets.ts";
 
@@ -18,12 +18,8 @@ const SECRET = "s3cret-Passphrase!";
 for (const host of PI_HOSTS) {
   describe(`the user types into a job, over RPC, on ${host.name}`, () => {
     let pi: PiRpcHost;
-    before(async () => {
-      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY] });
-    });
-    after(async () => {
-      pi.onUiRequest(undefined);
-      await pi?.close();
+    piForSuite(host, { extensions: [EXTENSION_ENTRY] }, (started) => {
+      pi = started;
     });
     const inputs = (from: number) => pi.records.slice(from).filter((r) => r.type === "extension_ui_request" && r.method === "input");
 

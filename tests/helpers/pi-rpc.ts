@@ -3,6 +3,7 @@
  * each). A test sends prompts with a script for the model, extension commands, `new_session` and any
  * other RPC command, and answers `extension_ui_request` dialogs.
  */
+import { after, before } from "node:test";
 import { type PiEvent, type Run, runOf } from "./events.ts";
 import type { PiHost } from "./hosts.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
@@ -180,4 +181,21 @@ export class PiRpcHost {
     if (answer instanceof Promise) void answer.then(respond, () => respond(undefined));
     else respond(answer);
   }
+}
+
+/**
+ * One Pi for the enclosing `describe`, for suites where a person answers dialogs: started in its
+ * `before` (handed to `use`), quit in its `after` with no dialog handler left, so a handler a test set
+ * cannot answer what quitting asks.
+ */
+export function piForSuite(host: PiHost, options: LaunchOptions, use: (pi: PiRpcHost) => void): void {
+  let pi: PiRpcHost | undefined;
+  before(async () => {
+    pi = await PiRpcHost.start(host, options);
+    use(pi);
+  });
+  after(async () => {
+    pi?.onUiRequest(undefined);
+    await pi?.close();
+  });
 }

@@ -7,25 +7,17 @@
  */
 import assert from "node:assert/strict";
 import { after, beforeEach, describe, it } from "node:test";
-import { CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
+import type { CompletionCoordinator, WakeBatch } from "../../../src/core/completion/wakes.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
-import { SteppedClock } from "../../helpers/clock.ts";
+import type { SteppedClock } from "../../helpers/clock.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { exitWake, steppedWakes, TEST_COOLDOWN_MS } from "../../helpers/wake-coordinator.ts";
 
-const COOLDOWN_MS = 30_000;
-const exit = (jobId: number): WakeJob => ({
-  jobId,
-  command: `job ${jobId}`,
-  cwd: "/w",
-  exitCode: 3,
-  signal: null,
-  elapsedMs: 1000,
-  logPath: `/l/${jobId}`,
-});
+const exit = (jobId: number) => exitWake(jobId, { exitCode: 3 });
 
 describe("the run-end decision point", () => {
   let clock: SteppedClock;
@@ -33,12 +25,7 @@ describe("the run-end decision point", () => {
   let draining: Set<number>;
   let coordinator: CompletionCoordinator;
   beforeEach(() => {
-    clock = new SteppedClock();
-    sent = [];
-    draining = new Set();
-    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, COOLDOWN_MS, {
-      draining: (jobId) => draining.has(jobId),
-    });
+    ({ clock, sent, draining, coordinator } = steppedWakes());
   });
   const kinds = () => sent.map((batch) => [batch.jobs.map((job) => job.jobId), (batch.patterns ?? []).map((wake) => wake.jobId)]);
 
@@ -80,7 +67,7 @@ describe("the run-end decision point", () => {
     void restore;
     coordinator.dropWake(1);
     coordinator.runSettled();
-    clock.advance(COOLDOWN_MS);
+    clock.advance(TEST_COOLDOWN_MS);
     assert.deepEqual(sent, []);
   });
 

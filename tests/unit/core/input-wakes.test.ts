@@ -7,11 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { CompletionCoordinator, type InputWakeJob, type WakeBatch } from "../../../src/core/completion/wakes.ts";
+import type { CompletionCoordinator, InputWakeJob, WakeBatch } from "../../../src/core/completion/wakes.ts";
 import { InputWakeRule, inputWakeMs } from "../../../src/core/conditions/input-wake-rule.ts";
 import { lastVisibleLine } from "../../../src/core/input-wake-watch.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
-import { SteppedClock } from "../../helpers/clock.ts";
+import type { SteppedClock } from "../../helpers/clock.ts";
+import { coordinatorOn, exitWake, steppedWakes } from "../../helpers/wake-coordinator.ts";
 
 const AFTER_MS = 30_000;
 
@@ -94,9 +95,7 @@ describe("input wakes through the completion coordinator", () => {
   let sent: WakeBatch[];
   let coordinator: CompletionCoordinator;
   beforeEach(() => {
-    clock = new SteppedClock();
-    sent = [];
-    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, 30_000);
+    ({ clock, sent, coordinator } = steppedWakes());
   });
 
   it("goes out once after the debounce, naming the job, the command and the line", () => {
@@ -142,16 +141,12 @@ describe("input wakes through the completion coordinator", () => {
     for (const [name, moot] of [
       ["a call", (c: CompletionCoordinator) => c.jobCalled(1)],
       ["a lease", (c: CompletionCoordinator) => c.lease("call-1", 1)],
-      [
-        "the exit",
-        (c: CompletionCoordinator) =>
-          c.jobExited({ jobId: 1, command: "a", cwd: "/", exitCode: 0, signal: null, elapsedMs: 1, logPath: "/l" }),
-      ],
+      ["the exit", (c: CompletionCoordinator) => c.jobExited(exitWake(1))],
       ["a kill", (c: CompletionCoordinator) => c.suppress(1)],
       ["shutdown", (c: CompletionCoordinator) => c.dropAll()],
     ] as const) {
       sent = [];
-      const c = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, 30_000);
+      const c = coordinatorOn(clock, (batch) => sent.push(batch));
       c.arm(1);
       c.inputWaits(prompt(1));
       moot(c);
@@ -162,15 +157,10 @@ describe("input wakes through the completion coordinator", () => {
 
   it("a batch whose send threw is retried, without the input wake of a job the model called on meanwhile", () => {
     let fail = true;
-    const c = new CompletionCoordinator(
-      (batch) => {
-        if (fail) throw new Error("stale API");
-        sent.push(batch);
-      },
-      clock,
-      WAKE_DEBOUNCE_MS,
-      30_000,
-    );
+    const c = coordinatorOn(clock, (batch) => {
+      if (fail) throw new Error("stale API");
+      sent.push(batch);
+    });
     c.arm(1);
     c.arm(2);
     c.inputWaits(prompt(1));

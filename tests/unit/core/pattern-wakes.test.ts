@@ -1,29 +1,18 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
+import type { CompletionCoordinator, WakeBatch } from "../../../src/core/completion/wakes.ts";
 import { PATTERN_WAKE_BUDGET, WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
-import { SteppedClock } from "../../helpers/clock.ts";
+import type { SteppedClock } from "../../helpers/clock.ts";
+import { coordinatorOn, exitWake, steppedWakes, TEST_COOLDOWN_MS } from "../../helpers/wake-coordinator.ts";
 
-const COOLDOWN_MS = 30_000;
-
-const exit = (jobId: number): WakeJob => ({
-  jobId,
-  command: `job ${jobId}`,
-  cwd: "/w",
-  exitCode: 0,
-  signal: null,
-  elapsedMs: 1000,
-  logPath: `/l/${jobId}`,
-});
+const exit = (jobId: number) => exitWake(jobId);
 
 describe("pattern wakes through the completion coordinator", () => {
   let clock: SteppedClock;
   let sent: WakeBatch[];
   let coordinator: CompletionCoordinator;
   beforeEach(() => {
-    clock = new SteppedClock();
-    sent = [];
-    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock, WAKE_DEBOUNCE_MS, COOLDOWN_MS);
+    ({ clock, sent, coordinator } = steppedWakes());
   });
 
   it("a match goes out after the debounce, naming the job, the pattern, the line and the command", () => {
@@ -51,7 +40,7 @@ describe("pattern wakes through the completion coordinator", () => {
     assert.equal(sent.length, 1, "one wake in the first five seconds");
     assert.equal(sent[0]!.patterns![0]!.line, "first");
     assert.equal(sent[0]!.patterns![0]!.more, 0, "only the match before the wake went out");
-    clock.advance(COOLDOWN_MS - 6_000);
+    clock.advance(TEST_COOLDOWN_MS - 6_000);
     assert.equal(sent.length, 1, "nothing before the cooldown ends");
     clock.advance(2_000);
     assert.equal(sent.length, 2);
@@ -63,7 +52,7 @@ describe("pattern wakes through the completion coordinator", () => {
     coordinator.armPattern(2, "ERR", "server");
     for (let i = 0; i < PATTERN_WAKE_BUDGET + 3; i++) {
       coordinator.patternHit(2, `ERR ${i}`, 1);
-      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+      clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
     const wakes = sent.flatMap((batch) => batch.patterns ?? []);
     assert.equal(wakes.length, PATTERN_WAKE_BUDGET);
@@ -78,15 +67,15 @@ describe("pattern wakes through the completion coordinator", () => {
     coordinator.armPattern(4, "ERR", "server");
     for (let i = 0; i < PATTERN_WAKE_BUDGET - 1; i++) {
       coordinator.patternHit(4, `ERR ${i}`, 1);
-      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+      clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
     coordinator.patternHit(4, "read by the poll", 1);
     coordinator.jobCalled(4);
-    clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+    clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, PATTERN_WAKE_BUDGET - 1, "the poll reads that line itself");
     for (let i = 0; i < 3; i++) {
       coordinator.patternHit(4, `again ${i}`, 1);
-      clock.advance(COOLDOWN_MS + WAKE_DEBOUNCE_MS);
+      clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
     const last = sent.flatMap((batch) => batch.patterns ?? []).slice(-3);
     assert.deepEqual(
@@ -137,7 +126,7 @@ describe("pattern wakes through the completion coordinator", () => {
     assert.equal(sent[0]!.patterns![0]!.line, "ERR after a failed kill");
     coordinator.patternHit(7, "ERR before shutdown", 1);
     coordinator.dropAll();
-    clock.advance(COOLDOWN_MS * 2);
+    clock.advance(TEST_COOLDOWN_MS * 2);
     assert.equal(sent.length, 1);
   });
 
@@ -169,22 +158,17 @@ describe("pattern wakes through the completion coordinator", () => {
       [9],
     );
     assert.equal(sent[1]!.patterns![0]!.line, "ERROR: fatal, exiting");
-    clock.advance(COOLDOWN_MS * 2);
+    clock.advance(TEST_COOLDOWN_MS * 2);
     assert.equal(sent.length, 2, "nothing follows");
   });
 
   it("a batch whose send failed loses what a call taught the model meanwhile, and what a stop dropped", () => {
     let failing = true;
     const kept: WakeBatch[] = [];
-    const flaky = new CompletionCoordinator(
-      (batch) => {
-        if (failing) throw new Error("stale API");
-        kept.push(batch);
-      },
-      clock,
-      WAKE_DEBOUNCE_MS,
-      COOLDOWN_MS,
-    );
+    const flaky = coordinatorOn(clock, (batch) => {
+      if (failing) throw new Error("stale API");
+      kept.push(batch);
+    });
     for (const id of [1, 2, 3]) {
       flaky.arm(id);
       flaky.armPattern(id, "ERR", `job ${id}`);

@@ -6,8 +6,7 @@
  * bind timing again beside CPU burners.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -15,6 +14,7 @@ import { ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
+import { bindServer, binds, freePort } from "../../helpers/bind-server.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { runningId } from "../../helpers/reports.ts";
 
@@ -26,50 +26,13 @@ const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 20_000, ...extra }, process.cwd(), process.env);
 const write = (jobId: number, extra: Record<string, unknown> = {}) => prepareWrite({ session_id: jobId, ...extra }, process.env);
 
-/** A port free right now (bound and closed by this process). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/**
- * A Python server: after `delay` s it listens on each of `ports` in turn (0: any), `gap` s apart,
- * writing each bind's wall-clock time (ms) to `stamp` right after its `listen`; then it sleeps.
- */
-function server(stamp: string, ports: number[], delay = 1, gap = 1): string {
-  const script = [
-    "import socket,time,sys",
-    "held=[]",
-    `time.sleep(${delay})`,
-    `for i,p in enumerate(${JSON.stringify(ports)}):`,
-    `    i and time.sleep(${gap})`,
-    "    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); s.listen(); held.append(s)",
-    `    open('${stamp}','a').write('%d %d\\n' % (s.getsockname()[1], time.time()*1000))`,
-    "time.sleep(300)",
-  ].join("\n");
-  return `python3 -c "${script.replace(/"/g, '\\"')}"`;
-}
-
-/** The binds a server wrote: `[port, epoch ms]` each. */
-function binds(stamp: string): [number, number][] {
-  if (!existsSync(stamp)) return [];
-  return readFileSync(stamp, "utf8")
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => line.split(" ").map(Number) as [number, number]);
-}
-
 let stamps = 0;
 const stampFile = () => join(dir, `bind-${++stamps}`);
 
 /** Runs `until_listening: true` on a server binding after 1 s; returns how long after the bind the call returned. */
 async function bindLag(runtime: ExecRuntime): Promise<number> {
   const stamp = stampFile();
-  const report = await runtime.exec(exec(server(stamp, [0]), { until_listening: true }));
+  const report = await runtime.exec(exec(bindServer({ ports: [0], stamp }), { until_listening: true }));
   const returned = Date.now();
   const [[port, bound]] = binds(stamp) as [[number, number]];
   assert.equal(report.waitEnd, "listening");
@@ -92,7 +55,7 @@ describe("until_listening", { skip: SKIP }, () => {
     const runtime = new ExecRuntime();
     const port = await freePort();
     const stamp = stampFile();
-    const report = await runtime.exec(exec(server(stamp, [0, port], 0.3, 1.5), { until_listening: port }));
+    const report = await runtime.exec(exec(bindServer({ ports: [0, port], delay: 0.3, gap: 1.5, stamp }), { until_listening: port }));
     const [[other], [target, bound]] = binds(stamp) as [[number, number], [number, number]];
     assert.equal(target, port);
     assert.equal(report.waitEnd, "listening");
@@ -107,7 +70,7 @@ describe("until_listening", { skip: SKIP }, () => {
   it("write_stdin true waits for an address the job did not hold when the call began", async () => {
     const runtime = new ExecRuntime();
     const stamp = stampFile();
-    const started = await runtime.exec(exec(server(stamp, [0, 0], 0, 1.5), { until_listening: true }));
+    const started = await runtime.exec(exec(bindServer({ ports: [0, 0], delay: 0, gap: 1.5, stamp }), { until_listening: true }));
     const [[first]] = binds(stamp) as [[number, number]];
     assert.equal(started.waitEnd, "listening");
     const t0 = performance.now();
@@ -137,7 +100,10 @@ describe("until_listening", { skip: SKIP }, () => {
     assert.equal(deadline.waitEnd, "deadline");
     assert.equal(deadline.conditional, true);
     const matched = await runtime.exec(
-      exec(`echo starting; ${server(stampFile(), [0], 2)}`, { until_listening: true, until_pattern: "starting" }),
+      exec(`echo starting; ${bindServer({ ports: [0], delay: 2, stamp: stampFile() })}`, {
+        until_listening: true,
+        until_pattern: "starting",
+      }),
     );
     assert.equal(matched.waitEnd, "matched");
     await runtime.shutdown();

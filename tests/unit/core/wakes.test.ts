@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { type Clock, CompletionCoordinator, type WakeBatch, type WakeJob } from "../../../src/core/completion/wakes.ts";
+import { type Clock, CompletionCoordinator, type WakeBatch } from "../../../src/core/completion/wakes.ts";
+import { exitWake } from "../../helpers/wake-coordinator.ts";
 
 /** A clock whose timers fire only when the test says so. */
 class ManualClock implements Clock {
@@ -28,16 +29,7 @@ class ManualClock implements Clock {
   }
 }
 
-const exit = (jobId: number, over: Partial<WakeJob> = {}): WakeJob => ({
-  jobId,
-  command: `job ${jobId}`,
-  cwd: "/w",
-  exitCode: 0,
-  signal: null,
-  elapsedMs: 1000,
-  logPath: `/l/${jobId}`,
-  ...over,
-});
+const exit = exitWake;
 
 describe("CompletionCoordinator", () => {
   let clock: ManualClock;

@@ -1,0 +1,52 @@
+/**
+ * Servers that bind when a test says: a port free right now, and a Python command that listens on
+ * each of some ports in turn, writing when each bind happened, so a test can time `until_listening`
+ * against the bind itself (the runtime's tests and the real-Pi ones use the same server).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+
+/** A port free right now (bound and closed by this process). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface BindServerOptions {
+  /** The ports to listen on, in turn (0: any). */
+  ports: number[];
+  /** Seconds before the first bind (default 1). */
+  delay?: number;
+  /** Seconds between binds (default 1). */
+  gap?: number;
+  /** A file each bind appends `port epoch-ms` to, right after its `listen`. */
+  stamp?: string;
+}
+
+/** The shell command of a Python server that binds as `options` say, then sleeps 300 s holding every socket. */
+export function bindServer({ ports, delay = 1, gap = 1, stamp }: BindServerOptions): string {
+  const script = [
+    "import socket,time",
+    "held=[]",
+    `time.sleep(${delay})`,
+    `for i,p in enumerate(${JSON.stringify(ports)}):`,
+    `    i and time.sleep(${gap})`,
+    "    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); s.listen(); held.append(s)",
+    ...(stamp ? [`    open('${stamp}','a').write('%d %d\\n' % (s.getsockname()[1], time.time()*1000))`] : []),
+    "time.sleep(300)",
+  ].join("\n");
+  return `python3 -c "${script.replace(/"/g, '\\"')}"`;
+}
+
+/** The binds a server wrote to `stamp`: `[port, epoch ms]` each, in order. */
+export function binds(stamp: string): [number, number][] {
+  if (!existsSync(stamp)) return [];
+  return readFileSync(stamp, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split(" ").map(Number) as [number, number]);
+}

@@ -75,6 +75,8 @@ for (const host of PI_HOSTS) {
         }
         assert.ok(Number(header.input_pending_bytes ?? 0) <= 1024 * 1024, write!.text);
         assert.equal(headerOf(kill!.text).signal, "SIGKILL", kill!.text);
+        // A fresh transcript: the payload is in this one, and every later model request would carry it.
+        assert.equal((await pi.request({ type: "new_session" })).success, true);
       });
     }
 

@@ -95,6 +95,20 @@ async function neverLikely(job: Running, ms = INPUT_WAIT_QUIET_MS + 500) {
   });
 }
 
+/** Starts every command at once and probes each for the whole span: none may ever be likely. */
+async function allNeverLikely(commands: string[], tty: boolean): Promise<void> {
+  await Promise.all(
+    commands.map(async (command) => {
+      const job = await run(command, tty);
+      try {
+        await neverLikely(job);
+      } finally {
+        job.stop();
+      }
+    }),
+  );
+}
+
 describe("looksLikePrompt (the rule for an unfinished last line)", () => {
   const prompts = [
     "Name: ",
@@ -182,17 +196,10 @@ describe("input_wait on pipes (real processes)", { skip: LINUX ? false : "the sy
   });
 
   it("`sleep 5`, a CPU loop and `sleep 5 | cat` are never likely (cat reads a pipe from sleep, not our stdin)", async () => {
-    for (const command of [
-      "sleep 5",
-      "while :; do :; done",
-      "sleep 5 | cat",
-      "sleep 5 | tee /dev/null",
-      `exec node -e 'setInterval(() => {}, 1000)'`,
-    ]) {
-      const job = await run(command, false);
-      await neverLikely(job);
-      job.stop();
-    }
+    await allNeverLikely(
+      ["sleep 5", "while :; do :; done", "sleep 5 | cat", "sleep 5 | tee /dev/null", `exec node -e 'setInterval(() => {}, 1000)'`],
+      false,
+    );
   });
 
   it("probing never acts: the waiting job still gets and answers its input afterwards", async () => {
@@ -230,11 +237,7 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
   });
 
   it("`sleep 5`, a CPU loop, `sleep 5 | cat` and a Node server are never likely", async () => {
-    for (const command of ["sleep 5", "while :; do :; done", "sleep 5 | cat", `exec node -e 'setInterval(() => {}, 1000)'`]) {
-      const job = await run(command, true);
-      await neverLikely(job);
-      job.stop();
-    }
+    await allNeverLikely(["sleep 5", "while :; do :; done", "sleep 5 | cat", `exec node -e 'setInterval(() => {}, 1000)'`], true);
   });
 });
 
@@ -243,14 +246,17 @@ describe("input_wait under load", { skip: !LINUX ? "Linux only" : SKIP_WITHOUT_P
     const stop = startBurners(2);
     try {
       for (let runNo = 0; runNo < 5; runNo++) {
-        for (const tty of [false, true]) {
-          const waiting = await run(`python3 -c 'input("x? ")'`, tty);
-          assert.equal((await becomesLikely(waiting)).likely, true);
-          waiting.stop();
-          const busy = await run("sleep 5 | cat", tty);
-          await neverLikely(busy, 600);
-          busy.stop();
-        }
+        // The pipe and the PTY case at once: separate jobs, each probed on its own.
+        await Promise.all(
+          [false, true].map(async (tty) => {
+            const waiting = await run(`python3 -c 'input("x? ")'`, tty);
+            assert.equal((await becomesLikely(waiting)).likely, true);
+            waiting.stop();
+            const busy = await run("sleep 5 | cat", tty);
+            await neverLikely(busy, 600);
+            busy.stop();
+          }),
+        );
       }
     } finally {
       stop();

@@ -29,8 +29,10 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "python",
         steps(
-          call("exec_command", { cmd: "python3 -q", tty: true, yield_time_ms: 1_500 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "print(6*7)\\r", yield_time_ms: 1_500 }),
+          // Each call returns at the prompt, however long a busy machine takes to print it.
+          call("exec_command", { cmd: "python3 -q", tty: true, until_pattern: "^>>> $", yield_time_ms: 20_000 }),
+          (view) =>
+            call("write_stdin", { session_id: firstSession(view), chars: "print(6*7)\\r", until_pattern: "^>>> $", yield_time_ms: 20_000 }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "exit()\\r", yield_time_ms: 5_000 }),
         ),
       );

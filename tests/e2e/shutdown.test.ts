@@ -57,7 +57,8 @@ for (const host of PI_HOSTS) {
             cmd:
               `python3 -c "import os; os.setsid(); print(os.getpid(), flush=True); open('daemon-ready', 'w').close(); ` +
               `os.execvp('sleep', ['sleep', '60'])" & until [ -e daemon-ready ]; do sleep 0.05; done`,
-            yield_time_ms: 2_000,
+            // The call returns when the shell exits; the window only bounds a Python start on a loaded machine.
+            yield_time_ms: 20_000,
           }),
         ),
         { timeoutMs: 50_000 },

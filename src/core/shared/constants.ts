@@ -334,6 +334,9 @@ export const WATCHDOG_RESTARTS = 3;
  * 2 cores); the wait ends at its exit, so only such a machine pays more than milliseconds.
  */
 export const WATCHDOG_STOP_WAIT_MS = 5_000;
+/** A watchdog line that may wait (supervision/watchdog.ts) waits for calls to pause, so the watchdog's
+ * work (a subshell and a journal line per line) lands between calls; at the latest this long. */
+export const WATCHDOG_DEFER_MS = 1_000;
 /** Characters of a job's command kept in the registry file, for the sweep's notice. */
 export const WATCHDOG_COMMAND_CHARS = 200;
 /** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */

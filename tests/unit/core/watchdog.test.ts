@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -194,6 +194,43 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     assert.ok(processAlive(sleeper.pid!), "nothing was killed");
     assert.match(readFileSync(join(parent, "registry"), "utf8"), new RegExp(`^q ${STAMP}$`, "m"));
   });
+
+  it(
+    "a warm shell's new name and a leader's exit wait for calls to pause (or 1 s); a new group is told at once, a forgotten one's waiting lines dropped",
+    { skip: LINUX_ONLY },
+    async () => {
+      const parent = logParent();
+      // Stands in for /bin/sh: records every byte the host writes to the watchdog, in order.
+      const recorder = join(parent, "recorder.sh");
+      writeFileSync(recorder, '#!/bin/sh\nexec cat > "$2"\n', { mode: 0o755 });
+      const heard = join(parent, "heard");
+      const watchdog = new Watchdog(() => heard, process.platform, recorder);
+      const [warm, other, sentinel, late] = [1, 2, 3, 4].map(() => detached("sleep 300").pid!);
+      const start = startTime;
+      const told = (pattern: string) => new RegExp(`^${pattern}$`, "m").test(textOf(heard));
+      watchdog.register(warm!, WARM_SHELL_NAME);
+      watchdog.register(other!, WARM_SHELL_NAME);
+      await waitFor(() => told(`\\+ ${other} ${start(other!)} ${WARM_SHELL_NAME}`), "the warm shells, at once");
+      // Each shell is handed a job: the same leader, a new name.
+      watchdog.register(warm!, "the job");
+      watchdog.leaderExited(warm!);
+      watchdog.register(other!, "another job");
+      watchdog.forget(other!);
+      // A group the watchdog did not know is told at once; lines are written in order, so what waits is not before it.
+      watchdog.register(sentinel!, "a direct spawn");
+      await waitFor(() => told(`\\+ ${sentinel} ${start(sentinel!)} a direct spawn`), "a new group, at once");
+      assert.ok(!told(`\\+ ${warm} .* the job`) && !told(`x ${warm}( \\d+)?`), `the rename and the exit wait: ${textOf(heard)}`);
+      assert.ok(told(`- ${other}`), "a forgotten group is told at once");
+      watchdog.flush();
+      await waitFor(() => told(`\\+ ${warm} ${start(warm!)} the job`) && told(`x ${warm}( \\d+)?`), "the waiting lines after the flush");
+      assert.ok(!textOf(heard).includes("another job"), "a forgotten group's waiting rename is dropped");
+      // Without a pause of the calls, a waiting line goes out within WATCHDOG_DEFER_MS.
+      watchdog.register(late!, WARM_SHELL_NAME);
+      watchdog.register(late!, "a late job");
+      await waitFor(() => told(`\\+ ${late} ${start(late!)} a late job`), "the rename, by the timer", 10_000);
+      await watchdog.stop();
+    },
+  );
 
   it("a watchdog that cannot start costs nothing: registrations do not throw and the failure is noted", async () => {
     const watchdog = new Watchdog(() => undefined, process.platform, "/nonexistent/sh");

@@ -125,9 +125,9 @@ export const OUTPUT_BATCH_MS = 1;
 export const READ_MIN_ROOM_BYTES = 16 * 1024;
 
 /**
- * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell. Its bash reads
- * the job one byte per system call (it must not read past it), about 0.5 µs a byte; a longer command
- * (a large heredoc) spawns directly. Also well inside the smallest socket buffer (macOS: 8 KiB).
+ * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell: well inside the
+ * smallest socket buffer (macOS: 8 KiB), so the write never waits for the shell; a longer command (a
+ * large heredoc) spawns directly.
  */
 export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
 

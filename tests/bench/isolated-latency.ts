@@ -19,8 +19,9 @@ const TOOLS = ["exec_command", "bash"] as const;
 type Tool = (typeof TOOLS)[number];
 const argsOf = (tool: Tool) => (tool === "bash" ? { command: "true" } : { cmd: "true" });
 const WARMUP = 3;
-const CALLS = 30;
-const EIGHT_ROUNDS = 6;
+/** Calls timed per run, and messages of eight (after a first one), as the issue asks; `BENCH_FAST=1` runs fewer (see run.ts). */
+export const ISOLATED_DEFAULTS = { calls: 30, eightRounds: 6 };
+type Sizes = typeof ISOLATED_DEFAULTS;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -61,9 +62,15 @@ function eightWalls(records: PiEvent[], tool: Tool): number[] {
 type Shape = "back_to_back" | "paced" | "eight";
 
 /** One fresh Pi in JSON mode running one shape of one tool; the per-call (or per-message) figure's median. */
-export async function isolatedRun(host: PiHost, tool: Tool, shape: Shape, env: Record<string, string> = {}): Promise<number> {
+export async function isolatedRun(
+  host: PiHost,
+  tool: Tool,
+  shape: Shape,
+  env: Record<string, string> = {},
+  { calls, eightRounds }: Sizes = ISOLATED_DEFAULTS,
+): Promise<number> {
   const eight = Array.from({ length: 8 }, () => [tool, argsOf(tool)] as [string, Record<string, unknown>]);
-  const turns = shape === "eight" ? EIGHT_ROUNDS + 1 : WARMUP + CALLS;
+  const turns = shape === "eight" ? eightRounds + 1 : WARMUP + calls;
   const pi = await launchPi(host, "json", {
     args: [`isolated ${tool} ${shape}`, "--keep-builtin-bash"],
     env: { PIUE_FAUX_STREAMING: "default", ...env },
@@ -82,7 +89,7 @@ export async function isolatedRun(host: PiHost, tool: Tool, shape: Shape, env: R
     if (pi.model.errors.length > 0) throw pi.model.errors[0];
     if (shape === "eight") return median(eightWalls(pi.records, tool).slice(1));
     const measured = durations(pi.records, tool).slice(WARMUP);
-    if (measured.length !== CALLS) throw new Error(`isolated ${tool} ${shape}: ${measured.length} of ${CALLS} calls timed`);
+    if (measured.length !== calls) throw new Error(`isolated ${tool} ${shape}: ${measured.length} of ${calls} calls timed`);
     return median(measured);
   } finally {
     clearTimeout(timer);
@@ -99,7 +106,11 @@ export interface IsolatedFigures {
 }
 
 /** Every shape `runs` times, each run a fresh Pi per tool, the tools' order alternating run by run. */
-export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_HOSTS.at(-1)!): Promise<IsolatedFigures> {
+export async function isolatedLatencyBenchmark(
+  runs: number,
+  host: PiHost = PI_HOSTS.at(-1)!,
+  sizes: Sizes = ISOLATED_DEFAULTS,
+): Promise<IsolatedFigures> {
   const shapes: Shape[] = ["back_to_back", "paced", "eight"];
   const figures = Object.fromEntries(
     shapes.map((shape) => [shape, { exec_command: [] as number[], bash: [] as number[], ratio: [] as number[] }]),
@@ -108,7 +119,7 @@ export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_H
     const order: Tool[] = run % 2 === 0 ? ["exec_command", "bash"] : ["bash", "exec_command"];
     for (const shape of shapes) {
       const sample = figures[shape]!;
-      for (const tool of order) sample[tool].push(await isolatedRun(host, tool, shape));
+      for (const tool of order) sample[tool].push(await isolatedRun(host, tool, shape, {}, sizes));
       sample.ratio.push(sample.exec_command.at(-1)! / sample.bash.at(-1)!);
     }
   }
@@ -121,7 +132,7 @@ export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_H
     paced_ms: { ...of("paced"), pace_ms: PACE_MS },
     eight_in_one_message_ms: of("eight"),
     runs,
-    calls_per_run: CALLS,
+    calls_per_run: sizes.calls,
   };
 }
 

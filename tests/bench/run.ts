@@ -49,7 +49,7 @@ const LATENCY_RUNS = Number(process.env.BENCH_RUNS) || 3;
  */
 const LATENCY_CALLS = FAST ? 10 : 40;
 const EIGHT_ROUNDS = FAST ? 3 : 6;
-const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3 } : ISOLATED_DEFAULTS;
+const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : ISOLATED_DEFAULTS;
 /**
  * Rounds of each flood part (`BENCH_ROUNDS`, default 5; 2 with `BENCH_FAST=1`, which also skips the
  * hostile-output, watchdog, token, screen and workflow parts and runs a short soak).

@@ -89,8 +89,9 @@ export async function isolatedRun(
     ...(process.env.PIUE_TRACE ? { extensions: [EXTENSION_ENTRY, process.env.PIUE_TRACE] } : {}),
   });
   pi.model.script = (view) => {
-    let turn = view.turn;
-    const segment = segments.find((candidate) => (turn -= candidate.turns) < 0);
+    // The segment this turn falls in: each shape's turns follow the previous shape's.
+    const ends = segments.map((_, i) => segments.slice(0, i + 1).reduce((sum, { turns }) => sum + turns, 0));
+    const segment = segments[ends.findIndex((end) => view.turn < end)];
     pi.model.delayMs = segment?.shape === "back_to_back" ? 0 : PACE_MS;
     if (!segment) return say("done");
     return segment.shape === "eight" ? callAll(...eight) : call(tool, argsOf(tool));

@@ -1,5 +1,6 @@
 import { renderTerminalText } from "../output/terminal-text.ts";
 import { PATTERN_WAKE_LINE_CHARS, READ_MATCH_LINE_BYTES, READ_MATCHES_KEPT } from "../shared/constants.ts";
+import type { PatternBudget } from "./pattern-budget.ts";
 import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
 
@@ -29,7 +30,11 @@ export class ReadMatches {
   private first: string | undefined;
   private more = 0;
 
-  constructor(private readonly pattern: LinePattern) {
+  /** `budget`: the job's budget for this pattern (pattern-budget.ts), shared with its wake's watch; none: tests run unpaid. */
+  constructor(
+    private readonly pattern: LinePattern,
+    private readonly budget?: PatternBudget,
+  ) {
     this.required = requiredText(pattern.source);
   }
 
@@ -38,6 +43,7 @@ export class ReadMatches {
    * read before it (the read's tally counts them anyway, so a flood is not counted twice).
    */
   feed(chunk: Uint8Array, lines: number): void {
+    if (this.budget?.spent) return; // suspended: what this read matched before stays named
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let number = lines;
     let start = 0;
@@ -85,7 +91,7 @@ export class ReadMatches {
     this.partial = [];
     this.partialBytes = 0;
     const text = renderTerminalText(whole.toString("utf8"));
-    if (!this.pattern.test(text)) return;
+    if (!(this.budget ? this.budget.test(this.pattern, text) : this.pattern.test(text))) return;
     this.first ??= this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS);
     if (this.found.length < READ_MATCHES_KEPT) this.found.push(number);
     else this.more++;

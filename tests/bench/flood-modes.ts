@@ -9,7 +9,11 @@
  * Beside each round, in the same minute: a bare Node reader of the command in a session of its own
  * (every job's is; the goal's baseline) and `cat` (the machine's limit). The goal: ≤ 1.0× the reader,
  * median of the rounds, in each mode. The machine's load average is printed with each mode's figures.
+ * In the first mode the CPU each side used is printed too (the Pi process's over the flood's run, its
+ * model turns included; the benchmark process's over the reader's), a figure the machine's load moves
+ * far less than the wall clock.
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
@@ -44,6 +48,8 @@ export interface FloodModeFigures {
   /** Each round's ours over that round's reader. */
   ratio: Spread;
   rounds: number;
+  /** CPU ms (user and system) per round, first mode only: the Pi process over the flood's run, the benchmark process over the reader's. */
+  cpu_ms?: { exec_command: Spread; node_reader: Spread };
   /** The machine's 1-minute load average at the start and the end. */
   load: [number, number];
 }
@@ -61,6 +67,18 @@ function figures(exec: number[], node: number[], cat: number[], load: [number, n
 
 const loadNow = () => Math.round(loadavg()[0]! * 100) / 100;
 
+/** CPU ms (user and system, all threads) process `pid` has used, from /proc (clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU ms this process has used. */
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 /** The first mode: one RPC Pi, `rounds` floods interleaved with the baselines. */
 export async function rpcFloods(rounds: number, host: PiHost = PI_HOSTS.at(-1)!): Promise<FloodModeFigures> {
   const bash = resolveShell("bash", currentShellHost()).path;
@@ -69,19 +87,24 @@ export async function rpcFloods(rounds: number, host: PiHost = PI_HOSTS.at(-1)!)
   const exec: number[] = [];
   const node: number[] = [];
   const cat: number[] = [];
+  const cpu = { exec: [] as number[], node: [] as number[] };
   try {
     await pi.run("warm up", (view) => (view.turn < 2 ? call("exec_command", { cmd: "true" }) : say("ok")));
     for (let i = 0; i < rounds; i++) {
+      let cpuBefore = processCpuMs(pi.pid);
       const run = await pi.run(`flood ${i}`, untilExit(FLOOD_200MB), 300_000);
+      cpu.exec.push(processCpuMs(pi.pid) - cpuBefore);
       exec.push(run.tools.reduce((sum, tool) => sum + (tool.durationMs ?? 0), 0));
+      cpuBefore = ownCpuMs();
       node.push(await nodeReaderMs(bash, FLOOD_200MB, true));
+      cpu.node.push(ownCpuMs() - cpuBefore);
       cat.push(rawShellMs(bash, `${FLOOD_200MB} | cat > /dev/null`));
     }
   } finally {
     await pi.close(60_000);
   }
   load[1] = loadNow();
-  return figures(exec, node, cat, load);
+  return { ...figures(exec, node, cat, load), cpu_ms: { exec_command: spread(cpu.exec), node_reader: spread(cpu.node) } };
 }
 
 type Timed = PiEvent & { receivedAt: number; toolCallId: string; toolName: string };
@@ -135,7 +158,7 @@ const shown = (s: Spread) => `${Math.round(s.median)} (${Math.round(s.min)}–${
 export function floodModeRow(label: string, f: FloodModeFigures): [string, string] {
   return [
     `${label}: 200 MB flood, median ms (range) of ${f.rounds}`,
-    `exec_command ${shown(f.exec_command_ms)} · Node reader in its own session ${shown(f.node_reader_ms)} · cat ${shown(f.cat_ms)} → ${f.ratio.median} (${f.ratio.min}–${f.ratio.max})× the reader · load ${f.load[0]} → ${f.load[1]}`,
+    `exec_command ${shown(f.exec_command_ms)} · Node reader in its own session ${shown(f.node_reader_ms)} · cat ${shown(f.cat_ms)} → ${f.ratio.median} (${f.ratio.min}–${f.ratio.max})× the reader${f.cpu_ms ? ` · CPU ms: Pi ${shown(f.cpu_ms.exec_command)}, reader ${shown(f.cpu_ms.node_reader)}` : ""} · load ${f.load[0]} → ${f.load[1]}`,
   ];
 }
 

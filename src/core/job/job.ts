@@ -166,6 +166,11 @@ export class Job {
     return this.output.bytesTotal;
   }
 
+  /** Sends to the job's stdin started and ended so far (never what they were): a listing's reused facts go stale with each. */
+  get inputMovements(): number {
+    return this.stdin.movements;
+  }
+
   /** Reads of the output so far (each call that read it, the handover's included). */
   get outputReads(): number {
     return this.output.reads;

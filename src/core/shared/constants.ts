@@ -393,3 +393,5 @@ export const VIEW_REFRESH_MS = 500;
 export * from "./input-wait-limits.ts";
 // Conditional waits (SPEC §3a) and jobs that speak up (§3c): in pattern-limits.ts.
 export * from "./pattern-limits.ts";
+// Listings' and port scans' looks at the operating system (§3c).
+export * from "./scan-limits.ts";

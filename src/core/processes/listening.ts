@@ -107,7 +107,7 @@ export class ListeningPorts {
   private scanLsof(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
     const sockets = this.lsof.listening(this.now());
     if (!sockets) return undefined;
-    const key = `${this.lsof.runs}:${jobs.map((job) => `${job.jobId}/${job.groups.join(",")}`).join(" ")}`;
+    const key = `${this.lsof.generation}:${jobs.map((job) => `${job.jobId}/${job.groups.join(",")}`).join(" ")}`;
     if (this.lastLsof?.key === key) return new Map(this.lastLsof.result);
     const table = processTable();
     if (!table) return undefined;

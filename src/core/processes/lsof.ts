@@ -22,8 +22,10 @@ export class LsofProbe {
   /** The latest run's listening addresses by pid (undefined: it failed), when it ended and what it cost (ms). */
   private last: { byPid: Map<number, string[]> | undefined; ended: number; costMs: number } | undefined;
   private running = false;
-  /** How many times `lsof` ran (a new run's answer is new; tests check the cadence). */
+  /** How many times `lsof` was started (tests check the cadence). */
   runs = 0;
+  /** How many runs have ended: a new one means a new answer. */
+  generation = 0;
 
   constructor(
     private readonly run: LsofRunner = runLsof,
@@ -50,6 +52,7 @@ export class LsofProbe {
       this.running = false;
     }
     const costMs = Math.max(0, this.clock() - started);
+    this.generation++;
     this.last = { byPid: output === undefined ? undefined : parseLsof(output), ended: now + costMs, costMs };
     return this.last.byPid;
   }

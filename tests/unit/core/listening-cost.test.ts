@@ -136,6 +136,45 @@ describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
     );
   });
 
+  it("a scan of one job keeps what it knew of another's sockets: no read of the tables for them afterwards", async () => {
+    const started = async () => {
+      const report = await runtime.exec(
+        prepareExec({ cmd: SERVER, yield_time_ms: 10_000, until_pattern: "port \\d+" }, process.cwd(), process.env),
+      );
+      const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+      return { jobId: job.id, leader: job.pid!, groups: job.groups() };
+    };
+    const [a, b] = [await started(), await started()];
+    let now = 0;
+    const ports = new ListeningPorts("none:", "linux", () => now);
+    const running = new Set([a.jobId, b.jobId]);
+    const reads = (scan: () => void) => {
+      const before = socketTableReads();
+      scan();
+      return socketTableReads() - before;
+    };
+    ports.scan([a, b], undefined, running);
+    now += 1_000;
+    ports.scan([a, b], undefined, running); // the second look at the connections: then all is known
+    now += 500;
+    assert.equal(
+      reads(() => ports.scan([a], undefined, running)),
+      0,
+      "one job's scan",
+    );
+    const both = new Map<number, string[]>();
+    assert.equal(
+      reads(() => {
+        for (const [jobId, addresses] of ports.scan([a, b], undefined, running) ?? []) both.set(jobId, addresses);
+      }),
+      0,
+      "the other's sockets are still known",
+    );
+    assert.equal(both.get(b.jobId)?.length, 1, "the other job's listener");
+    await runtime.kill(a.jobId, "SIGKILL");
+    await runtime.kill(b.jobId, "SIGKILL");
+  });
+
   it("only the listening part of the tables is read: 2 000 connections add no listener and cost little", async () => {
     const crowd = await socketCrowd(1_000, 60);
     try {

@@ -78,7 +78,13 @@ export class JobReports {
         oneTableFor(() => {
           const ports = this.listening(stale);
           return new Map(
-            stale.map((job) => [job.id, { listening: ports.get(job.id), ...(withInputWait ? { inputWait: job.inputWait() } : {}) }]),
+            stale.map((job) => {
+              // The scan just read which of the job's processes hold its stdin: only they are probed.
+              const inputWait = withInputWait
+                ? job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty))
+                : undefined;
+              return [job.id, { listening: ports.get(job.id), ...(inputWait ? { inputWait } : {}) }];
+            }),
           );
         }),
       inputWait,

@@ -62,6 +62,12 @@ export interface InputWaitQuery {
   lastLine: string;
   /** How long the job has printed nothing, in ms. */
   quietMs: number;
+  /**
+   * The job's processes that hold its stdin (given here) among their descriptors, where a port scan
+   * of this call knows them: only these are looked at for a wait (the others still count as running
+   * on a CPU).
+   */
+  holders?: ((stdin: string, tty: boolean) => ReadonlySet<number> | undefined) | undefined;
   /** A process table already read for this call (the sweep's, when one is under way); without it the job's tree is walked from the leader. */
   table?: ProcessEntry[] | undefined;
 }
@@ -144,12 +150,14 @@ function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
   const promptDrawn = query.lastLine.trim().length > 0;
   const ours = (target: string | undefined) => target !== undefined && (target === stdin || (query.tty && target === "/dev/tty"));
   const index = query.table && tableIndex(query.table);
+  const holders = query.holders?.(stdin, query.tty);
   for (const [pid, threads] of jobProcesses(query, reader)) {
     const stat = statOf(pid, index?.byPid.get(pid));
     if (!stat) continue;
     const { state } = stat;
     if (state === "R") scan.running = true;
     if (state !== "S" && state !== "D" && state !== "R") continue; // stopped, traced, zombie
+    if (holders && !holders.has(pid)) continue; // it holds no descriptor of the job's stdin
     // On a terminal only the foreground group gets the input; tpgid is the terminal's foreground group.
     const foreground = !query.tty || stat.tpgid === stat.pgid;
     for (const tid of threads) {

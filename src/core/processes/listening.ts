@@ -68,7 +68,9 @@ export class ListeningPorts {
   /** Socket inodes, as far as known. */
   private sockets = new Map<string, SocketState>();
   /** Per process (`pid:start`): its job, its socket inodes, how many descriptors it had then, and when they were read. */
-  private descriptors = new Map<string, { jobId: number; count: number; inodes: string[]; read: number }>();
+  private descriptors = new Map<string, { jobId: number; count: number; inodes: string[]; streams: string[]; read: number }>();
+  /** The processes each scanned job had at its latest scan (`pid`, `pid:start`). */
+  private members = new Map<number, [number, string][]>();
   /** The socket inodes each job's processes held at its latest scan (what keeps a socket's state known). */
   private held = new Map<number, string[]>();
   /** macOS: the latest answer, for the same run of `lsof` and the same jobs. */
@@ -94,7 +96,7 @@ export class ListeningPorts {
    */
   scan(jobs: readonly ListenerJob[], fresh: Freshness = USUAL_FRESHNESS, running?: ReadonlySet<number>): Map<number, string[]> | undefined {
     if (jobs.length === 0) return new Map();
-    if (this.platform === "linux") return this.scanLinux(jobs, fresh, running ?? new Set(jobs.map((job) => job.jobId)));
+    if (this.platform === "linux") return this.scanLinux(jobs, fresh, new Set([...(running ?? []), ...jobs.map((job) => job.jobId)]));
     if (this.platform === "darwin") return this.scanLsof(jobs);
     return undefined;
   }
@@ -119,8 +121,9 @@ export class ListeningPorts {
   }
 
   /**
-   * `running`: every job still running, scanned or not; what is known of the others' processes and
-   * sockets stays, so a scan of one job never makes another's sockets unknown again.
+   * `running`: every job still running, scanned or not (the scanned ones among them); what is known
+   * of the others' processes and sockets stays, so a scan of one job never makes another's sockets
+   * unknown again.
    */
   private scanLinux(jobs: readonly ListenerJob[], fresh: Freshness, running: ReadonlySet<number>): Map<number, string[]> | undefined {
     const table = processTable();
@@ -128,9 +131,12 @@ export class ListeningPorts {
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
     const now = this.now();
     const seen = new Set<string>();
+    for (const job of jobs) this.members.set(job.jobId, []);
+    for (const jobId of this.members.keys()) if (!running.has(jobId)) this.members.delete(jobId);
     for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
       const id = `${entry.pid}:${entry.start ?? ""}`;
       seen.add(id);
+      this.members.get(jobId)!.push([entry.pid, id]);
       held.get(jobId)!.push(...this.socketsOf(entry.pid, id, jobId, now, fresh.descriptorsTrustedMs));
     }
     for (const [id, known] of this.descriptors)
@@ -184,9 +190,31 @@ export class ListeningPorts {
     const count = descriptorCount(pid);
     const known = this.descriptors.get(id);
     if (known && count !== undefined && count === known.count && now - known.read < trustedMs) return known.inodes;
-    const inodes = socketInodes(pid);
-    if (count !== undefined) this.descriptors.set(id, { jobId, count, inodes, read: now });
+    const { inodes, streams } = descriptorsOf(pid);
+    if (count !== undefined) this.descriptors.set(id, { jobId, count, inodes, streams, read: now });
     return inodes;
+  }
+
+  /**
+   * The processes of `jobId` at its latest scan that hold `stdin` (a `socket:[…]`, `pipe:[…]` or
+   * terminal link; `/dev/tty` too on a terminal) among their descriptors, or may: one whose
+   * descriptors were not kept counts as holding it. Only these can wait to read the job's input; a
+   * process gets the job's stdin only by opening a descriptor, which changes its count.
+   */
+  stdinHolders(jobId: number, stdin: string, tty: boolean): Set<number> | undefined {
+    const members = this.members.get(jobId);
+    if (!members) return undefined;
+    const inode = stdin.startsWith("socket:[") ? stdin.slice(8, -1) : undefined;
+    const holders = new Set<number>();
+    for (const [pid, id] of members) {
+      const known = this.descriptors.get(id);
+      const holds =
+        !known ||
+        (inode !== undefined ? known.inodes.includes(inode) : known.streams.includes(stdin)) ||
+        (tty && known.streams.includes("/dev/tty"));
+      if (holds) holders.add(pid);
+    }
+    return holders;
   }
 
   /** The job a process's marker names (read once per process: a process's environment is fixed at exec). */
@@ -250,7 +278,6 @@ function markedJob(pid: number, prefix: string): number | undefined {
   return Number.isSafeInteger(id) ? id : undefined;
 }
 
-/** The socket inodes among `pid`'s open descriptors. */
 /** How many descriptors `pid` has, where the kernel says so in the size of `/proc/<pid>/fd` (0 before Linux 6.2: unknown). */
 function descriptorCount(pid: number): number | undefined {
   try {
@@ -261,23 +288,26 @@ function descriptorCount(pid: number): number | undefined {
   }
 }
 
-function socketInodes(pid: number): string[] {
+/** The socket inodes among `pid`'s open descriptors, and its other pipes and terminals (what a job's stdin can be). */
+function descriptorsOf(pid: number): { inodes: string[]; streams: string[] } {
+  const inodes: string[] = [];
+  const streams: string[] = [];
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return [];
+    return { inodes, streams };
   }
-  const inodes: string[] = [];
   for (const fd of fds) {
     try {
       const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
       if (link.startsWith("socket:[")) inodes.push(link.slice(8, -1));
+      else if (link.startsWith("pipe:[") || link.startsWith("/dev/pts/") || link === "/dev/tty") streams.push(link);
     } catch {
       // closed while we looked
     }
   }
-  return inodes;
+  return { inodes, streams };
 }
 
 /** Addresses once each, by port, then address. */

@@ -7,9 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
+import { probeInputWait, readStdinIdentity } from "../../../src/core/conditions/input-wait.ts";
+import { type ProcReader, realProcReader } from "../../../src/core/conditions/proc-wait.ts";
 import type { Job } from "../../../src/core/job/job.ts";
 import { type JobFacts, ListingFacts } from "../../../src/core/listing-facts.ts";
-import { processTableReads } from "../../../src/core/processes/process-table.ts";
+import { ListeningPorts } from "../../../src/core/processes/listening.ts";
+import { oneTableFor, processTableReads } from "../../../src/core/processes/process-table.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
@@ -176,5 +179,31 @@ describe("listings through the runtime", { skip: process.platform !== "linux" &&
     const port = /port (\d+)/.exec(job.previewText())?.[1];
     assert.deepEqual(runtime.list().find((listed) => listed.jobId === id)?.listening, [`127.0.0.1:${port}`]);
     await runtime.kill(id, "SIGKILL");
+  });
+
+  it("a listing's input-wait probe reads the system calls of only the processes that hold the job's stdin, and still finds the read", async () => {
+    // The shell reads stdin; its eight `sleep`s got /dev/null as stdin (a non-interactive shell's `&`).
+    const report = await runtime.exec(exec("for i in 1 2 3 4 5 6 7 8; do sleep 300 & done; read line"));
+    const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+    await waitFor(() => job.inputWait().likely, "the read of stdin", 10_000, 50);
+    const stdin = readStdinIdentity(job.pid!);
+    assert.ok(stdin);
+    const ports = new ListeningPorts("none:");
+    const probedPids = new Set<string>();
+    const counting: ProcReader = {
+      ...realProcReader,
+      readFile(path) {
+        if (path.endsWith("/syscall")) probedPids.add(path.split("/")[2]!);
+        return realProcReader.readFile(path);
+      },
+    };
+    const wait = oneTableFor(() => {
+      ports.scan([{ jobId: job.id, leader: job.pid!, groups: job.groups() }]);
+      const holders = (identity: string, tty: boolean) => ports.stdinHolders(job.id, identity, tty);
+      return probeInputWait({ pid: job.pid!, stdin, tty: false, lastLine: "", quietMs: 0, holders }, counting);
+    });
+    assert.deepEqual(wait, { likely: true, reason: "syscall", pid: job.pid });
+    assert.deepEqual([...probedPids], [String(job.pid)], "only the shell's system call was read");
+    await runtime.kill(job.id, "SIGKILL");
   });
 });

@@ -111,7 +111,7 @@ describe("what a listing reuses of a job, and what makes it stale", () => {
     const now = performance.now();
     facts.of([job], now, probe);
     facts.of([job], now + 999, probe);
-    facts.of([job], now + 1_000, probe);
+    facts.of([job], now + 1_001, probe);
     assert.equal(probed.length, 2);
   });
 
@@ -137,6 +137,8 @@ describe("listings through the runtime", { skip: process.platform !== "linux" &&
       "python3 -c \"import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); print('port', s.getsockname()[1], flush=True); time.sleep(300)\"";
     const report = await runtime.exec(exec(server, { yield_time_ms: 10_000, until_pattern: "port \\d+" }));
     const port = /port (\d+)/.exec(report.output.text)?.[1];
+    // Every job past the input-wait quiet time: nothing can move any of them between the two listings.
+    await waitFor(() => runtime.jobs().every((job) => job.quietMs() >= INPUT_WAIT_QUIET_MS + 50), "quiet jobs");
     const first = runtime.list();
     const reads = processTableReads();
     const second = runtime.list();

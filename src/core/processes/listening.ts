@@ -4,7 +4,7 @@ import { listeningSockets } from "./socket-tables.ts";
 
 export { socketAddress } from "./socket-tables.ts";
 
-import { JOB_MARKER_ENV } from "../shared/constants.ts";
+import { DESCRIPTORS_TRUSTED_MAX_MS, JOB_MARKER_ENV } from "../shared/constants.ts";
 import { type ProcessEntry, processTable } from "./process-table.ts";
 
 /**
@@ -49,6 +49,16 @@ const SECOND_LOOK_MS = 1_000;
  */
 const DESCRIPTORS_TRUSTED_MS = 2_000;
 
+/** What a scan read of one process's descriptors; `stable`: how many reads in a row found them unchanged. */
+interface Descriptors {
+  jobId: number;
+  count: number;
+  inodes: string[];
+  streams: string[];
+  read: number;
+  stable: number;
+}
+
 /** How long a scan trusts what it knew (see {@link ListeningPorts.scan}). */
 export interface Freshness {
   /** A socket not listening at its first look is looked at again this much later. */
@@ -68,7 +78,7 @@ export class ListeningPorts {
   /** Socket inodes, as far as known. */
   private sockets = new Map<string, SocketState>();
   /** Per process (`pid:start`): its job, its socket inodes, how many descriptors it had then, and when they were read. */
-  private descriptors = new Map<string, { jobId: number; count: number; inodes: string[]; streams: string[]; read: number }>();
+  private descriptors = new Map<string, Descriptors>();
   /** The processes each scanned job had at its latest scan (`pid`, `pid:start`). */
   private members = new Map<number, [number, string][]>();
   /** The socket inodes each job's processes held at its latest scan (what keeps a socket's state known). */
@@ -184,14 +194,18 @@ export class ListeningPorts {
   /**
    * A process's socket inodes. Reading them costs a `readlink` per descriptor; where the kernel tells
    * a process's number of descriptors cheaply (the size of `/proc/<pid>/fd`, Linux 6.2 and later),
-   * an unchanged number reuses what was read, for at most {@link DESCRIPTORS_TRUSTED_MS}.
+   * an unchanged number reuses what was read, for {@link DESCRIPTORS_TRUSTED_MS} — doubled for each
+   * read in a row that found the same descriptors, up to {@link DESCRIPTORS_TRUSTED_MAX_MS} (an idle
+   * shell or a `sleep` is not read every 2 s for as long as it lives). `trustedMs` 0 trusts nothing.
    */
   private socketsOf(pid: number, id: string, jobId: number, now: number, trustedMs: number): string[] {
     const count = descriptorCount(pid);
     const known = this.descriptors.get(id);
-    if (known && count !== undefined && count === known.count && now - known.read < trustedMs) return known.inodes;
+    const trust = known ? Math.min(trustedMs * 2 ** known.stable, Math.max(trustedMs, DESCRIPTORS_TRUSTED_MAX_MS)) : 0;
+    if (known && count !== undefined && count === known.count && now - known.read < trust) return known.inodes;
     const { inodes, streams } = descriptorsOf(pid);
-    if (count !== undefined) this.descriptors.set(id, { jobId, count, inodes, streams, read: now });
+    const same = known !== undefined && count === known.count && `${inodes} ${streams}` === `${known.inodes} ${known.streams}`;
+    if (count !== undefined) this.descriptors.set(id, { jobId, count, inodes, streams, read: now, stable: same ? known.stable + 1 : 0 });
     return inodes;
   }
 

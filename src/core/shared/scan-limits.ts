@@ -22,3 +22,13 @@ export const LSOF_MIN_INTERVAL_MS = 1_000;
  * since it ended (a 400 ms run waits 4 s): slow `lsof` never takes more than a tenth of Pi's loop.
  */
 export const LSOF_COST_SHARE = 0.1;
+
+/**
+ * A process whose number of descriptors did not change keeps what a scan read of them for 2 s,
+ * doubled for each read in a row that found the same descriptors, up to this long: a long-lived idle
+ * process (a shell, a `sleep`, a server between requests) costs one `stat` a scan instead of a
+ * `readlink` per descriptor every 2 s. A socket that takes another descriptor's place at the same
+ * count in such a process shows this late at most; a new descriptor changes the count and is read at
+ * once, and `until_listening` trusts nothing.
+ */
+export const DESCRIPTORS_TRUSTED_MAX_MS = 8_000;

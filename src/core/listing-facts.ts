@@ -51,5 +51,5 @@ export class ListingFacts {
 /** What of a job, when it moves, makes its facts stale: its output, its input, its leader, its quiet. */
 function stampOf(job: Job, now: number): string {
   const quiet = job.quietMs(now) >= INPUT_WAIT_QUIET_MS;
-  return `${job.outputBytesTotal}:${job.inputMovements}:${job.leaderExited}:${quiet}`;
+  return `${job.outputBytesTotal}:${job.stdin.movements}:${job.leaderExited}:${quiet}`;
 }

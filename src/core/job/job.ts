@@ -7,6 +7,7 @@
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
+import { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -50,7 +51,8 @@ export class Job {
   private readonly transport: Transport;
   private readonly log: JobLog;
   private readonly output: JobOutput;
-  private readonly stdin: JobStdin;
+  /** Its input side: sends go through {@link Job.send}; a listing reads how often it moved (`movements`). */
+  readonly stdin: JobStdin;
   /** PTY jobs: the terminal's screen, fed from spawn. */
   private readonly screen: JobScreen | undefined;
   private readonly end: JobEnding;
@@ -166,11 +168,6 @@ export class Job {
     return this.output.bytesTotal;
   }
 
-  /** Sends to the job's stdin started and ended so far (never what they were): a listing's reused facts go stale with each. */
-  get inputMovements(): number {
-    return this.stdin.movements;
-  }
-
   /** Reads of the output so far (each call that read it, the handover's included). */
   get outputReads(): number {
     return this.output.reads;
@@ -203,9 +200,12 @@ export class Job {
 
   /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
-    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal };
+    // One budget pays for both testers of the pattern, the wake's watch and the reads' matcher (which
+    // tests every line whoever holds the job): when it runs out, both stop and the model is told once.
+    const budget = pattern && new PatternBudget(() => performance.now());
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
-    this.output.watchReads(pattern);
+    this.output.watchReads(pattern, budget);
   }
 
   /**

@@ -392,7 +392,7 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// Whether a job waits for input (SPEC §3a)
+// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).
 export * from "./input-wait-limits.ts";
-// Conditional waits (SPEC §3a) and jobs that speak up (§3c): in pattern-limits.ts.
 export * from "./pattern-limits.ts";
+export * from "./scan-limits.ts";

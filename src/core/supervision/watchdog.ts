@@ -17,7 +17,7 @@ import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from
 
 const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
 
-/** A fixed, minimal environment: the script needs only `ps`, `getconf`, `mv` and `sleep`. */
+/** A fixed, minimal environment: the script needs only `cat`, `ps`, `getconf`, `mv` and `sleep`. */
 const WATCHDOG_ENV = { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", LC_ALL: "C" };
 
 /** A command as one short line of the protocol (the registry shows it in the sweep's notice). */

@@ -263,30 +263,34 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     assert.ok(processAlive(stranger.pid!), "a process with another start time is never signalled");
   });
 
-  it("at host death, what ignores TERM gets KILL a second of the clock later, however slow each wait and check is", { skip: LINUX_ONLY }, async () => {
-    const parent = logParent();
-    const stubborn = detached("trap '' TERM; sleep 300");
-    // Every `sleep` the watchdog runs takes 0.6 s, as a busy machine makes its 0.1 s sleeps and scans:
-    // counted in rounds of ten, the grace would last over 6 s.
-    const slow = mkdtempSync(join(parent, "slow-bin-"));
-    writeFileSync(join(slow, "sleep"), "#!/bin/sh\nexec /bin/sleep 0.6\n");
-    chmodSync(join(slow, "sleep"), 0o755);
-    const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], {
-      stdio: ["pipe", "ignore", "ignore"],
-      detached: true,
-      env: { ...process.env, PATH: `${slow}:/usr/bin:/bin` },
-    });
-    strays.group(watchdog.pid!);
-    watchdog.stdin!.write(`+ ${stubborn.pid} ${startTime(stubborn.pid!)} stubborn\n`);
-    await waitFor(() => textOf(join(parent, "registry")).includes("stubborn"), "the registration");
-    const hostGone = performance.now();
-    watchdog.stdin!.end();
-    await waitFor(() => !processAlive(stubborn.pid!), "the TERM-ignoring job to end", 10_000);
-    const took = performance.now() - hostGone;
-    assert.ok(took >= 900, `KILL after ${Math.round(took)} ms: the job was given its second after TERM`);
-    assert.ok(took < 3_000, `KILL after ${Math.round(took)} ms`);
-    await waitFor(() => watchdog.exitCode !== null, "the watchdog to finish", 10_000);
-  });
+  it(
+    "at host death, what ignores TERM gets KILL a second of the clock later, however slow each wait and check is",
+    { skip: LINUX_ONLY },
+    async () => {
+      const parent = logParent();
+      const stubborn = detached("trap '' TERM; sleep 300");
+      // Every `sleep` the watchdog runs takes 0.6 s, as a busy machine makes its 0.1 s sleeps and scans:
+      // counted in rounds of ten, the grace would last over 6 s.
+      const slow = mkdtempSync(join(parent, "slow-bin-"));
+      writeFileSync(join(slow, "sleep"), "#!/bin/sh\nexec /bin/sleep 0.6\n");
+      chmodSync(join(slow, "sleep"), 0o755);
+      const watchdog = spawn("/bin/sh", [SCRIPT, join(parent, "registry"), "1", "1"], {
+        stdio: ["pipe", "ignore", "ignore"],
+        detached: true,
+        env: { ...process.env, PATH: `${slow}:/usr/bin:/bin` },
+      });
+      strays.group(watchdog.pid!);
+      watchdog.stdin!.write(`+ ${stubborn.pid} ${startTime(stubborn.pid!)} stubborn\n`);
+      await waitFor(() => textOf(join(parent, "registry")).includes("stubborn"), "the registration");
+      const hostGone = performance.now();
+      watchdog.stdin!.end();
+      await waitFor(() => !processAlive(stubborn.pid!), "the TERM-ignoring job to end", 10_000);
+      const took = performance.now() - hostGone;
+      assert.ok(took >= 900, `KILL after ${Math.round(took)} ms: the job was given its second after TERM`);
+      assert.ok(took < 3_000, `KILL after ${Math.round(took)} ms`);
+      await waitFor(() => watchdog.exitCode !== null, "the watchdog to finish", 10_000);
+    },
+  );
 
   it(
     "when the host process is SIGKILLed, pipe, PTY, TERM-ignoring and backgrounded jobs (Linux: also another group of a PTY's session) all end within 3 s (8 runs, CPU burners beside)",

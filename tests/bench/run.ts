@@ -13,6 +13,7 @@ import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, say } from "../helpers/scripted-model.ts";
+import { floodModeGoal, floodModeRow, isolatedFloods } from "./flood-modes.ts";
 import {
   execUntilExit,
   floodErrors,
@@ -49,6 +50,8 @@ const LATENCY_CALLS = FAST ? 20 : 40;
  * hostile-output, watchdog, token, screen and workflow parts and runs a short soak).
  */
 const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 3 : 5);
+/** Rounds of the flood in the second mode (a fresh Pi each, about 12 s a round). */
+const ISOLATED_FLOOD_RUNS = 3;
 /** Calls of the soak (and of its control through Pi's bash tool), with a `/reload` every fifth of them. */
 const SOAK_CALLS = FAST ? 200 : 1_000;
 /** Minutes of the long soak (`npm run bench:soak` alone), run beside the soak above: neither is timed against anything. */
@@ -156,6 +159,9 @@ async function main() {
     progress("latency, a fresh Pi per tool");
     // 1b. The same in the second mode: a fresh JSON-mode Pi per tool and shape, the model streaming.
     const isolated = await isolatedLatencyBenchmark(LATENCY_RUNS, host);
+    // 1c. The 200 MB flood in the second mode: a fresh JSON-mode Pi per round against a bare Node reader.
+    progress("one flood, a fresh Pi per round");
+    const isolatedFlood = await isolatedFloods(ISOLATED_FLOOD_RUNS, host);
 
     progress("one flood");
     // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, and baselines on the same pipe.
@@ -263,6 +269,7 @@ async function main() {
     const figures = {
       latency,
       isolated_latency: isolated,
+      isolated_flood_200MB: isolatedFlood,
       flood_200MB_ms: {
         exec_command: round(median(flood.exec)),
         bash_tool: round(median(flood.bash)),
@@ -340,6 +347,7 @@ async function main() {
     const goals = {
       ...latencyGoals(latency),
       ...isolatedGoals(isolated),
+      ...floodModeGoal("isolated", isolatedFlood),
       "200 MB flood ≤ 1.0× a bare Node reader of it in a session of its own": figures.flood_ratio_exec_over_node_reader_own_session <= 1.0,
       ...speakUpGoals(speakUp),
       ...patternCostGoals(patternCost),
@@ -387,6 +395,7 @@ async function main() {
       ["machine", `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Pi ${machine.pi}`],
       ...latencyRows(latency),
       ...isolatedRows(isolated),
+      floodModeRow("isolated", isolatedFlood),
       [
         "200 MB flood (median ms)",
         `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_node_reader_own_session}× the Node reader in its own session (${figures.flood_ratio_exec_over_node_reader_own_session_range} over the rounds; ${figures.flood_ratio_exec_over_cat}× cat, the machine's limit)`,

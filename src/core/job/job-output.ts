@@ -1,4 +1,5 @@
 import type { ConditionWatch } from "../conditions/condition-watch.ts";
+import type { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { UnreadOutput } from "../conditions/pattern-watch.ts";
 import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -118,9 +119,9 @@ export class JobOutput {
     return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
   }
 
-  /** Tests every line a read returns against `pattern` from now on (undefined: no more). */
-  watchReads(pattern: LinePattern | undefined): void {
-    this.matches = pattern && new ReadMatches(pattern);
+  /** Tests every line a read returns against `pattern` from now on (undefined: no more), paid from `budget` when given. */
+  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
+    this.matches = pattern && new ReadMatches(pattern, budget);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */

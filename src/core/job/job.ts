@@ -7,6 +7,7 @@
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
+import { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -198,9 +199,12 @@ export class Job {
 
   /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
-    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal };
+    // One budget pays for both testers of the pattern, the wake's watch and the reads' matcher (which
+    // tests every line whoever holds the job): when it runs out, both stop and the model is told once.
+    const budget = pattern && new PatternBudget(() => performance.now());
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
-    this.output.watchReads(pattern);
+    this.output.watchReads(pattern, budget);
   }
 
   /**

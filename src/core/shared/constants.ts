@@ -113,8 +113,12 @@ export const READ_BUFFER_BYTES = 64 * 1024;
  * turn. libuv reads a readable pipe up to 32 times per turn (2 MiB at 64 KiB), and every byte is
  * counted, retained, previewed and staged for the log: at 512 KiB a flooding job's share of a turn
  * stays a few milliseconds, and sixteen floods take turns instead of blocking Pi's loop.
+ * READ_TURN_MS: what all pipes together may spend delivering in one turn (transport/read-turn.ts), a
+ * tenth of the 100 ms Pi's loop may pause; an armed pattern at its budget (20 ms per 64 KiB) made one
+ * pipe's 512 KiB turn up to 160 ms.
  */
 export const READ_TURN_BYTES = 512 * 1024;
+export const READ_TURN_MS = 10;
 /**
  * While a pipe streams, its reads are held and delivered together at most this long after the first
  * of them (see `transport/read-batch.ts`); a read after a quiet spell this long is delivered at once.

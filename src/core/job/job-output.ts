@@ -99,8 +99,8 @@ export class JobOutput {
     this.watch = watch;
     const retained = this.retained.snapshot();
     const cut = watch.begin(retained, this.lastChunkMono, nowMono);
-    // What was retained past the match goes after this call's read.
-    if (cut !== undefined) {
+    // What was retained past the match goes after this call's read (what arrives later, the watch cuts).
+    if (cut !== undefined && cut < retained.head.length + retained.tail.length) {
       this.deferred = this.retained.cutAfter(cut);
       this.deferredTally = this.tallyAfter(retained, cut);
     }

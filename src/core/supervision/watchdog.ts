@@ -24,7 +24,7 @@ import { WATCHDOG_COMMAND_CHARS, WATCHDOG_DEFER_MS, WATCHDOG_RESTARTS, WATCHDOG_
 
 const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
 
-/** A fixed, minimal environment: the script needs only `ps`, `getconf`, `mv` and `sleep`. */
+/** A fixed, minimal environment: the script needs only `cat`, `ps`, `getconf`, `mv` and `sleep`. */
 const WATCHDOG_ENV = { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", LC_ALL: "C" };
 
 /** A command as one short line of the protocol (the registry shows it in the sweep's notice). */

@@ -73,9 +73,10 @@ export class JobLauncher {
     return job;
   }
 
-  /** A call ended: the next warm shell may start (off the call's path). */
-  callEnded(): void {
+  /** A call ended: the next warm shell may start (off the call's path). True when no other call is starting or running a job. */
+  callEnded(): boolean {
     this.starter.callEnded();
+    return this.starter.callsInFlight === 0;
   }
 
   /** At shutdown: no more warm shells, and the exit guard released (the runtime stops its jobs itself). */

@@ -13,6 +13,7 @@ import {
 } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
+import { type JobFacts, ListingFacts } from "./listing-facts.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
@@ -37,6 +38,8 @@ export class JobReports {
   private readonly shownListening = new WeakMap<Job, string>();
   /** The pids each job's previous result named as left running by its shell. */
   private readonly shownBackground = new WeakMap<Job, string>();
+  /** What listings read of running jobs, reused while nothing of a job moved (listing-facts.ts). */
+  private readonly facts = new ListingFacts();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -53,15 +56,39 @@ export class JobReports {
 
   /**
    * The listening addresses of the running jobs among `jobs`, one scan for all of them (undefined
-   * for a job where they cannot be read).
+   * for a job where they cannot be read). What the scan knew of other jobs stays known.
    */
   listening(jobs: readonly Job[], fresh?: Freshness): Map<number, string[]> {
-    const running: ListenerJob[] = [];
+    const scanned: ListenerJob[] = [];
     for (const job of jobs) {
       if (job.exit || job.pid === undefined) continue;
-      running.push({ jobId: job.id, leader: job.pid, groups: job.groups() });
+      scanned.push({ jobId: job.id, leader: job.pid, groups: job.groups() });
     }
-    return this.ports.scan(running, fresh) ?? new Map();
+    const running = new Set(this.registry.jobs().flatMap((job) => (job.exit ? [] : [job.id])));
+    return this.ports.scan(scanned, fresh, running) ?? new Map();
+  }
+
+  /** The facts of the running jobs among `jobs`: reused where nothing of a job moved, else read (one table read for all). */
+  private factsOf(jobs: readonly Job[], now: number, inputWait: boolean): Map<number, JobFacts> {
+    const running = jobs.filter((job) => !job.exit && job.pid !== undefined);
+    return this.facts.of(
+      running,
+      now,
+      (stale, withInputWait) =>
+        oneTableFor(() => {
+          const ports = this.listening(stale);
+          return new Map(
+            stale.map((job) => {
+              // The scan just read which of the job's processes hold its stdin: only they are probed.
+              const inputWait = withInputWait
+                ? job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty))
+                : undefined;
+              return [job.id, { listening: ports.get(job.id), ...(inputWait ? { inputWait } : {}) }];
+            }),
+          );
+        }),
+      inputWait,
+    );
   }
 
   /** Reads one job's listening addresses now (an `until_listening` wait checks them this way). */
@@ -152,7 +179,7 @@ export class JobReports {
    * more and then forgotten, unless a call is attached to them (that call reports the exit).
    */
   list(callId: string | undefined): JobListing[] {
-    // One read of the process table serves the prune, the lingering groups and the listening scan.
+    // One read of the process table at most serves the prune, the lingering groups and the jobs whose facts are read.
     return oneTableFor(() => this.listOnce(callId));
   }
 
@@ -160,12 +187,12 @@ export class JobReports {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const ports = this.listening(registered);
+    const facts = this.factsOf(registered, now, true);
     const listing: JobListing[] = registered.map((job) => {
-      const inputWait = job.exit ? undefined : job.inputWait();
+      const { listening, inputWait } = facts.get(job.id) ?? { listening: undefined };
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering, listening: ports.get(job.id), background: job.backgroundNow(true) }),
+        ...this.snapshot(job, { now, lingering, listening, background: job.backgroundNow(true) }),
         ...(inputWait?.likely ? { inputWait } : {}),
         ...this.news(job),
       };
@@ -185,8 +212,8 @@ export class JobReports {
   live(options: { ports?: boolean } = {}): JobSnapshot[] {
     const now = performance.now();
     const jobs = this.registry.jobs().filter((job) => !job.exit);
-    const ports = options.ports ? this.listening(jobs) : undefined;
-    return jobs.map((job) => this.snapshot(job, { now, listening: ports?.get(job.id) }));
+    const facts = options.ports ? this.factsOf(jobs, now, false) : undefined;
+    return jobs.map((job) => this.snapshot(job, { now, listening: facts?.get(job.id)?.listening }));
   }
 
   private slotUse(): SlotUse | undefined {

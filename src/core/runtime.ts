@@ -128,7 +128,7 @@ export class ExecRuntime {
       // A call that failed after its job started leaves it listed and killable, never in no listing.
       if (!report) this.registry.publish(job.id);
       if (attached) this.detach(attached, report);
-      this.launcher.callEnded();
+      if (this.launcher.callEnded()) this.orphans.callsPaused();
       this.pruneWhenIdle();
     }
   }

@@ -19,8 +19,13 @@ const TOOLS = ["exec_command", "bash"] as const;
 type Tool = (typeof TOOLS)[number];
 const argsOf = (tool: Tool) => (tool === "bash" ? { command: "true" } : { cmd: "true" });
 const WARMUP = 3;
-const CALLS = 30;
-const EIGHT_ROUNDS = 6;
+/**
+ * Calls timed per run, and messages of eight (after a first one), as the issue asks, each shape in a
+ * fresh Pi. `BENCH_FAST=1` (see run.ts) times fewer and runs the three shapes in one fresh Pi per
+ * tool and run: on a busy machine a Pi takes seconds to start, and 18 of them were most of its time.
+ */
+export const ISOLATED_DEFAULTS = { calls: 30, eightRounds: 6, shapesPerPi: 1 };
+type Sizes = typeof ISOLATED_DEFAULTS;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -60,30 +65,60 @@ function eightWalls(records: PiEvent[], tool: Tool): number[] {
 
 type Shape = "back_to_back" | "paced" | "eight";
 
-/** One fresh Pi in JSON mode running one shape of one tool; the per-call (or per-message) figure's median. */
-export async function isolatedRun(host: PiHost, tool: Tool, shape: Shape, env: Record<string, string> = {}): Promise<number> {
+/** Calls a shape makes in a run: single calls after the warm-up, or messages of eight after a first one. */
+function callsOf(shape: Shape, { calls, eightRounds }: Sizes): number {
+  return shape === "eight" ? (eightRounds + 1) * 8 : WARMUP + calls;
+}
+
+/**
+ * One fresh Pi in JSON mode running `shapes` of one tool, one after the other (one shape per Pi in
+ * the full run); each shape's per-call (or per-message) figure's median.
+ */
+export async function isolatedRun(
+  host: PiHost,
+  tool: Tool,
+  shapes: readonly Shape[],
+  env: Record<string, string> = {},
+  sizes: Sizes = ISOLATED_DEFAULTS,
+): Promise<Partial<Record<Shape, number>>> {
   const eight = Array.from({ length: 8 }, () => [tool, argsOf(tool)] as [string, Record<string, unknown>]);
-  const turns = shape === "eight" ? EIGHT_ROUNDS + 1 : WARMUP + CALLS;
+  const segments = shapes.map((shape) => ({ shape, turns: shape === "eight" ? sizes.eightRounds + 1 : WARMUP + sizes.calls }));
   const pi = await launchPi(host, "json", {
-    args: [`isolated ${tool} ${shape}`, "--keep-builtin-bash"],
+    args: [`isolated ${tool} ${shapes.join(" ")}`, "--keep-builtin-bash"],
     env: { PIUE_FAUX_STREAMING: "default", ...env },
     ...(process.env.PIUE_TRACE ? { extensions: [EXTENSION_ENTRY, process.env.PIUE_TRACE] } : {}),
   });
-  pi.model.delayMs = shape === "back_to_back" ? 0 : PACE_MS;
   pi.model.script = (view) => {
-    if (view.turn >= turns) return say("done");
-    return shape === "eight" ? callAll(...eight) : call(tool, argsOf(tool));
+    // The segment this turn falls in: each shape's turns follow the previous shape's.
+    const ends = segments.map((_, i) => segments.slice(0, i + 1).reduce((sum, { turns }) => sum + turns, 0));
+    const segment = segments[ends.findIndex((end) => view.turn < end)];
+    pi.model.delayMs = segment?.shape === "back_to_back" ? 0 : PACE_MS;
+    if (!segment) return say("done");
+    return segment.shape === "eight" ? callAll(...eight) : call(tool, argsOf(tool));
   };
   pi.child.stdin.end();
-  const timer = setTimeout(() => pi.child.kill("SIGKILL"), 180_000);
+  const timer = setTimeout(() => pi.child.kill("SIGKILL"), 300_000);
   try {
     const { signal } = await pi.exited;
-    if (signal === "SIGKILL") throw new Error(`isolated ${tool} ${shape} did not finish\n${pi.stderr()}`);
+    if (signal === "SIGKILL") throw new Error(`isolated ${tool} ${shapes} did not finish\n${pi.stderr()}`);
     if (pi.model.errors.length > 0) throw pi.model.errors[0];
-    if (shape === "eight") return median(eightWalls(pi.records, tool).slice(1));
-    const measured = durations(pi.records, tool).slice(WARMUP);
-    if (measured.length !== CALLS) throw new Error(`isolated ${tool} ${shape}: ${measured.length} of ${CALLS} calls timed`);
-    return median(measured);
+    // Each shape's calls, by the order the calls started.
+    const ids = (pi.records as Timed[]).filter((r) => r.type === "tool_execution_start" && r.toolName === tool).map((r) => r.toolCallId);
+    const figures: Partial<Record<Shape, number>> = {};
+    let from = 0;
+    for (const shape of shapes) {
+      const mine = new Set(ids.slice(from, from + callsOf(shape, sizes)));
+      from += mine.size;
+      const records = (pi.records as Timed[]).filter((r) => mine.has(r.toolCallId));
+      if (shape === "eight") {
+        figures.eight = median(eightWalls(records, tool).slice(1));
+        continue;
+      }
+      const measured = durations(records, tool).slice(WARMUP);
+      if (measured.length !== sizes.calls) throw new Error(`isolated ${tool} ${shape}: ${measured.length} of ${sizes.calls} calls timed`);
+      figures[shape] = median(measured);
+    }
+    return figures;
   } finally {
     clearTimeout(timer);
     await pi.cleanup();
@@ -99,17 +134,26 @@ export interface IsolatedFigures {
 }
 
 /** Every shape `runs` times, each run a fresh Pi per tool, the tools' order alternating run by run. */
-export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_HOSTS.at(-1)!): Promise<IsolatedFigures> {
+export async function isolatedLatencyBenchmark(
+  runs: number,
+  host: PiHost = PI_HOSTS.at(-1)!,
+  sizes: Sizes = ISOLATED_DEFAULTS,
+): Promise<IsolatedFigures> {
   const shapes: Shape[] = ["back_to_back", "paced", "eight"];
   const figures = Object.fromEntries(
     shapes.map((shape) => [shape, { exec_command: [] as number[], bash: [] as number[], ratio: [] as number[] }]),
   );
   for (let run = 0; run < runs; run++) {
     const order: Tool[] = run % 2 === 0 ? ["exec_command", "bash"] : ["bash", "exec_command"];
-    for (const shape of shapes) {
-      const sample = figures[shape]!;
-      for (const tool of order) sample[tool].push(await isolatedRun(host, tool, shape));
-      sample.ratio.push(sample.exec_command.at(-1)! / sample.bash.at(-1)!);
+    const groups = sizes.shapesPerPi > 1 ? [shapes] : shapes.map((shape) => [shape]);
+    for (const group of groups) {
+      const measured = { exec_command: {}, bash: {} } as Record<Tool, Partial<Record<Shape, number>>>;
+      for (const tool of order) measured[tool] = await isolatedRun(host, tool, group, {}, sizes);
+      for (const shape of group) {
+        const sample = figures[shape]!;
+        for (const tool of TOOLS) sample[tool].push(measured[tool][shape]!);
+        sample.ratio.push(sample.exec_command.at(-1)! / sample.bash.at(-1)!);
+      }
     }
   }
   const of = (shape: Shape) => {
@@ -121,7 +165,7 @@ export async function isolatedLatencyBenchmark(runs: number, host: PiHost = PI_H
     paced_ms: { ...of("paced"), pace_ms: PACE_MS },
     eight_in_one_message_ms: of("eight"),
     runs,
-    calls_per_run: CALLS,
+    calls_per_run: sizes.calls,
   };
 }
 

@@ -95,7 +95,7 @@ export interface LatencyFigures {
 }
 
 /** The three paces, `runs` times, each tool's blocks alternating; `pi` must have the bench extension and Pi's bash tool. */
-export async function latencyBenchmark(pi: PiRpcHost, runs: number, calls = 40, warmup = 5): Promise<LatencyFigures> {
+export async function latencyBenchmark(pi: PiRpcHost, runs: number, calls = 40, warmup = 5, eightRounds = 6): Promise<LatencyFigures> {
   const sample = () => ({ exec_command: [] as number[], bash: [] as number[] });
   const b2b = { client: sample(), inside: sample(), ratio: [] as number[] };
   const paced = { client: sample(), inside: sample(), ratio: [] as number[] };
@@ -122,7 +122,7 @@ export async function latencyBenchmark(pi: PiRpcHost, runs: number, calls = 40, 
     paced.ratio.push(paced.client.exec_command.at(-1)! / paced.client.bash.at(-1)!);
     pi.modelDelayMs = PACE_MS;
     try {
-      for (const tool of order) eight.wall[tool].push(await parallelBlock(pi, tool, 6));
+      for (const tool of order) eight.wall[tool].push(await parallelBlock(pi, tool, eightRounds));
     } finally {
       pi.modelDelayMs = 0;
     }

@@ -11,14 +11,21 @@
  *   clock counts the time others' processes ran; the wall figure is printed beside it).
  * - The event loop while a job floods 200 MB with each accepted pattern armed and nobody reads it:
  *   its maximum delay, in a runtime in this process (goal ≤ 100 ms), on word-dense lines, and on
- *   random a/b lines for the `[ab]` pattern; and the same flood with no pattern, for comparison.
+ *   random a/b lines for the `[ab]` pattern; and the same flood with no pattern, for comparison. Beside
+ *   it, from the main thread's scheduler statistics (loop-stalls.ts): how much of the longest pause the
+ *   thread waited for a core, and the longest pause less that wait (the loop's own part).
+ * - MB/s go through the path a job pays (job.ts): the wake's watch and the reads' matcher
+ *   (read-matches.ts), which tests every line whoever holds the job, on one shared budget.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
+import { PatternBudget } from "../../src/core/conditions/pattern-budget.ts";
 import { PatternWatch } from "../../src/core/conditions/pattern-watch.ts";
+import { ReadMatches } from "../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
+import { type LoopStalls, sampleStalls } from "./loop-stalls.ts";
 
 export const PATTERN_MBPS_GOAL = 20;
 export const PATTERN_LOOP_GOAL_MS = 100;
@@ -64,6 +71,8 @@ export interface PatternCostFigures {
   wall_mb_per_s: Record<string, Record<string, number>>;
   /** Per pattern (and shape): the event loop's maximum delay during an unread 200 MB flood, ms. */
   flood_loop_max_ms: Record<string, number>;
+  /** The same floods: the longest pause, the part of it the main thread waited for a core, and the longest pause less that wait. */
+  flood_stalls: Record<string, LoopStalls>;
   /** Any pattern suspended during the throughput runs (none expected: accepted patterns are fast). */
   suspended: string[];
 }
@@ -77,14 +86,23 @@ const cpuMs = () => {
 
 /** MB per CPU second and per wall second of `pattern` over `bytes`. */
 function throughput(pattern: string, bytes: Buffer, suspended: string[]): { cpu: number; wall: number } {
-  const watch = new PatternWatch(compileUntilPattern(pattern), {
-    midLine: false,
-    onHit: () => {},
-    onSuspend: () => suspended.push(pattern),
-  });
+  const compiled = compileUntilPattern(pattern);
+  const budget = new PatternBudget(() => performance.now());
+  const watch = new PatternWatch(compiled, { midLine: false, onHit: () => {}, onSuspend: () => suspended.push(pattern), budget });
+  const reads = new ReadMatches(compiled, budget);
+  let lines = 0;
   const started = performance.now();
   const cpuStarted = cpuMs();
-  for (let at = 0; at < bytes.length; at += READ) watch.feed(bytes.subarray(at, at + READ));
+  for (let at = 0; at < bytes.length; at += READ) {
+    const chunk = bytes.subarray(at, at + READ);
+    reads.feed(chunk, lines);
+    watch.feed(chunk);
+    lines += 650; // the read's tally, about the lines of a 64 KiB read of 100-byte lines (numbers only)
+    if (lines > 100_000) {
+      reads.take();
+      lines = 0;
+    }
+  }
   const ms = performance.now() - started;
   const cpu = cpuMs() - cpuStarted;
   watch.stop();
@@ -92,16 +110,18 @@ function throughput(pattern: string, bytes: Buffer, suspended: string[]): { cpu:
 }
 
 /** The loop's maximum delay while `cmd` floods with `pattern` armed and nobody reads it. */
-async function floodLoopMax(runtime: ExecRuntime, cmd: string, pattern: string | undefined): Promise<number> {
+async function floodLoopMax(runtime: ExecRuntime, cmd: string, pattern: string | undefined): Promise<[number, LoopStalls]> {
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  const stalls = sampleStalls();
   const request = { cmd, yield_time_ms: 250, ...(pattern ? { wake_on_pattern: pattern } : {}) };
   const report = await runtime.exec(prepareExec(request, process.cwd(), process.env));
   const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId);
   if (job) await new Promise<void>((resolve) => job.onExit(resolve));
   delay.disable();
+  const stalled = stalls.stop();
   if (job) await runtime.interact({ jobId: job.id, window: { ms: 250 } });
-  return round(delay.max / 1e6);
+  return [round(delay.max / 1e6), stalled];
 }
 
 export async function patternCostBenchmark(): Promise<PatternCostFigures> {
@@ -131,14 +151,18 @@ export async function patternCostBenchmark(): Promise<PatternCostFigures> {
   const ab = "head -c 200000000 /dev/urandom | tr '\\000-\\377' '[a*128][b*128]' | fold -w 99";
   const runtime = new ExecRuntime();
   const flood_loop_max_ms: Record<string, number> = {};
+  const flood_stalls: Record<string, LoopStalls> = {};
+  const runs: [string, string, string | undefined][] = [
+    ["no pattern on word_dense", words, undefined],
+    ...ACCEPTED.map((pattern) => [`${pattern} on word_dense`, words, pattern] as [string, string, string]),
+    ["a[ab]{10}[cd] on random_ab", ab, "a[ab]{10}[cd]"],
+  ];
   try {
-    flood_loop_max_ms["no pattern on word_dense"] = await floodLoopMax(runtime, words, undefined);
-    for (const pattern of ACCEPTED) flood_loop_max_ms[`${pattern} on word_dense`] = await floodLoopMax(runtime, words, pattern);
-    flood_loop_max_ms["a[ab]{10}[cd] on random_ab"] = await floodLoopMax(runtime, ab, "a[ab]{10}[cd]");
+    for (const [what, cmd, pattern] of runs) [flood_loop_max_ms[what], flood_stalls[what]] = await floodLoopMax(runtime, cmd, pattern);
   } finally {
     await runtime.shutdown();
   }
-  return { refused, mb_per_s, wall_mb_per_s, flood_loop_max_ms, suspended };
+  return { refused, mb_per_s, wall_mb_per_s, flood_loop_max_ms, flood_stalls, suspended };
 }
 
 export function patternCostRows(figures: PatternCostFigures): [string, string][] {
@@ -163,6 +187,12 @@ export function patternCostRows(figures: PatternCostFigures): [string, string][]
       `${Object.entries(figures.flood_loop_max_ms)
         .map(([what, ms]) => `${what} ${ms}`)
         .join(" · ")}${figures.suspended.length ? ` · suspended: ${figures.suspended.join(", ")}` : ""}`,
+    ],
+    [
+      "the same floods: longest pause (waiting for a core in it) · longest less the wait (ms)",
+      Object.entries(figures.flood_stalls)
+        .map(([what, s]) => `${what} ${s.longest_ms} (${s.longest_waiting_ms}) · ${s.longest_less_waiting_ms}`)
+        .join(" · "),
     ],
   ];
 }

@@ -13,6 +13,7 @@ import type { Run, ToolRecord } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, say } from "../helpers/scripted-model.ts";
+import { floodModeGoal, floodModeRow, isolatedFloods } from "./flood-modes.ts";
 import {
   execUntilExit,
   floodErrors,
@@ -25,7 +26,7 @@ import {
   sixteenFloods,
 } from "./floods.ts";
 import { hostileLoopDelay, hostileRows, stripperThroughput, THROUGHPUT_GOAL_MBPS } from "./hostile.ts";
-import { isolatedGoals, isolatedLatencyBenchmark, isolatedRows } from "./isolated-latency.ts";
+import { ISOLATED_DEFAULTS, isolatedGoals, isolatedLatencyBenchmark, isolatedRows } from "./isolated-latency.ts";
 import { latencyBenchmark, latencyGoals, latencyRows } from "./latency.ts";
 import { type LongSoakFigures, longSoak } from "./long-soak.ts";
 import { patternCostBenchmark, patternCostGoals, patternCostRows } from "./pattern-cost.ts";
@@ -42,17 +43,25 @@ const bash = resolveShell("bash", currentShellHost()).path;
 const FAST = process.env.BENCH_FAST === "1";
 /** Runs of each latency pace (every figure is the median of the runs' medians, with their range): `BENCH_RUNS`, default 3. */
 const LATENCY_RUNS = Number(process.env.BENCH_RUNS) || 3;
-/** Calls per latency block (at least 40 in the full run). */
-const LATENCY_CALLS = FAST ? 20 : 40;
 /**
- * Rounds of each flood part (`BENCH_ROUNDS`, default 5; 3 with `BENCH_FAST=1`, which also skips the
+ * Calls per latency block (at least 40 in the full run) and messages of eight per block. `BENCH_FAST=1`
+ * keeps three runs of every shape in both modes but times fewer calls in each: it must fit 3 minutes on
+ * a busy 2-core machine, where a fresh Pi alone takes seconds to start.
+ */
+const LATENCY_CALLS = FAST ? 10 : 40;
+const EIGHT_ROUNDS = FAST ? 3 : 6;
+const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : ISOLATED_DEFAULTS;
+/**
+ * Rounds of each flood part (`BENCH_ROUNDS`, default 5; 2 with `BENCH_FAST=1`, which also skips the
  * hostile-output, watchdog, token, screen and workflow parts and runs a short soak).
  */
-const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 3 : 5);
+const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 2 : 5);
+/** Rounds of the flood in the second mode (a fresh Pi each, about 12 s a round). */
+const ISOLATED_FLOOD_RUNS = 3;
 /** Calls of the soak (and of its control through Pi's bash tool), with a `/reload` every fifth of them. */
-const SOAK_CALLS = FAST ? 200 : 1_000;
+const SOAK_CALLS = FAST ? 100 : 1_000;
 /** Minutes of the long soak (`npm run bench:soak` alone), run beside the soak above: neither is timed against anything. */
-const LONG_SOAK = FAST ? { minutes: 1, reloadEverySeconds: 20 } : { minutes: 5, reloadEverySeconds: 60 };
+const LONG_SOAK = FAST ? { minutes: 0.5, reloadEverySeconds: 10 } : { minutes: 5, reloadEverySeconds: 60 };
 const progress = (part: string) => console.error(`[bench] ${part} (${Math.round(performance.now() / 1000)} s)`);
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
 const SMALL_FLOOD = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 99";
@@ -152,10 +161,13 @@ async function main() {
 
     progress("latency");
     // 1. Latency of `true` at Pi's events: back to back, at an agent's pace, eight in one message.
-    const latency = await latencyBenchmark(pi, LATENCY_RUNS, LATENCY_CALLS);
+    const latency = await latencyBenchmark(pi, LATENCY_RUNS, LATENCY_CALLS, 5, EIGHT_ROUNDS);
     progress("latency, a fresh Pi per tool");
     // 1b. The same in the second mode: a fresh JSON-mode Pi per tool and shape, the model streaming.
-    const isolated = await isolatedLatencyBenchmark(LATENCY_RUNS, host);
+    const isolated = await isolatedLatencyBenchmark(LATENCY_RUNS, host, ISOLATED_SIZES);
+    // 1c. The 200 MB flood in the second mode: a fresh JSON-mode Pi per round against a bare Node reader.
+    progress("one flood, a fresh Pi per round");
+    const isolatedFlood = await isolatedFloods(ISOLATED_FLOOD_RUNS, host);
 
     progress("one flood");
     // 2. One 200 MB flood, interleaved: exec_command (+ polls), bash, and baselines on the same pipe.
@@ -244,8 +256,8 @@ async function main() {
 
     // 10. What jobs that speak up cost: an unread flood with a pattern, the scan of listening addresses.
     progress("speak-up");
-    // Seven rounds at least: two floods of the same command differ by 5–10 % from one run to the next here.
-    const speakUp = await speakUpBenchmark(Math.max(7, FLOOD_RUNS));
+    // Seven rounds at least (three in a fast run): two floods of the same command differ by 5–10 % from one run to the next here.
+    const speakUp = await speakUpBenchmark(FAST ? 3 : Math.max(7, FLOOD_RUNS));
     // 10b. Patterns cannot stall Pi: refusals, each accepted pattern's MB/s per shape, the loop during floods.
     progress("pattern cost");
     const patternCost = await patternCostBenchmark();
@@ -263,6 +275,7 @@ async function main() {
     const figures = {
       latency,
       isolated_latency: isolated,
+      isolated_flood_200MB: isolatedFlood,
       flood_200MB_ms: {
         exec_command: round(median(flood.exec)),
         bash_tool: round(median(flood.bash)),
@@ -340,6 +353,7 @@ async function main() {
     const goals = {
       ...latencyGoals(latency),
       ...isolatedGoals(isolated),
+      ...floodModeGoal("isolated", isolatedFlood),
       "200 MB flood ≤ 1.0× a bare Node reader of it in a session of its own": figures.flood_ratio_exec_over_node_reader_own_session <= 1.0,
       ...speakUpGoals(speakUp),
       ...patternCostGoals(patternCost),
@@ -387,6 +401,7 @@ async function main() {
       ["machine", `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Pi ${machine.pi}`],
       ...latencyRows(latency),
       ...isolatedRows(isolated),
+      floodModeRow("isolated", isolatedFlood),
       [
         "200 MB flood (median ms)",
         `exec_command ${figures.flood_200MB_ms.exec_command} · bash tool ${figures.flood_200MB_ms.bash_tool} · cat ${figures.flood_200MB_ms.cat_reader} · bare Node reader ${figures.flood_200MB_ms.bare_node_reader} · into /dev/null ${figures.flood_200MB_ms.raw_shell_into_dev_null} → ${figures.flood_ratio_exec_over_node_reader_own_session}× the Node reader in its own session (${figures.flood_ratio_exec_over_node_reader_own_session_range} over the rounds; ${figures.flood_ratio_exec_over_cat}× cat, the machine's limit)`,

@@ -7,16 +7,22 @@
  *   process's descriptors read) and the steady one (the same sockets: nothing but /proc/net and the
  *   process table), with one job listening and holding a client and an accepted connection.
  * - A whole `list_sessions` of those 64 jobs while helper processes hold 20 000 other sockets on
- *   loopback (10 000 connected pairs; they stop by themselves): its median and maximum, and how many
- *   times its scans read the socket tables (none once the jobs' sockets are known).
+ *   loopback (10 000 connected pairs; they stop by themselves): what the tool's `execute` does (the
+ *   runtime's listing and the result built from it; Pi's own dispatch around it is the same for every
+ *   tool), 30 back to back (a listing reuses what the previous one read of a job nothing happened to,
+ *   listing-facts.ts) and 5 after a pause past that reuse (every job read again), with how many times
+ *   the timed listings read the process table and the socket tables (none once the jobs' sockets are
+ *   known).
  */
 import { pathToFileURL } from "node:url";
 import type { Job } from "../../src/core/job/job.ts";
 import { ListeningPorts } from "../../src/core/processes/listening.ts";
-import { oneTableFor, processTable } from "../../src/core/processes/process-table.ts";
+import { oneTableFor, processTable, processTableReads } from "../../src/core/processes/process-table.ts";
 import { socketTableReads } from "../../src/core/processes/socket-tables.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
+import { LISTING_FACTS_REUSE_MS } from "../../src/core/shared/constants.ts";
+import { listResult } from "../../src/pi/results/list-result.ts";
 import { socketCrowd } from "../helpers/sockets.ts";
 
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
@@ -66,6 +72,7 @@ export interface SpeakUpFigures {
     jobs: number;
     /** Sockets the helpers held open during the listings. */
     other_sockets: number;
+    /** Back to back: each reuses what the previous read of the jobs (nothing happened to them). */
     median: number;
     max: number;
     /** The same listing before the helpers opened their sockets. */
@@ -73,6 +80,12 @@ export interface SpeakUpFigures {
     listings: number;
     /** Reads of /proc/net/tcp* by the timed listings' scans (the jobs' sockets known by then). */
     table_reads: number;
+    /** Reads of the process table by the back-to-back listings. */
+    process_table_reads: number;
+    /** Each after a pause past the reuse bound: every job's processes read again (one process-table read each). */
+    after_pause_median: number;
+    after_pause_max: number;
+    after_pause_listings: number;
   };
 }
 
@@ -105,7 +118,7 @@ export async function speakUpBenchmark(rounds = 5): Promise<SpeakUpFigures> {
   }
 }
 
-async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigures["listening_scan_ms"]> {
+export async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigures["listening_scan_ms"]> {
   const ten = "for i in 1 2 3 4 5 6 7 8; do sleep 300 & done; sleep 300 & wait";
   // A dev server with a browser tab: listening, and holding both ends of one connection.
   const server =
@@ -146,14 +159,14 @@ async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigures["list
   };
 }
 
-/** `list_sessions` of the runtime's 64 jobs, alone and while 20 000 other sockets are open on the machine. */
-async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigures["listing_crowded_ms"]> {
-  const listings = () =>
-    Array.from({ length: 30 }, () => {
-      const started = performance.now();
-      runtime.list();
-      return performance.now() - started;
-    });
+/** `list_sessions` of the runtime's 64 jobs (the listing and its result), alone and while 20 000 other sockets are open on the machine. */
+export async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigures["listing_crowded_ms"]> {
+  const timedList = () => {
+    const started = performance.now();
+    listResult(runtime.list());
+    return performance.now() - started;
+  };
+  const listings = () => Array.from({ length: 30 }, timedList);
   const alone = listings();
   const crowd = await socketCrowd(CROWD_SOCKETS / 2, 120);
   try {
@@ -162,7 +175,15 @@ async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigures["lis
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     runtime.list();
     const reads = socketTableReads();
+    const processReads = processTableReads();
     const times = listings();
+    const tableReads = socketTableReads() - reads;
+    const processTableReadsBackToBack = processTableReads() - processReads;
+    const afterPause: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, LISTING_FACTS_REUSE_MS + 50));
+      afterPause.push(timedList());
+    }
     return {
       jobs: runtime.jobs().length,
       other_sockets: crowd.pairs * 2,
@@ -170,7 +191,11 @@ async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigures["lis
       max: round(Math.max(...times)),
       without_other_sockets_median: round(median(alone)),
       listings: times.length,
-      table_reads: socketTableReads() - reads,
+      table_reads: tableReads,
+      process_table_reads: processTableReadsBackToBack,
+      after_pause_median: round(median(afterPause)),
+      after_pause_max: round(Math.max(...afterPause)),
+      after_pause_listings: afterPause.length,
     };
   } finally {
     crowd.stop();
@@ -192,7 +217,7 @@ export function speakUpRows(figures: SpeakUpFigures): [string, string][] {
     ],
     [
       `list_sessions, ${crowded.jobs} jobs, ${crowded.other_sockets} other sockets (ms)`,
-      `median ${crowded.median} · max ${crowded.max} over ${crowded.listings} listings (without them: median ${crowded.without_other_sockets_median}) · socket tables read ${crowded.table_reads} times`,
+      `back to back: median ${crowded.median} · max ${crowded.max} over ${crowded.listings} listings (without them: median ${crowded.without_other_sockets_median}) · socket tables read ${crowded.table_reads} times, the process table ${crowded.process_table_reads} · after a ${LISTING_FACTS_REUSE_MS / 1000} s pause (every job read): median ${crowded.after_pause_median} · max ${crowded.after_pause_max} over ${crowded.after_pause_listings}`,
     ],
   ];
 }

@@ -98,17 +98,20 @@ for (const host of PI_HOSTS) {
 
     it("two jobs exiting within 100 ms produce one prompt listing both", async () => {
       const from = pi.records.length;
-      const run = await pi.run(
-        "two",
-        steps(
-          callAll(
-            ["exec_command", { cmd: "sleep 0.6", yield_time_ms: 250, on_exit: "wake" }],
-            ["exec_command", { cmd: "sleep 0.65", yield_time_ms: 250, on_exit: "wake" }],
-          ),
-          say("both started"),
-        ),
-      );
+      // The test ends both at once: two sleeps of 0.6 and 0.65 s, started one after the other on a
+      // busy machine, could end further apart than the batch window.
+      const job: [string, Record<string, unknown>] = [
+        "exec_command",
+        { cmd: "echo $$; exec sleep 300", yield_time_ms: 10_000, until_pattern: "^[0-9]+$", on_exit: "wake" },
+      ];
+      const run = await pi.run("two", steps(callAll(job, job), say("both started")));
       const ids = run.tools.map((tool) => headerOf(tool.text).session_id);
+      const pids = run.tools.map((tool) => Number(outputOf(tool.text).trim()));
+      assert.ok(
+        pids.every((pid) => pid > 1),
+        `the pids: ${pids}`,
+      );
+      for (const pid of pids) process.kill(pid, "SIGTERM");
       const wake = await pi.waitForRecord(isWake, from, 10_000, "the wake");
       for (const id of ids) assert.match(wake.message.content, new RegExp(`session ${id} ·`));
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);

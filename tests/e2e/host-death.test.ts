@@ -72,12 +72,15 @@ function jobProcesses(run: Run): number[] {
   return [...new Set([...printed, ...printed.flatMap((pid) => descendantsOf(pid))])];
 }
 
+/** Each job's call returns once it printed its pid line: a fixed 500 ms window missed it on a busy machine. */
+const PID_PRINTED = { yield_time_ms: 10_000, until_pattern: "^[0-9]+$" };
+
 const FOUR_JOBS = steps(
   callAll(
-    ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 500 }],
-    ["exec_command", { cmd: "echo $$; sleep 300", tty: true, yield_time_ms: 500 }],
-    ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 500 }],
-    ["exec_command", { cmd: "sleep 300 & echo $!; wait", yield_time_ms: 500 }],
+    ["exec_command", { cmd: "echo $$; sleep 300", ...PID_PRINTED }],
+    ["exec_command", { cmd: "echo $$; sleep 300", tty: true, ...PID_PRINTED }],
+    ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", ...PID_PRINTED }],
+    ["exec_command", { cmd: "sleep 300 & echo $!; wait", ...PID_PRINTED }],
   ),
   say("started"),
 );
@@ -126,10 +129,10 @@ for (const host of PI_HOSTS) {
           "start jobs",
           steps(
             callAll(
-              ["exec_command", { cmd: "echo $$; sleep 300", yield_time_ms: 500 }],
-              ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", yield_time_ms: 500 }],
-              ["exec_command", { cmd: "sleep 300 & echo $!; wait", yield_time_ms: 500 }],
-              ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", yield_time_ms: 500 }],
+              ["exec_command", { cmd: "echo $$; sleep 300", ...PID_PRINTED }],
+              ["exec_command", { cmd: "echo $$; trap '' TERM; sleep 300", ...PID_PRINTED }],
+              ["exec_command", { cmd: "sleep 300 & echo $!; wait", ...PID_PRINTED }],
+              ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", ...PID_PRINTED }],
             ),
             say("started"),
           ),

@@ -16,10 +16,18 @@ import { UntilConditions, type UntilOutcome, type UntilSpec } from "./until-cond
  * a line matches, the watch says where in the chunk's *bytes* the matched line ends, so the job can
  * return the output up to and including it and keep the rest unread: the byte position is found by
  * counting the line ends after the match, which rendering never adds or removes.
+ *
+ * Owned here: once a line matched, every later byte up to the end of that line belongs to the call's
+ * read and nothing after it does, whenever it arrives before the read is taken. Chunks can keep
+ * arriving between the match and the read (the call may still be waiting for its input to be
+ * delivered, and a terminal hands a line and its line end, or the next prompt, over in separate
+ * reads), so the watch goes on cutting after its match instead of letting them through.
  */
 export class ConditionWatch {
   private readonly conditions: UntilConditions;
   private readonly decoder = new OutputDecoder();
+  /** After a match: the matched line still goes on (it was unfinished), or it has ended. */
+  private afterMatch: "line" | "ended" | undefined;
 
   constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void, onSuspend?: () => void) {
     this.conditions = new UntilConditions(spec, { partialLine, onMet, ...(onSuspend ? { onSuspend } : {}) });
@@ -38,7 +46,7 @@ export class ConditionWatch {
     const bytes = Buffer.concat([unread.head, unread.tail]);
     const text = this.decoder.take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
     const outcome = this.conditions.begin(text, unreadSince, now);
-    return outcome?.status === "matched" ? byteEnd(bytes, text, outcome.match.end) : undefined;
+    return this.cut(outcome, bytes, text);
   }
 
   /** After the call wrote to a PTY: the terminal's echo of it never matches. */
@@ -46,15 +54,34 @@ export class ConditionWatch {
     this.conditions.wrote(written);
   }
 
-  /** A chunk arrived: the number of its bytes the call returns when a line in it matches; undefined otherwise. */
+  /**
+   * A chunk arrived: the number of its bytes the call returns when a line in it matches, or when a
+   * line matched before it (what ends that line; 0 once it has ended); undefined otherwise.
+   */
   feed(chunk: Buffer, now: number): number | undefined {
+    if (this.afterMatch) return this.restOfLine(chunk);
     const text = this.decoder.take({ head: chunk, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
-    const outcome = this.conditions.feed(text, now);
-    return outcome?.status === "matched" ? byteEnd(chunk, text, outcome.match.end) : undefined;
+    return this.cut(this.conditions.feed(text, now), chunk, text);
   }
 
   stop(): void {
     this.conditions.stop();
+  }
+
+  /** Where a match cuts `bytes` (rendered as `text`); an unfinished matched line takes what continues it later. */
+  private cut(outcome: UntilOutcome | undefined, bytes: Buffer, text: string): number | undefined {
+    if (outcome?.status !== "matched") return undefined;
+    this.afterMatch = outcome.match.complete ? "ended" : "line";
+    return byteEnd(bytes, text, outcome.match.end);
+  }
+
+  /** A chunk after the match: the part that ends the matched line, if it is still open; none of the rest. */
+  private restOfLine(chunk: Buffer): number {
+    if (this.afterMatch === "ended") return 0;
+    const lf = chunk.indexOf(0x0a);
+    if (lf === -1) return chunk.length;
+    this.afterMatch = "ended";
+    return lf + 1;
   }
 }
 

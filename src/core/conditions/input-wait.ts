@@ -26,7 +26,7 @@
  * - `InputWaitProbe`: one per tool call (or listing); `check(query)` answers each job once per probe.
  */
 
-import { descendantsOf, type ProcessEntry, processTable, procStat } from "../processes/process-table.ts";
+import { descendantsOf, type ProcessEntry, processTable, procStat, sweepTable, tableIndex } from "../processes/process-table.ts";
 import { INPUT_WAIT_MAX_PROCESSES, INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
 import {
   childrenOf,
@@ -62,7 +62,13 @@ export interface InputWaitQuery {
   lastLine: string;
   /** How long the job has printed nothing, in ms. */
   quietMs: number;
-  /** A process table already read for this call; without it the job's tree is walked from the leader. */
+  /**
+   * The job's processes that hold its stdin (given here) among their descriptors, where a port scan
+   * of this call knows them: only these are looked at for a wait (the others still count as running
+   * on a CPU).
+   */
+  holders?: ((stdin: string, tty: boolean) => ReadonlySet<number> | undefined) | undefined;
+  /** A process table already read for this call (the sweep's, when one is under way); without it the job's tree is walked from the leader. */
   table?: ProcessEntry[] | undefined;
 }
 
@@ -107,9 +113,10 @@ interface Scan {
 function jobProcesses(query: InputWaitQuery, reader: ProcReader): Map<number, number[]> {
   const found = new Map<number, number[]>();
   if (query.table) {
-    const pids = new Set([query.pid, ...descendantsOf(query.pid, query.table)]);
-    for (const entry of query.table) if (entry.sid === query.pid && !entry.zombie) pids.add(entry.pid);
-    for (const pid of pids) found.set(pid, threadsOf(pid, reader));
+    const index = tableIndex(query.table);
+    const pids = new Set([query.pid, ...descendantsOf(query.pid, query.table), ...(index.bySession.get(query.pid) ?? [])]);
+    // A process the table read with one thread is its own only thread: no need to list its tasks.
+    for (const pid of pids) found.set(pid, index.byPid.get(pid)?.threads === 1 ? [pid] : threadsOf(pid, reader));
     return found;
   }
   if (!kernelListsChildren(reader)) return jobProcesses({ ...query, table: processTable() ?? [] }, reader);
@@ -142,14 +149,17 @@ function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
   const calls = waitingCalls();
   const promptDrawn = query.lastLine.trim().length > 0;
   const ours = (target: string | undefined) => target !== undefined && (target === stdin || (query.tty && target === "/dev/tty"));
+  const index = query.table && tableIndex(query.table);
+  const holders = query.holders?.(stdin, query.tty);
   for (const [pid, threads] of jobProcesses(query, reader)) {
-    const stat = procStat(pid);
+    const stat = statOf(pid, index?.byPid.get(pid));
     if (!stat) continue;
-    const state = stat[0];
+    const { state } = stat;
     if (state === "R") scan.running = true;
     if (state !== "S" && state !== "D" && state !== "R") continue; // stopped, traced, zombie
+    if (holders && !holders.has(pid)) continue; // it holds no descriptor of the job's stdin
     // On a terminal only the foreground group gets the input; tpgid is the terminal's foreground group.
-    const foreground = !query.tty || stat[5] === stat[2];
+    const foreground = !query.tty || stat.tpgid === stat.pgid;
     for (const tid of threads) {
       const call = calls ? threadCall(pid, tid, reader) : undefined;
       if (call === "running") {
@@ -168,6 +178,13 @@ function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
     }
   }
   return scan;
+}
+
+/** A process's state and groups: from the table this call read, else from its stat file now. */
+function statOf(pid: number, entry: ProcessEntry | undefined): { state: string; pgid: number; tpgid: number } | undefined {
+  if (entry?.state !== undefined && entry.tpgid !== undefined) return { state: entry.state, pgid: entry.pgid, tpgid: entry.tpgid };
+  const stat = procStat(pid);
+  return stat && { state: stat[0]!, pgid: Number(stat[2]), tpgid: Number(stat[5]) };
 }
 
 /** The fallback without the syscall file: a sleeping thread's kernel function, with fd 0 as the descriptor. */
@@ -191,7 +208,9 @@ function wchanWaits(
 
 /** Whether the job is likely blocked waiting for input on its own stdin, and which signal says so. */
 export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realProcReader): InputWait {
-  const scan: Scan = process.platform === "linux" ? scanJob(query, reader) : { running: false };
+  // Inside a listing or a result (a sweep), the process table read for it serves this probe too.
+  const table = query.table ?? sweepTable();
+  const scan: Scan = process.platform === "linux" ? scanJob(table ? { ...query, table } : query, reader) : { running: false };
   if (scan.waiting) return scan.waiting;
   if (!scan.running && query.quietMs >= INPUT_WAIT_QUIET_MS && looksLikePrompt(query.lastLine)) return { likely: true, reason: "prompt" };
   return { likely: false };

@@ -18,6 +18,9 @@ export function processCpuMs(): number {
  * with a warm-up credit and a small debt), measured on the watch's clock around each test. Past it
  * the budget is spent for good: every later test is false without running, and `onSpent` is called
  * once (the watch stops; the model is told once). Pure: the clocks are given (tests move them).
+ * One budget may pay for several testers of the same pattern on the same job (the wake's watch and
+ * the reads' matcher, read-matches.ts): each test is charged its own share, and every tester stops
+ * when it is spent (`whenSpent`).
  *
  * A test's time on the wall clock includes any time the machine did not run this thread: on a
  * loaded machine one test can seem to take 100 ms. So before suspending, the debt is checked
@@ -30,12 +33,20 @@ export class PatternBudget {
   private over = false;
   /** The process's CPU time when the debt last rose from zero. */
   private cpuAtDebt = 0;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(
     private readonly now: () => number,
-    private readonly onSpent: () => void,
+    onSpent?: () => void,
     private readonly cpuMs: () => number = processCpuMs,
-  ) {}
+  ) {
+    if (onSpent) this.listeners.push(onSpent);
+  }
+
+  /** Calls `listener` once when the budget runs out (never, if it already has). */
+  whenSpent(listener: () => void): void {
+    if (!this.over) this.listeners.push(listener);
+  }
 
   /** The budget ran out: the pattern no longer runs. */
   get spent(): boolean {
@@ -67,6 +78,6 @@ export class PatternBudget {
     this.debt = Math.min(this.debt, this.cpuMs() - this.cpuAtDebt);
     if (this.debt <= PATTERN_COST_DEBT_MS) return;
     this.over = true;
-    this.onSpent();
+    for (const listener of this.listeners.splice(0)) listener();
   }
 }

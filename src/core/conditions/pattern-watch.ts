@@ -32,6 +32,8 @@ export interface PatternWatchOptions {
   onSuspend?: () => void;
   /** The process's CPU time in ms (pattern-budget.ts; tests give a clock of their own). */
   cpuMs?: () => number;
+  /** A budget shared with the job's other testers of this pattern (read-matches.ts); default: one of its own. */
+  budget?: PatternBudget;
 }
 
 /**
@@ -108,14 +110,11 @@ export class PatternWatch {
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
     this.startAt = options.startAt ?? 0;
     this.position = this.startAt;
-    this.budget = new PatternBudget(
-      () => this.clock.now(),
-      () => {
-        this.stop();
-        this.options.onSuspend?.();
-      },
-      options.cpuMs,
-    );
+    this.budget = options.budget ?? new PatternBudget(() => this.clock.now(), undefined, options.cpuMs);
+    this.budget.whenSpent(() => {
+      this.stop();
+      this.options.onSuspend?.();
+    });
   }
 
   /** Someone holds the job (`true`: a call, the user), or nobody does any more (`false`). */

@@ -1,7 +1,17 @@
 import { renderTerminalText } from "../output/terminal-text.ts";
 import { PATTERN_WAKE_LINE_CHARS, READ_MATCH_LINE_BYTES, READ_MATCHES_KEPT } from "../shared/constants.ts";
+import type { PatternBudget } from "./pattern-budget.ts";
 import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
+
+/** A control character other than TAB and LF: the text would not render as itself. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+/** A plain chunk's text when it renders as itself (printable ASCII, TAB and LF), else undefined. */
+function printableText(bytes: Buffer): string | undefined {
+  const text = bytes.toString("latin1");
+  return CONTROL.test(text) ? undefined : text;
+}
 
 /** The lines of one read a job's `wake_on_pattern` matches: each one's number in the read (0: its first line). */
 export interface ReadMatchList {
@@ -29,7 +39,11 @@ export class ReadMatches {
   private first: string | undefined;
   private more = 0;
 
-  constructor(private readonly pattern: LinePattern) {
+  /** `budget`: the job's budget for this pattern (pattern-budget.ts), shared with its wake's watch; none: tests run unpaid. */
+  constructor(
+    private readonly pattern: LinePattern,
+    private readonly budget?: PatternBudget,
+  ) {
     this.required = requiredText(pattern.source);
   }
 
@@ -38,6 +52,7 @@ export class ReadMatches {
    * read before it (the read's tally counts them anyway, so a flood is not counted twice).
    */
   feed(chunk: Uint8Array, lines: number): void {
+    if (this.budget?.spent) return; // suspended: what this read matched before stays named
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let number = lines;
     let start = 0;
@@ -51,16 +66,29 @@ export class ReadMatches {
       start = lf + 1;
     }
     const rest = bytes.subarray(start);
+    const plain = plainChunk(rest);
+    const skip = this.required && plain && !mayHoldMatch(this.required, rest, () => false);
+    const from = skip ? rest.lastIndexOf(0x0a) + 1 : this.lines(rest, number, plain); // skipped: no line here can match
+    this.keep(rest.subarray(from));
+  }
+
+  /** Tests the complete lines of `rest`, the first numbered `number`; returns where its unfinished end starts. */
+  private lines(rest: Buffer, number: number, plain: boolean): number {
     let from = 0;
-    if (this.required && plainChunk(rest) && !mayHoldMatch(this.required, rest, () => false)) {
-      from = rest.lastIndexOf(0x0a) + 1; // no line here can match
-    } else {
-      for (let lf = rest.indexOf(0x0a); lf !== -1; lf = rest.indexOf(0x0a, from)) {
-        this.line(rest.subarray(from, lf), number++);
+    // Printable ASCII renders as itself: decoded once, each line tested as a slice of it.
+    const text = plain ? printableText(rest) : undefined;
+    if (text !== undefined) {
+      for (let lf = text.indexOf("\n"); lf !== -1; lf = text.indexOf("\n", from)) {
+        this.judge(text.slice(from, lf), number++);
         from = lf + 1;
       }
+      return from;
     }
-    this.keep(rest.subarray(from));
+    for (let lf = rest.indexOf(0x0a); lf !== -1; lf = rest.indexOf(0x0a, from)) {
+      this.line(rest.subarray(from, lf), number++);
+      from = lf + 1;
+    }
+    return from;
   }
 
   /** The read ends: what it matched (undefined: nothing), and the next read starts at line 0. */
@@ -84,8 +112,12 @@ export class ReadMatches {
     const whole = this.partialBytes > 0 ? Buffer.concat([...this.partial, bytes.subarray(0, READ_MATCH_LINE_BYTES)]) : bytes;
     this.partial = [];
     this.partialBytes = 0;
-    const text = renderTerminalText(whole.toString("utf8"));
-    if (!this.pattern.test(text)) return;
+    this.judge(renderTerminalText(whole.toString("utf8")), number);
+  }
+
+  /** Line `number` of the read, as the model reads it. */
+  private judge(text: string, number: number): void {
+    if (!(this.budget ? this.budget.test(this.pattern, text) : this.pattern.test(text))) return;
     this.first ??= this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS);
     if (this.found.length < READ_MATCHES_KEPT) this.found.push(number);
     else this.more++;

@@ -1,4 +1,5 @@
 import type { ConditionWatch } from "../conditions/condition-watch.ts";
+import type { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { UnreadOutput } from "../conditions/pattern-watch.ts";
 import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -98,8 +99,8 @@ export class JobOutput {
     this.watch = watch;
     const retained = this.retained.snapshot();
     const cut = watch.begin(retained, this.lastChunkMono, nowMono);
-    // What was retained past the match goes after this call's read.
-    if (cut !== undefined) {
+    // What was retained past the match goes after this call's read (what arrives later, the watch cuts).
+    if (cut !== undefined && cut < retained.head.length + retained.tail.length) {
       this.deferred = this.retained.cutAfter(cut);
       this.deferredTally = this.tallyAfter(retained, cut);
     }
@@ -118,9 +119,9 @@ export class JobOutput {
     return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
   }
 
-  /** Tests every line a read returns against `pattern` from now on (undefined: no more). */
-  watchReads(pattern: LinePattern | undefined): void {
-    this.matches = pattern && new ReadMatches(pattern);
+  /** Tests every line a read returns against `pattern` from now on (undefined: no more), paid from `budget` when given. */
+  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
+    this.matches = pattern && new ReadMatches(pattern, budget);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */

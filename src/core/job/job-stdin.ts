@@ -21,6 +21,7 @@ export interface InputOutcome {
  */
 export class JobStdin {
   private readonly queue: InputQueue;
+  private moves = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -34,8 +35,25 @@ export class JobStdin {
     this.queue = new InputQueue(transport);
   }
 
+  /**
+   * Counts each send's start and its end (never what was sent): what a listing read of the job
+   * (whether it waits for input) may be stale once this moved.
+   */
+  get movements(): number {
+    return this.moves;
+  }
+
   /** Sends `input` for the model, or for the user typing into the job (`by: "user"`). */
   async send(input: JobInput, deadlineMono: number, by: "model" | "user" = "model"): Promise<InputOutcome> {
+    this.moves++;
+    try {
+      return await this.deliver(input, deadlineMono, by);
+    } finally {
+      this.moves++;
+    }
+  }
+
+  private async deliver(input: JobInput, deadlineMono: number, by: "model" | "user"): Promise<InputOutcome> {
     const tty = this.transport.kind === "pty";
     const kind = tty ? "bytes" : input.kind;
     if (this.job.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };

@@ -6,7 +6,8 @@
  * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
-import { type InputWait, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
+import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
+import { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
@@ -50,7 +51,8 @@ export class Job {
   private readonly transport: Transport;
   private readonly log: JobLog;
   private readonly output: JobOutput;
-  private readonly stdin: JobStdin;
+  /** Its input side: sends go through {@link Job.send}; a listing reads how often it moved (`movements`). */
+  readonly stdin: JobStdin;
   /** PTY jobs: the terminal's screen, fed from spawn. */
   private readonly screen: JobScreen | undefined;
   private readonly end: JobEnding;
@@ -198,9 +200,12 @@ export class Job {
 
   /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
-    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal };
+    // One budget pays for both testers of the pattern, the wake's watch and the reads' matcher (which
+    // tests every line whoever holds the job): when it runs out, both stop and the model is told once.
+    const budget = pattern && new PatternBudget(() => performance.now());
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
-    this.output.watchReads(pattern);
+    this.output.watchReads(pattern, budget);
   }
 
   /**
@@ -232,9 +237,9 @@ export class Job {
   }
 
   /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
-  inputWait(lastLine: string = this.output.lastLine): InputWait {
+  inputWait(lastLine: string = this.output.lastLine, holders?: InputWaitQuery["holders"]): InputWait {
     if (this.pid === undefined || this.end.state !== "running") return { likely: false };
-    const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs() };
+    const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs(), holders };
     const wait = probeInputWait(query);
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.
     return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;

@@ -5,7 +5,7 @@
  *
  * May import: shared, output.
  */
-import { createWriteStream, mkdtempSync } from "node:fs";
+import { createWriteStream, mkdtempSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { HeadTailBuffer } from "../output/head-tail-buffer.ts";
@@ -16,11 +16,23 @@ import { StagedWriter } from "./log-stage.ts";
 /**
  * Opens a log file for writing. The seam where tests put a slow or failing disk; the real one creates
  * the file exclusively (`wx`: never follows or reuses an existing path) with mode 0600, and buffers at
- * most {@link LOG_PENDING_BYTES} before asking the writer to wait.
+ * most {@link LOG_PENDING_BYTES} before asking the writer to wait. The create is synchronous: a new
+ * name in the runtime's private directory costs tens of microseconds, less than handing the open to
+ * libuv's thread pool and hearing back (a thread woken on a machine whose cores the job's own start
+ * is using). If it fails, the stream opens the way it used to, so the same failure arrives as its error.
  */
 export type OpenLogFile = (path: string) => Writable;
 
-export const openLogFile: OpenLogFile = (path) => createWriteStream(path, { flags: "wx", mode: 0o600, highWaterMark: LOG_PENDING_BYTES });
+export const openLogFile: OpenLogFile = (path) => {
+  const options = { mode: 0o600, highWaterMark: LOG_PENDING_BYTES };
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch {
+    return createWriteStream(path, { ...options, flags: "wx" });
+  }
+  return createWriteStream(path, { ...options, fd });
+};
 
 /** What a log tells its job. */
 export interface LogEvents {

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { type LsofProbe, sharedLsof } from "./lsof.ts";
 import { listeningSockets } from "./socket-tables.ts";
 
 export { socketAddress } from "./socket-tables.ts";
 
-import { JOB_MARKER_ENV } from "../shared/constants.ts";
+import { DESCRIPTORS_TRUSTED_MAX_MS, JOB_MARKER_ENV } from "../shared/constants.ts";
 import { type ProcessEntry, processTable } from "./process-table.ts";
 
 /**
@@ -21,7 +21,9 @@ import { type ProcessEntry, processTable } from "./process-table.ts";
  * a Unix socket, a socket not yet listening) is looked at once more {@link SECOND_LOOK_MS} later, in
  * case it was a server's socket between its `socket()` and its `listen()`, and then never again while
  * held. So the tables are read at most once per scan, and only when a job's set of sockets changed.
- * macOS asks `lsof` when it is there. Elsewhere there is no answer (undefined).
+ * A scan of some jobs (one call's job, a listing's changed jobs) keeps what it knew of the others.
+ * macOS asks `lsof` when it is there, at a bounded cadence (lsof.ts). Elsewhere there is no answer
+ * (undefined).
  */
 
 /** A running job as the scan needs it. */
@@ -47,6 +49,16 @@ const SECOND_LOOK_MS = 1_000;
  */
 const DESCRIPTORS_TRUSTED_MS = 2_000;
 
+/** What a scan read of one process's descriptors; `stable`: how many reads in a row found them unchanged. */
+interface Descriptors {
+  jobId: number;
+  count: number;
+  inodes: string[];
+  streams: string[];
+  read: number;
+  stable: number;
+}
+
 /** How long a scan trusts what it knew (see {@link ListeningPorts.scan}). */
 export interface Freshness {
   /** A socket not listening at its first look is looked at again this much later. */
@@ -65,8 +77,14 @@ type SocketState = { address: string } | { since: number; final: boolean };
 export class ListeningPorts {
   /** Socket inodes, as far as known. */
   private sockets = new Map<string, SocketState>();
-  /** Per process (`pid:start`): its socket inodes, how many descriptors it had then, and when they were read. */
-  private descriptors = new Map<string, { count: number; inodes: string[]; read: number }>();
+  /** Per process (`pid:start`): its job, its socket inodes, how many descriptors it had then, and when they were read. */
+  private descriptors = new Map<string, Descriptors>();
+  /** The processes each scanned job had at its latest scan (`pid`, `pid:start`). */
+  private members = new Map<number, [number, string][]>();
+  /** The socket inodes each job's processes held at its latest scan (what keeps a socket's state known). */
+  private held = new Map<number, string[]>();
+  /** macOS: the latest answer, for the same run of `lsof` and the same jobs. */
+  private lastLsof: { key: string; result: Map<number, string[]> } | undefined;
   /** Per process (`pid:start`) without a job by session or parent: the job its marker names, or none. */
   private markers = new Map<string, number | undefined>();
 
@@ -76,6 +94,8 @@ export class ListeningPorts {
     private readonly platform: NodeJS.Platform = process.platform,
     /** Milliseconds on a monotonic clock (tests move it by hand). */
     private readonly now: () => number = () => performance.now(),
+    /** macOS: where `lsof` is asked (one per process, throttled; tests give a mock). */
+    private readonly lsof: LsofProbe = sharedLsof,
   ) {}
 
   /**
@@ -84,29 +104,60 @@ export class ListeningPorts {
    * listening" (a socket seen between its `bind` and its `listen`) and a process's unchanged number
    * of descriptors (one closed and a socket opened in its place).
    */
-  scan(jobs: readonly ListenerJob[], fresh: Freshness = USUAL_FRESHNESS): Map<number, string[]> | undefined {
+  scan(jobs: readonly ListenerJob[], fresh: Freshness = USUAL_FRESHNESS, running?: ReadonlySet<number>): Map<number, string[]> | undefined {
     if (jobs.length === 0) return new Map();
-    if (this.platform === "linux") return this.scanLinux(jobs, fresh);
-    if (this.platform === "darwin") return scanLsof(jobs);
+    if (this.platform === "linux") return this.scanLinux(jobs, fresh, new Set([...(running ?? []), ...jobs.map((job) => job.jobId)]));
+    if (this.platform === "darwin") return this.scanLsof(jobs);
     return undefined;
   }
 
-  private scanLinux(jobs: readonly ListenerJob[], fresh: Freshness): Map<number, string[]> | undefined {
+  /**
+   * macOS: the listening sockets by pid from `lsof` (at its cadence), each given to the job that owns
+   * the pid (the table is `ps` there, a process of its own: read again only with a new run of `lsof`
+   * or other jobs).
+   */
+  private scanLsof(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
+    const sockets = this.lsof.listening(this.now());
+    if (!sockets) return undefined;
+    const key = `${this.lsof.generation}:${jobs.map((job) => `${job.jobId}/${job.groups.join(",")}`).join(" ")}`;
+    if (this.lastLsof?.key === key) return new Map(this.lastLsof.result);
+    const table = processTable();
+    if (!table) return undefined;
+    const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
+    for (const [entry, jobId] of jobOwners(jobs, table, () => undefined)) result.get(jobId)!.push(...(sockets.get(entry.pid) ?? []));
+    for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
+    this.lastLsof = { key, result };
+    return new Map(result);
+  }
+
+  /**
+   * `running`: every job still running, scanned or not (the scanned ones among them); what is known
+   * of the others' processes and sockets stays, so a scan of one job never makes another's sockets
+   * unknown again.
+   */
+  private scanLinux(jobs: readonly ListenerJob[], fresh: Freshness, running: ReadonlySet<number>): Map<number, string[]> | undefined {
     const table = processTable();
     if (!table) return undefined;
     const held = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
     const now = this.now();
     const seen = new Set<string>();
+    for (const job of jobs) this.members.set(job.jobId, []);
+    for (const jobId of this.members.keys()) if (!running.has(jobId)) this.members.delete(jobId);
     for (const [entry, jobId] of jobOwners(jobs, table, (process) => this.markerJob(process))) {
       const id = `${entry.pid}:${entry.start ?? ""}`;
       seen.add(id);
-      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, now, fresh.descriptorsTrustedMs));
+      this.members.get(jobId)!.push([entry.pid, id]);
+      held.get(jobId)!.push(...this.socketsOf(entry.pid, id, jobId, now, fresh.descriptorsTrustedMs));
     }
-    for (const id of this.descriptors.keys()) if (!seen.has(id)) this.descriptors.delete(id);
+    for (const [id, known] of this.descriptors)
+      if (!seen.has(id) && (held.has(known.jobId) || !running.has(known.jobId))) this.descriptors.delete(id);
+    for (const jobId of this.held.keys()) if (!running.has(jobId)) this.held.delete(jobId);
+    for (const [jobId, inodes] of held) this.held.set(jobId, inodes);
     this.forgetMarkers(table);
-    const inUse = new Set([...held.values()].flat());
-    const unknown = [...inUse].some((inode) => this.needsLook(inode, now, fresh.recheckMs));
-    if (unknown && !this.readSockets(inUse, now, fresh.recheckMs)) return undefined;
+    const scanned = new Set([...held.values()].flat());
+    const unknown = [...scanned].some((inode) => this.needsLook(inode, now, fresh.recheckMs));
+    if (unknown && !this.readSockets(scanned, now, fresh.recheckMs)) return undefined;
+    const inUse = new Set([...this.held.values()].flat());
     for (const inode of this.sockets.keys()) if (!inUse.has(inode)) this.sockets.delete(inode);
     const result = new Map<number, string[]>();
     for (const [jobId, inodes] of held) {
@@ -143,15 +194,41 @@ export class ListeningPorts {
   /**
    * A process's socket inodes. Reading them costs a `readlink` per descriptor; where the kernel tells
    * a process's number of descriptors cheaply (the size of `/proc/<pid>/fd`, Linux 6.2 and later),
-   * an unchanged number reuses what was read, for at most {@link DESCRIPTORS_TRUSTED_MS}.
+   * an unchanged number reuses what was read, for {@link DESCRIPTORS_TRUSTED_MS} — doubled for each
+   * read in a row that found the same descriptors, up to {@link DESCRIPTORS_TRUSTED_MAX_MS} (an idle
+   * shell or a `sleep` is not read every 2 s for as long as it lives). `trustedMs` 0 trusts nothing.
    */
-  private socketsOf(pid: number, id: string, now: number, trustedMs: number): string[] {
+  private socketsOf(pid: number, id: string, jobId: number, now: number, trustedMs: number): string[] {
     const count = descriptorCount(pid);
     const known = this.descriptors.get(id);
-    if (known && count !== undefined && count === known.count && now - known.read < trustedMs) return known.inodes;
-    const inodes = socketInodes(pid);
-    if (count !== undefined) this.descriptors.set(id, { count, inodes, read: now });
+    const trust = known ? Math.min(trustedMs * 2 ** known.stable, Math.max(trustedMs, DESCRIPTORS_TRUSTED_MAX_MS)) : 0;
+    if (known && count !== undefined && count === known.count && now - known.read < trust) return known.inodes;
+    const { inodes, streams } = descriptorsOf(pid);
+    const same = known !== undefined && count === known.count && `${inodes} ${streams}` === `${known.inodes} ${known.streams}`;
+    if (count !== undefined) this.descriptors.set(id, { jobId, count, inodes, streams, read: now, stable: same ? known.stable + 1 : 0 });
     return inodes;
+  }
+
+  /**
+   * The processes of `jobId` at its latest scan that hold `stdin` (a `socket:[…]`, `pipe:[…]` or
+   * terminal link; `/dev/tty` too on a terminal) among their descriptors, or may: one whose
+   * descriptors were not kept counts as holding it. Only these can wait to read the job's input; a
+   * process gets the job's stdin only by opening a descriptor, which changes its count.
+   */
+  stdinHolders(jobId: number, stdin: string, tty: boolean): Set<number> | undefined {
+    const members = this.members.get(jobId);
+    if (!members) return undefined;
+    const inode = stdin.startsWith("socket:[") ? stdin.slice(8, -1) : undefined;
+    const holders = new Set<number>();
+    for (const [pid, id] of members) {
+      const known = this.descriptors.get(id);
+      const holds =
+        !known ||
+        (inode !== undefined ? known.inodes.includes(inode) : known.streams.includes(stdin)) ||
+        (tty && known.streams.includes("/dev/tty"));
+      if (holds) holders.add(pid);
+    }
+    return holders;
   }
 
   /** The job a process's marker names (read once per process: a process's environment is fixed at exec). */
@@ -215,7 +292,6 @@ function markedJob(pid: number, prefix: string): number | undefined {
   return Number.isSafeInteger(id) ? id : undefined;
 }
 
-/** The socket inodes among `pid`'s open descriptors. */
 /** How many descriptors `pid` has, where the kernel says so in the size of `/proc/<pid>/fd` (0 before Linux 6.2: unknown). */
 function descriptorCount(pid: number): number | undefined {
   try {
@@ -226,44 +302,30 @@ function descriptorCount(pid: number): number | undefined {
   }
 }
 
-function socketInodes(pid: number): string[] {
+/** The socket inodes among `pid`'s open descriptors, and its other pipes and terminals (what a job's stdin can be). */
+function descriptorsOf(pid: number): { inodes: string[]; streams: string[] } {
+  const inodes: string[] = [];
+  const streams: string[] = [];
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return [];
+    return { inodes, streams };
   }
-  const inodes: string[] = [];
   for (const fd of fds) {
     try {
       const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
       if (link.startsWith("socket:[")) inodes.push(link.slice(8, -1));
+      else if (link.startsWith("pipe:[") || link.startsWith("/dev/pts/") || link === "/dev/tty") streams.push(link);
     } catch {
       // closed while we looked
     }
   }
-  return inodes;
+  return { inodes, streams };
 }
 
 /** Addresses once each, by port, then address. */
 function ordered(addresses: string[]): string[] {
   const port = (address: string) => Number(address.slice(address.lastIndexOf(":") + 1));
   return [...new Set(addresses)].sort((a, b) => port(a) - port(b) || a.localeCompare(b));
-}
-
-/** macOS: `lsof` lists the listening sockets with their pids; the process table says whose they are. */
-function scanLsof(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
-  const lsof = spawnSync("lsof", ["-nP", "-iTCP", "-sTCP:LISTEN", "-Fpn"], { encoding: "utf8", timeout: 5_000 });
-  if (lsof.error || lsof.stdout === undefined) return undefined;
-  const table = processTable();
-  if (!table) return undefined;
-  const owners = new Map(jobOwners(jobs, table, () => undefined).map(([entry, jobId]) => [entry.pid, jobId]));
-  const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
-  let owner: number | undefined;
-  for (const line of lsof.stdout.split("\n")) {
-    if (line.startsWith("p")) owner = owners.get(Number(line.slice(1)));
-    else if (line.startsWith("n") && owner !== undefined) result.get(owner)!.push(line.slice(1).replace(/^\*:/, "0.0.0.0:"));
-  }
-  for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
-  return result;
 }

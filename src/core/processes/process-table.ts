@@ -33,6 +33,10 @@ export interface ProcessEntry {
   start?: string;
   /** Whether `start` is Linux's clock ticks (numbers that order starts) rather than `ps`'s text. */
   startInTicks: boolean;
+  /** Linux: the state letter (`R`, `S`, `D`, `Z`, …), the terminal's foreground group and the number of threads. */
+  state?: string;
+  tpgid?: number;
+  threads?: number;
 }
 
 /** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
@@ -66,6 +70,9 @@ function fromProc(): ProcessEntry[] | undefined {
       zombie: fields[0] === "Z" || fields[0] === "X",
       ...(fields[19] !== undefined ? { start: fields[19] } : {}),
       startInTicks: fields[19] !== undefined,
+      state: fields[0]!,
+      tpgid: Number(fields[5]),
+      threads: Number(fields[17]),
     });
   }
   return table;
@@ -98,8 +105,16 @@ function fromPs(): ProcessEntry[] | undefined {
   return table;
 }
 
+let tableReads = 0;
+
+/** How many times this process read the whole process table (the benchmark and tests check when listings do). */
+export function processTableReads(): number {
+  return tableReads;
+}
+
 /** /proc where it has Linux's layout, else `ps`. */
 function readTable(): ProcessEntry[] | undefined {
+  tableReads++;
   return (process.platform === "linux" ? fromProc() : undefined) ?? fromPs();
 }
 
@@ -115,6 +130,39 @@ export function processTable(): ProcessEntry[] | undefined {
     sweep.read = true;
   }
   return sweep.table;
+}
+
+/** The table of the sweep in progress (read now if not yet), or undefined outside a sweep: a probe of one job then reads less than the whole table. */
+export function sweepTable(): ProcessEntry[] | undefined {
+  return sweep ? processTable() : undefined;
+}
+
+/** A table's processes by pid, by parent (living ones) and by session (living ones), built once per table. */
+export interface TableIndex {
+  byPid: Map<number, ProcessEntry>;
+  children: Map<number, number[]>;
+  bySession: Map<number, number[]>;
+}
+
+const indexes = new WeakMap<ProcessEntry[], TableIndex>();
+
+export function tableIndex(table: ProcessEntry[]): TableIndex {
+  let index = indexes.get(table);
+  if (index) return index;
+  index = { byPid: new Map(), children: new Map(), bySession: new Map() };
+  const add = (map: Map<number, number[]>, key: number, pid: number) => {
+    const list = map.get(key);
+    if (list) list.push(pid);
+    else map.set(key, [pid]);
+  };
+  for (const entry of table) {
+    index.byPid.set(entry.pid, entry);
+    if (entry.zombie) continue;
+    add(index.children, entry.ppid, entry.pid);
+    if (entry.sid !== undefined) add(index.bySession, entry.sid, entry.pid);
+  }
+  indexes.set(table, index);
+  return index;
 }
 
 /**
@@ -136,13 +184,7 @@ export function oneTableFor<T>(fn: () => T): T {
 /** Living (non-zombie) descendants of `pid`, at any depth, following parent links. */
 export function descendantsOf(pid: number, table: ProcessEntry[] | undefined = processTable()): number[] {
   if (!table) return [];
-  const children = new Map<number, number[]>();
-  for (const entry of table) {
-    if (entry.zombie) continue;
-    const siblings = children.get(entry.ppid);
-    if (siblings) siblings.push(entry.pid);
-    else children.set(entry.ppid, [entry.pid]);
-  }
+  const { children } = tableIndex(table);
   const found: number[] = [];
   const queue = [...(children.get(pid) ?? [])];
   while (queue.length > 0) {
@@ -166,9 +208,11 @@ export function livingPids(pids: readonly number[], table: ProcessEntry[] | unde
  * it moves into groups of their own, are found here too; a process that left with `setsid` is not.
  */
 export function sessionGroups(sid: number, table: ProcessEntry[] | undefined = processTable()): number[] | undefined {
-  if (!table || !table.some((entry) => entry.sid !== undefined)) return undefined;
+  if (!table) return undefined;
+  const index = tableIndex(table);
+  if (index.bySession.size === 0 && !table.some((entry) => entry.sid !== undefined)) return undefined;
   const groups = new Set<number>();
-  for (const entry of table) if (entry.sid === sid && !entry.zombie) groups.add(entry.pgid);
+  for (const pid of index.bySession.get(sid) ?? []) groups.add(index.byPid.get(pid)!.pgid);
   return [...groups];
 }
 

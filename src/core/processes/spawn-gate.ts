@@ -8,7 +8,8 @@
  * - `claim()`: the caller may spawn now (nothing spawned this turn and nobody is waiting); the turn
  *   is taken. A lone call never waits.
  * - `turn()`: resolves in a later turn that is the caller's alone; spawn before yielding again.
- * - `whenIdle(task)`: speculative work (a warm shell) runs in a turn no waiting spawn wanted.
+ * - `whenIdle(task)`: speculative work (a warm shell) runs in a turn no waiting spawn wanted; a task
+ *   that returns false spawned nothing, and the turn stays free for a call's spawn.
  *
  * A turn ends with the next check phase after the one the spawn happened in, so a poll phase (the
  * jobs' output) always lies between two spawns. The gate lives on `globalThis`: every runtime of the
@@ -18,7 +19,7 @@
 class SpawnGate {
   private busy = false;
   private readonly waiting: (() => void)[] = [];
-  private readonly idleTasks: (() => void)[] = [];
+  private readonly idleTasks: (() => boolean | undefined)[] = [];
   private scheduled = false;
 
   claim(): boolean {
@@ -34,7 +35,7 @@ class SpawnGate {
     });
   }
 
-  whenIdle(task: () => void): void {
+  whenIdle(task: () => boolean | undefined): void {
     this.idleTasks.push(task);
     this.schedule();
   }
@@ -64,7 +65,7 @@ class SpawnGate {
     if (!task) return;
     this.take();
     try {
-      task();
+      if (task() === false) this.busy = false;
     } catch {
       // Speculative work must never break the loop; its owner notices that nothing started.
     }

@@ -113,8 +113,12 @@ export const READ_BUFFER_BYTES = 64 * 1024;
  * turn. libuv reads a readable pipe up to 32 times per turn (2 MiB at 64 KiB), and every byte is
  * counted, retained, previewed and staged for the log: at 512 KiB a flooding job's share of a turn
  * stays a few milliseconds, and sixteen floods take turns instead of blocking Pi's loop.
+ * READ_TURN_MS: what all pipes together may spend delivering in one turn (transport/read-turn.ts), a
+ * tenth of the 100 ms Pi's loop may pause; an armed pattern at its budget (20 ms per 64 KiB) made one
+ * pipe's 512 KiB turn up to 160 ms.
  */
 export const READ_TURN_BYTES = 512 * 1024;
+export const READ_TURN_MS = 10;
 /**
  * While a pipe streams, its reads are held and delivered together at most this long after the first
  * of them (see `transport/read-batch.ts`); a read after a quiet spell this long is delivered at once.
@@ -124,11 +128,8 @@ export const OUTPUT_BATCH_MS = 1;
 /** A pipe's held bytes are delivered when less room than this is left for its next read. */
 export const READ_MIN_ROOM_BYTES = 16 * 1024;
 
-/**
- * Largest job (workdir, program, arguments, per-job variables) handed to a warm shell. Its bash reads
- * the job one byte per system call (it must not read past it), about 0.5 µs a byte; a longer command
- * (a large heredoc) spawns directly. Also well inside the smallest socket buffer (macOS: 8 KiB).
- */
+/** Largest job handed to a warm shell (workdir, program, arguments, per-job variables): inside the smallest
+ * socket buffer (macOS: 8 KiB), so the write never waits; a longer command (a large heredoc) spawns directly. */
 export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
 
 /**
@@ -334,6 +335,8 @@ export const WATCHDOG_RESTARTS = 3;
  * 2 cores); the wait ends at its exit, so only such a machine pays more than milliseconds.
  */
 export const WATCHDOG_STOP_WAIT_MS = 5_000;
+/** A watchdog line that may wait (see watchdog.ts) waits for calls to pause, at the latest this long. */
+export const WATCHDOG_DEFER_MS = 1_000;
 /** Characters of a job's command kept in the registry file, for the sweep's notice. */
 export const WATCHDOG_COMMAND_CHARS = 200;
 /** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */
@@ -389,7 +392,7 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// Whether a job waits for input (SPEC §3a)
+// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).
 export * from "./input-wait-limits.ts";
-// Conditional waits (SPEC §3a) and jobs that speak up (§3c): in pattern-limits.ts.
 export * from "./pattern-limits.ts";
+export * from "./scan-limits.ts";

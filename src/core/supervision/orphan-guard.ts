@@ -21,8 +21,9 @@ export interface GuardedJob {
 /**
  * Keeps one runtime's jobs from outliving the Pi process, for the runtime to call at a few points:
  * before its first spawn (sweep what earlier Pi processes left, once), after each spawn (register
- * the group with the watchdog), at each leader exit, when a group is proven empty (forget it), and
- * after an orderly shutdown (dismiss the watchdog). It never throws and never delays a job beyond
+ * the group with the watchdog), at each leader exit, when a group is proven empty (forget it), when
+ * no call is starting a job (what could wait goes to the watchdog), and after an orderly shutdown
+ * (dismiss the watchdog). It never throws and never delays a job beyond
  * the first one's sweep.
  */
 export class OrphanGuard {
@@ -72,6 +73,11 @@ export class OrphanGuard {
 
   forgotten(job: GuardedJob): void {
     if (job.pid !== undefined) this.watchdog.forget(job.pid);
+  }
+
+  /** No call is starting a job: the watchdog hears what could wait (in a later turn, after the call's result). */
+  callsPaused(): void {
+    setImmediate(() => this.watchdog.flush());
   }
 
   /** After the runtime stopped its jobs in order; settles when the watchdog has exited. */

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { spawnStdio } from "../processes/fd-hygiene.ts";
 import { linuxStartTime } from "../processes/process-identity.ts";
-import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from "../shared/constants.ts";
+import { WATCHDOG_COMMAND_CHARS, WATCHDOG_DEFER_MS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from "../shared/constants.ts";
 
 /**
  * The host side of a runtime's watchdog (POSIX): a `/bin/sh` process (`watchdog.sh`) in its own
@@ -13,11 +13,18 @@ import { WATCHDOG_COMMAND_CHARS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from
  *
  * Nothing here may cost a job or crash Pi: a watchdog that cannot start, dies or stops reading is
  * noted (`failure`) and the jobs run on without it. Windows has no watchdog.
+ *
+ * What the watchdog needs to stop a group is sent at once: a new group with its leader's start time,
+ * and a group proven empty (forgotten). Two lines may wait ({@link Watchdog.flush}): the new name of a
+ * group already registered with the same leader (a warm shell handed its job: the group was covered
+ * from the shell's start, only the command it shows changes) and a leader's exit (sent with how long
+ * ago it was, as a replay does). They wait until no call is starting a job, so the watchdog's work
+ * does not compete with a call for the cores; a forgotten group's waiting lines are dropped.
  */
 
 const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
 
-/** A fixed, minimal environment: the script needs only `ps`, `getconf`, `mv` and `sleep`. */
+/** A fixed, minimal environment: the script needs only `cat`, `ps`, `getconf`, `mv` and `sleep`. */
 const WATCHDOG_ENV = { PATH: "/usr/bin:/bin:/usr/sbin:/sbin", LC_ALL: "C" };
 
 /** A command as one short line of the protocol (the registry shows it in the sweep's notice). */
@@ -56,6 +63,9 @@ export class Watchdog {
   failure: string | undefined;
   /** Host time the last spawn of the watchdog took, in ms (the benchmark reports it). */
   spawnMs: number | undefined;
+  /** Lines that may wait, by group, in the order they were queued; see {@link Watchdog.flush}. */
+  private readonly waiting = new Map<number, (() => string)[]>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     /** The registry file to keep; undefined when the log directory could not be created. */
@@ -87,9 +97,12 @@ export class Watchdog {
       leaderExited: gone,
       ...(gone ? { exitedMono: performance.now() } : {}),
     };
+    const known = this.registrations.get(pgid);
     this.registrations.set(pgid, registration);
+    // The same leader registered again (a warm shell now running its job): covered already, only its name waits.
+    const renamed = known !== undefined && !gone && start !== "?" && known.start === start && !known.leaderExited;
     // A watchdog started now learns every registration from the replay, this one included.
-    if (this.running) this.replay(registration);
+    if (this.running) this.replay(registration, renamed);
     else this.ensureRunning();
   }
 
@@ -99,13 +112,26 @@ export class Watchdog {
     if (!registration || registration.leaderExited) return;
     registration.leaderExited = true;
     registration.exitedMono = performance.now();
-    if (this.running) this.send(exitLine(registration));
+    if (this.running) this.later(pgid, () => exitLine(registration));
   }
 
   /** The group is proven empty: its id may be reused from now on, so it must never be signalled. */
   forget(pgid: number): void {
     if (!this.registrations.delete(pgid)) return;
+    this.waiting.delete(pgid);
     if (this.running) this.send(`- ${pgid}\n`);
+  }
+
+  /**
+   * Sends the lines that waited (a job started from a warm shell, a leader's exit): the runtime calls
+   * it once no call is starting a job, and a timer at the latest {@link WATCHDOG_DEFER_MS} after the first.
+   */
+  flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const lines = [...this.waiting.values()].flat().map((line) => line());
+    this.waiting.clear();
+    if (this.running && lines.length > 0) this.send(lines.join(""));
   }
 
   /**
@@ -115,6 +141,8 @@ export class Watchdog {
   stop(): Promise<void> {
     this.stopped = true;
     this.registrations.clear();
+    this.waiting.clear();
+    clearTimeout(this.flushTimer);
     const child = this.child;
     if (!this.running || !child) return Promise.resolve();
     const exited = new Promise<void>((resolve) => {
@@ -161,15 +189,30 @@ export class Watchdog {
     child.unref();
     (child.stdin as { unref?: () => void } | null)?.unref?.();
     if (!this.running) return false;
+    // The replay says everything that waited, as it is now.
+    this.waiting.clear();
     for (const registration of this.registrations.values()) this.replay(registration);
     return true;
   }
 
-  private replay({ pgid, start, command, leaderExited, exitedMono }: Registration): void {
+  /** Tells the watchdog a registration as it is; `renamed` (the group is known under another name): the line may wait. */
+  private replay({ pgid, start, command, leaderExited, exitedMono }: Registration, renamed = false): void {
     // A start time the watchdog would have to look up now could name a later process with that pid.
     const known = leaderExited && start === "?" ? "-" : start;
-    this.send(`+ ${pgid} ${known} ${command}\n`);
+    const line = `+ ${pgid} ${known} ${command}\n`;
+    if (renamed) this.later(pgid, () => line);
+    else this.send(line);
     if (leaderExited) this.send(exitLine({ pgid, exitedMono }));
+  }
+
+  /** Queues a line that may wait (written when sent, so an exit's line says how long ago it was then). */
+  private later(pgid: number, line: () => string): void {
+    const queued = this.waiting.get(pgid) ?? [];
+    queued.push(line);
+    this.waiting.set(pgid, queued);
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => this.flush(), WATCHDOG_DEFER_MS);
+    this.flushTimer.unref();
   }
 
   private lost(child: ChildProcess, why: string): void {

@@ -2,6 +2,7 @@ import { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { READ_TURN_BYTES } from "../shared/constants.ts";
 import type { ReadBatch } from "./read-batch.ts";
+import { processReadTurn, type ReadTurn } from "./read-turn.ts";
 
 /**
  * Reads one of a child's output pipes into a buffer of its own, reused for every read, instead of a
@@ -21,8 +22,9 @@ import type { ReadBatch } from "./read-batch.ts";
  * A chunk handed on is a view of the pipe's buffer, valid only during the call: whoever keeps bytes
  * must copy them (retention, the log's staging buffers and the decoders all do).
  *
- * Either way a pipe reads at most {@link READ_TURN_BYTES} in one turn of the event loop, then pauses
- * until the next turn (a pause the job asked for, for backpressure, is kept apart and wins).
+ * Either way a pipe reads at most {@link READ_TURN_BYTES} in one turn of the event loop, and none after
+ * the process's readers together spent their time in the turn (`read-turn.ts`), then pauses until the
+ * next turn (a pause the job asked for, for backpressure, is kept apart and wins).
  */
 export interface OutputReader {
   pause(): void;
@@ -87,13 +89,15 @@ function socketOnOwnBuffer(
   handle: object,
   stream: Readable | undefined,
   batch: ReadBatch,
-  counted: (bytes: number) => void,
+  turn: ReadTurn,
+  counted: (bytes: number, overTime: boolean) => void,
 ): Socket | undefined {
   try {
     const slot = batch.slot();
     const callback = (bytes: number): boolean => {
+      const started = turn.start();
       slot.read(bytes);
-      counted(bytes);
+      counted(bytes, turn.spent(started));
       return true; // pausing goes through `pause()`
     };
     // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
@@ -110,7 +114,13 @@ function socketOnOwnBuffer(
   }
 }
 
-export function readOutput(source: Readable | DetachedPipe, batch: ReadBatch, onClosed: () => void): OutputReader {
+/** `turn`: the share of each turn of the loop this reader's deliveries count against (the process's; tests give their own). */
+export function readOutput(
+  source: Readable | DetachedPipe,
+  batch: ReadBatch,
+  onClosed: () => void,
+  turn: ReadTurn = processReadTurn,
+): OutputReader {
   const stream = "handle" in source ? undefined : source;
   const handle = stream ? takeHandle(stream) : (source as DetachedPipe).handle;
   /** Paused by the job (backpressure), and paused until the next turn (the turn's share was read). */
@@ -122,20 +132,21 @@ export function readOutput(source: Readable | DetachedPipe, batch: ReadBatch, on
     yielded = false;
     if (!held && !readable.destroyed) readable.resume();
   };
-  const counted = (bytes: number) => {
+  const counted = (bytes: number, overTime: boolean) => {
     sinceYield += bytes;
-    if (sinceYield < READ_TURN_BYTES || yielded) return;
+    if ((sinceYield < READ_TURN_BYTES && !overTime) || yielded) return;
     sinceYield = 0;
     yielded = true;
     readable.pause();
     setImmediate(endYield);
   };
-  const socket = handle ? socketOnOwnBuffer(handle, stream, batch, (bytes) => counted(bytes)) : undefined;
+  const socket = handle ? socketOnOwnBuffer(handle, stream, batch, turn, counted) : undefined;
   const readable: Readable = socket ?? stream!;
   if (!socket)
     readable.on("data", (chunk: Buffer) => {
+      const started = turn.start();
       batch.deliverNow(chunk);
-      counted(chunk.length);
+      counted(chunk.length, turn.spent(started));
     });
   // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
   readable.on("error", () => {});

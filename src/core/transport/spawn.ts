@@ -94,6 +94,11 @@ export class JobStarter {
     return { transport: transportFactory(spec) };
   }
 
+  /** Calls between their job's start and their end. */
+  get callsInFlight(): number {
+    return this.inFlight;
+  }
+
   /** A call whose job started ended: the next warm shells may start (off every call's path). */
   callEnded(): void {
     this.inFlight = Math.max(0, this.inFlight - 1);

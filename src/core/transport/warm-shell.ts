@@ -18,12 +18,14 @@ import type { SpawnSpec } from "./types.ts";
  * are those of a direct spawn (`$$`, `$0`, `ps`, `/proc/<pid>/environ` cannot tell them apart).
  * What differs: the process's start time is the warm shell's, and it used some CPU while idle.
  *
- * The protocol on the control socket, NUL-terminated records (no record can hold a NUL: neither can
- * an argument or an environment entry), each list preceded by its length:
+ * The protocol on the control socket: lists, each framed as ten decimal digits giving the frame's
+ * length in bytes, then the frame: a header line `<count> <length of each value>…` and the values back
+ * to back (no value can hold a NUL, neither can an argument or an environment entry, so every value
+ * survives bash's variables byte for byte; the locale is C, so lengths are bytes):
  * - Pi, at start: the environment entries, in the job's order;
- * - the shell, when it has read them: `r` (ready); or `o` if its bash is older than 4.4 (no
- *   `mapfile -d`), and it reads on until we stop it (exiting with our bytes unread would reset the
- *   socket, and the `o` could be lost with it); nothing is handed to a shell before `r`;
+ * - the shell, when it has read them: `r` (ready); or `o` if its bash is older than 4.4, and it reads
+ *   on until we stop it (exiting with our bytes unread would reset the socket, and the `o` could be
+ *   lost with it); nothing is handed to a shell before `r`;
  * - Pi, the job: the workdir, the program, the number of per-job variables, each as its index and
  *   `KEY=value` (the job's marker, which differs per job), then the arguments;
  * - the shell, once it is in the workdir: `x`, and it `exec`s the job at once; or `c` if it cannot
@@ -42,8 +44,9 @@ import type { SpawnSpec } from "./types.ts";
  * The shell reads the control socket with `-u`, never `<&`: a redirection would make the socket its
  * fd 0 while it waits, and the job's stdin identity (read from `/proc/<pid>/fd/0` when the shell is
  * adopted, for `input_wait`) would name the socket instead of the job's stdin pipe. Each list is read
- * by one `mapfile`, not a `read` per record: on a socket bash reads one byte per system call either
- * way, but each builtin call costs more than the bytes.
+ * by two `read -N` (its length, then the frame): on a socket bash reads a `-d` record (`read -d`,
+ * `mapfile -d`) one byte per system call, so a 3 KiB environment took thousands of calls and, on a
+ * busy machine, tens of milliseconds before the shell was ready; `read -N` asks for the bytes at once.
  *
  * Only bash and sh jobs on POSIX pipes use it; a PTY starts differently. `--norc` keeps the shell
  * from reading `~/.bashrc`, which Debian's bash does when its stdin is a socket (as it is for every
@@ -52,9 +55,24 @@ import type { SpawnSpec } from "./types.ts";
 
 const BOOTSTRAP = `h=$1
 ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || { printf o >&"$h"; while read -r -d '' -u "$h" _; do :; done; exit 1; }
-IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" e && [ "\${#e[@]}" = "$n" ] || exit 1
+l() {
+  local t s d o v
+  a=()
+  IFS= read -r -N 10 -u "$h" t && [[ $t =~ ^[0-9]{10}$ ]] || return 1
+  IFS= read -r -N "$((10#$t))" -u "$h" s && [ "\${#s}" = "$((10#$t))" ] || return 1
+  d=\${s%%$'\\n'*}
+  [[ $d =~ ^[0-9]+( [0-9]+)*$ ]] || return 1
+  o=$((\${#d} + 1))
+  set -f
+  set -- $d
+  [ "$(($# - 1))" = "$1" ] || return 1
+  shift
+  for v; do a+=("\${s:o:v}"); o=$((o + v)); done
+  [ "$o" = "\${#s}" ]
+}
+l && e=("\${a[@]}") || exit 1
 printf r >&"$h" || exit 1
-IFS= read -r -d '' -u "$h" n && mapfile -t -d '' -n "$n" -u "$h" j && [ "\${#j[@]}" = "$n" ] || exit 1
+l && j=("\${a[@]}") || exit 1
 k=3
 while [ "$k" -lt $((3 + 2 * j[2])) ]; do e[j[k]]=\${j[k + 1]}; k=$((k + 2)); done
 cd -P -- "\${j[0]}" 2>/dev/null || { printf c >&"$h"; exit 1; }
@@ -123,9 +141,11 @@ export function warmTarget(spec: SpawnSpec, shell: string): WarmTarget | undefin
   return { fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"), interpreter, entries, perJob };
 }
 
-/** A list as the bootstrap reads it: its length, then each value, all NUL-terminated. */
+/** A list as the bootstrap reads it (see the protocol above): its frame's length, a header of lengths, the values. */
 function list(values: readonly (string | number)[]): Buffer {
-  return Buffer.from([values.length, ...values].map((value) => `${value}\0`).join(""));
+  const parts = values.map((value) => Buffer.from(String(value)));
+  const frame = Buffer.concat([Buffer.from(`${[parts.length, ...parts.map((part) => part.length)].join(" ")}\n`), ...parts]);
+  return Buffer.concat([Buffer.from(String(frame.length).padStart(10, "0")), frame]);
 }
 
 /** The job for a shell started for `target`. */

@@ -132,8 +132,9 @@ export class WarmShells {
       this.refillsQueued++;
       spawnGate().whenIdle(() => {
         this.refillsQueued--;
-        if (this.stopped || !this.target || this.shells.length >= this.wanted || this.callsInFlight() > 0) return;
+        if (this.stopped || !this.target || this.shells.length >= this.wanted || this.callsInFlight() > 0) return false;
         this.start(this.target);
+        return true;
       });
     }
   }

@@ -83,7 +83,7 @@ export function codexByteBudget(maxOutputTokens: number | undefined): number {
 }
 
 /** Our retention marker replaced by Codex's line `... K bytes omitted ...` (the first occurrence: the one the runtime put after the head). */
-function withCodexOmission(output: string, omittedBytes: number): string {
+export function withCodexOmission(output: string, omittedBytes: number): string {
   if (omittedBytes <= 0) return output;
   const ours = omissionMarker(omittedBytes);
   const at = output.indexOf(ours);
@@ -133,6 +133,30 @@ export interface CodexNoteFacts {
   completion?: string | undefined;
   /** A line of guidance just in time (`guidance/hints.ts`). */
   hint?: string | undefined;
+  /** Our `shell_exit_code` and `background`, when they are news (the shell exited leaving processes, or they changed). */
+  shellExit?: { code: number | null; background?: string | undefined } | undefined;
+  /** Our `user_input`: how many bytes a person typed into the job (`12 bytes`, `0 bytes (cancelled)`). */
+  userInput?: string | undefined;
+  /** Our `user_disarmed`: wakes a person disarmed from the sessions picker. */
+  userDisarmed?: readonly ("exit_wake" | "wake_on_pattern")[] | undefined;
+  /** Our `pattern_matched_unshown`: matching lines this text cut (they never wake later). */
+  unshown?: string | undefined;
+}
+
+const DISARMED = { exit_wake: "on_exit wake", wake_on_pattern: "wake_on_pattern" } as const;
+
+/** What a person and the shell did that the model has not been told: one line each. */
+function newsNotes(facts: CodexNoteFacts): string[] {
+  const notes: string[] = [];
+  const shell = facts.shellExit;
+  if (shell) notes.push(`the shell exited with code ${shell.code ?? -1}${shell.background ? `; ${shell.background}` : ""}`);
+  if (facts.userInput) notes.push(`the user typed ${facts.userInput} into this process (never shown to you)`);
+  if (facts.userDisarmed?.length) {
+    const wakes = facts.userDisarmed.map((wake) => DISARMED[wake]).join(" and ");
+    notes.push(`the user disarmed this process's ${wakes} from the sessions picker; it will not wake you`);
+  }
+  if (facts.unshown) notes.push(`lines matching wake_on_pattern were cut from this output and will not wake you: ${facts.unshown}`);
+  return notes;
 }
 
 const STOPPED_BY = {
@@ -145,7 +169,9 @@ const STOPPED_BY = {
 /**
  * The facts that must reach the model even in Codex's format, each as one line: what it asked
  * for did not fully happen (refused or failed input, a failure), someone else stopped the job, the
- * call was cancelled, or the registry is nearly full. The rest of our fields stay out of the text.
+ * call was cancelled, the shell exited leaving processes running, a person typed into the job or
+ * disarmed its wakes, matching lines were cut from the output, or the registry is nearly full. The
+ * rest of our fields stay out of the text.
  */
 export function codexNotes(facts: CodexNoteFacts): string[] {
   const notes: string[] = [];
@@ -154,6 +180,7 @@ export function codexNotes(facts: CodexNoteFacts): string[] {
   if (facts.killedBy && !(facts.killedBy === "quota" && facts.failureMessage)) notes.push(STOPPED_BY[facts.killedBy]);
   if (facts.failureMessage) notes.push(facts.failureMessage);
   if (facts.completion && facts.completion !== "armed") notes.push(`on_exit wake ${facts.completion}`);
+  notes.push(...newsNotes(facts));
   if (facts.notice) notes.push(facts.notice);
   if (facts.warning) notes.push(facts.warning);
   if (facts.hint) notes.push(facts.hint);

@@ -61,17 +61,25 @@ export function middleCut(text: string, maxBytes: number, unit: CutUnit = "token
   const mark = (count: number) => `…${count} ${unit} truncated…`;
   if (maxBytes <= 0) return mark(unit === "tokens" ? tokensForBytes(total) : charsIn(bytes, 0, total));
   if (total <= maxBytes) return text;
+  const { headEnd, tailStart } = cutSpan(bytes, maxBytes);
+  const removed = unit === "tokens" ? tokensForBytes(total - maxBytes) : charsIn(bytes, headEnd, tailStart);
+  return `${bytes.subarray(0, headEnd).toString("utf8")}${mark(removed)}${bytes.subarray(tailStart).toString("utf8")}`;
+}
+
+/**
+ * Where {@link middleCut} cuts `bytes` (UTF-8) over a budget of `maxBytes`: the head is
+ * `[0, headEnd)` and the tail `[tailStart, end)`. The head ends at the last character boundary at or
+ * before half the budget; the tail starts at the first boundary at or after the other half from the end.
+ */
+export function cutSpan(bytes: Buffer, maxBytes: number): { headEnd: number; tailStart: number } {
   const left = Math.floor(maxBytes / 2);
   const right = maxBytes - left;
-  // The head ends at the last character boundary at or before `left`; the tail starts at the first
-  // boundary at or after `total - right`.
   let headEnd = left;
   while (headEnd > 0 && isContinuation(bytes[headEnd])) headEnd--;
   let tailStart = bytes.length - right;
   while (tailStart < bytes.length && isContinuation(bytes[tailStart])) tailStart++;
   if (tailStart < headEnd) tailStart = headEnd;
-  const removed = unit === "tokens" ? tokensForBytes(total - maxBytes) : charsIn(bytes, headEnd, tailStart);
-  return `${bytes.subarray(0, headEnd).toString("utf8")}${mark(removed)}${bytes.subarray(tailStart).toString("utf8")}`;
+  return { headEnd, tailStart };
 }
 
 /** A middle of the output the runtime did not decode (the cut removes it): its raw bytes and the lines of the whole output. */

@@ -73,7 +73,8 @@ describe("completion ledger: nested calls", () => {
 describe("completion ledger through a runtime, with real jobs", () => {
   it("arms only when exec_command hands back a live session_id", async () => {
     const { runtime } = runtimeWithWakes();
-    const quick = await runtime.exec(request("true"), { onExit: "wake" });
+    // A window the exit ends: on a busy machine `true` can take longer than 250 ms to start and end.
+    const quick = await runtime.exec(request("true", 10_000), { onExit: "wake" });
     assert.notEqual(quick.wake, "armed");
     const slow = await runtime.exec(request("sleep 300"), { onExit: "wake" });
     assert.equal(slow.wake, "armed");

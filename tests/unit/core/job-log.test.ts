@@ -34,6 +34,16 @@ describe("job logs", () => {
     log.close();
   });
 
+  it("creates the file at once, in the caller's turn (no thread-pool round trip on a call's path), private and empty", async () => {
+    const path = join(scratch(), "at-once.log");
+    const stream = openLogFile(path);
+    assert.equal(existsSync(path), true, "created before the call returns");
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(readFileSync(path, "utf8"), "");
+    await new Promise<void>((resolve) => stream.end(resolve));
+    assert.equal(readFileSync(path, "utf8"), "");
+  });
+
   it("never opens an existing file (exclusive create): the log is partial, with the reason", async () => {
     const path = join(scratch(), "taken.log");
     writeFileSync(path, "someone else's\n");

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
@@ -25,10 +27,22 @@ describe("Job over pipes", () => {
     assert.equal(statusOf(job), "exited");
   });
 
-  it("merges stderr into the same stream", async () => {
-    const job = start("echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three");
-    await untilExit(job);
-    assert.equal(text(job), "one\ntwo\nthree\n");
+  it("merges stderr into the same stream, in the order it was read", async () => {
+    // Two pipes: what both hold when a busy machine lets the reader run may be read in either order
+    // (a 50 ms pause between the writes was not enough), so each line waits until the one before it was read.
+    const dir = mkdtempSync(join(tmpdir(), "job-merge-"));
+    const gate = (name: string) => `while [ ! -e '${join(dir, name)}' ]; do sleep 0.01; done`;
+    try {
+      const job = start(`echo one; ${gate("a")}; echo two >&2; ${gate("b")}; echo three`);
+      await waitFor(() => job.previewText().includes("one"), "the first line");
+      writeFileSync(join(dir, "a"), "");
+      await waitFor(() => job.previewText().includes("two"), "the second line");
+      writeFileSync(join(dir, "b"), "");
+      await untilExit(job);
+      assert.equal(text(job), "one\ntwo\nthree\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("leads its own process group", async () => {

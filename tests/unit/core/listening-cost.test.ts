@@ -5,6 +5,8 @@
  * attributed by its job's marker whatever its parent is (a subreaper).
  */
 import assert from "node:assert/strict";
+import fs, { readdirSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { after, describe, it } from "node:test";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { jobOwners, ListeningPorts } from "../../../src/core/processes/listening.ts";
@@ -12,6 +14,7 @@ import type { ProcessEntry } from "../../../src/core/processes/process-table.ts"
 import { listeningSockets, socketTableReads } from "../../../src/core/processes/socket-tables.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
+import { waitFor } from "../../helpers/processes.ts";
 import { socketCrowd } from "../../helpers/sockets.ts";
 
 const linux = process.platform === "linux";
@@ -134,6 +137,81 @@ describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
       reads(() => ports.scan(jobs)),
       0,
     );
+  });
+
+  it("a scan of one job keeps what it knew of another's sockets: no read of the tables for them afterwards", async () => {
+    const started = async () => {
+      const report = await runtime.exec(
+        prepareExec({ cmd: SERVER, yield_time_ms: 10_000, until_pattern: "port \\d+" }, process.cwd(), process.env),
+      );
+      const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+      return { jobId: job.id, leader: job.pid!, groups: job.groups() };
+    };
+    const [a, b] = [await started(), await started()];
+    let now = 0;
+    const ports = new ListeningPorts("none:", "linux", () => now);
+    const running = new Set([a.jobId, b.jobId]);
+    const reads = (scan: () => void) => {
+      const before = socketTableReads();
+      scan();
+      return socketTableReads() - before;
+    };
+    ports.scan([a, b], undefined, running);
+    now += 1_000;
+    ports.scan([a, b], undefined, running); // the second look at the connections: then all is known
+    now += 500;
+    assert.equal(
+      reads(() => ports.scan([a], undefined, running)),
+      0,
+      "one job's scan",
+    );
+    const both = new Map<number, string[]>();
+    assert.equal(
+      reads(() => {
+        for (const [jobId, addresses] of ports.scan([a, b], undefined, running) ?? []) both.set(jobId, addresses);
+      }),
+      0,
+      "the other's sockets are still known",
+    );
+    assert.equal(both.get(b.jobId)?.length, 1, "the other job's listener");
+    await runtime.kill(a.jobId, "SIGKILL");
+    await runtime.kill(b.jobId, "SIGKILL");
+  });
+
+  it("a process whose descriptors stay the same is read after 2, 4, then every 8 s; at once when their number changes", async () => {
+    // A shell holding one file open, then a second one when told (a line on stdin).
+    const report = await runtime.exec(
+      prepareExec({ cmd: "exec 3</dev/null; read go; exec 4</dev/null; sleep 300", yield_time_ms: 250 }, process.cwd(), process.env),
+    );
+    const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+    const jobs = [{ jobId: job.id, leader: job.pid!, groups: job.groups() }];
+    let now = 0;
+    const ports = new ListeningPorts("none:", "linux", () => now);
+    const fdDir = `/proc/${job.pid}/fd`;
+    const linkReads = () => {
+      let reads = 0;
+      const original = fs.readdirSync;
+      (fs as { readdirSync: unknown }).readdirSync = (path: string, ...rest: unknown[]) => {
+        if (path === fdDir) reads++;
+        return (original as (...args: unknown[]) => unknown)(path, ...rest);
+      };
+      syncBuiltinESMExports();
+      try {
+        ports.scan(jobs);
+      } finally {
+        fs.readdirSync = original;
+        syncBuiltinESMExports();
+      }
+      return reads;
+    };
+    const readAt: number[] = [];
+    for (now = 0; now <= 30_000; now += 500) if (linkReads() > 0) readAt.push(now);
+    assert.deepEqual(readAt, [0, 2_000, 6_000, 14_000, 22_000, 30_000]);
+    await job.send({ kind: "bytes", bytes: Buffer.from("\n") }, performance.now() + 1_000);
+    await waitFor(() => readdirSync(fdDir).length >= 5, "the shell's second file");
+    now += 500;
+    assert.equal(linkReads(), 1, "a new descriptor: read at once");
+    await runtime.kill(job.id, "SIGKILL");
   });
 
   it("only the listening part of the tables is read: 2 000 connections add no listener and cost little", async () => {

@@ -2,17 +2,19 @@
  * Reading a child's output into one reused buffer: every byte arrives in order (a 32 MB flood with a
  * checksum), each chunk is a view of the shared buffer, pause holds the pipe, close is reported once
  * after the end of file, a destroyed reader closes too, a stream that is not a socket falls back
- * to 'data' events, and a flood hands over at most READ_TURN_BYTES per turn of the event loop, a
- * pause of the job's own kept across those turns. Real child processes; floods beside CPU burners.
+ * to 'data' events, and a flood hands over at most READ_TURN_BYTES per turn of the event loop, and
+ * no read after the turn's time (READ_TURN_MS, on a stepped clock) is spent, a pause of the job's own
+ * kept across those turns. Real child processes; floods beside CPU burners.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
-import { READ_BUFFER_BYTES, READ_TURN_BYTES } from "../../../src/core/shared/constants.ts";
+import { READ_BUFFER_BYTES, READ_TURN_BYTES, READ_TURN_MS } from "../../../src/core/shared/constants.ts";
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
 import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
+import { ReadTurn } from "../../../src/core/transport/read-turn.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 
@@ -120,6 +122,48 @@ describe("readOutput", () => {
       }
     } finally {
       stop();
+    }
+  });
+
+  it("yields to the next turn once the turn's deliveries took READ_TURN_MS, every byte in the end (both paths)", async () => {
+    const perRead = 6; // ms each delivery takes on the stepped clock: the second read of a turn spends it
+    const readsPerTurn = Math.ceil(READ_TURN_MS / perRead);
+    for (const path of ["reused buffer", "data events"] as const) {
+      const child = spawn("bash", ["-c", "head -c 8000000 /dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
+      const source = path === "data events" ? child.stdout.pipe(new PassThrough({ highWaterMark: 4 * READ_BUFFER_BYTES })) : child.stdout;
+      const reads: number[] = [0];
+      let clock = 0;
+      let calls = 0;
+      // Every call moves the clock: a read's start and its end are `perRead` apart.
+      const turn = new ReadTurn(() => {
+        if (calls++ % 2 === 0) reads[reads.length - 1]!++;
+        clock += perRead;
+        return clock;
+      });
+      let turning = true;
+      const nextTurn = () => {
+        reads.push(0);
+        if (turning) setImmediate(nextTurn);
+      };
+      setImmediate(nextTurn);
+      let closed = false;
+      let bytes = 0;
+      readOutput(
+        source,
+        new ReadBatch((chunk) => {
+          bytes += chunk.length;
+        }),
+        () => {
+          closed = true;
+        },
+        turn,
+      );
+      await waitFor(() => closed, "the flood's end", 60_000);
+      turning = false;
+      assert.equal(bytes, 8_000_000, path);
+      const most = Math.max(...reads);
+      assert.ok(most <= readsPerTurn, `${path}: ${most} reads in one turn`);
+      assert.ok(reads.filter((n) => n === readsPerTurn).length > 1, `${path}: the time bound was reached`);
     }
   });
 

@@ -250,6 +250,25 @@ describe("a suspended pattern through the runtime", () => {
     );
   });
 
+  it("wake_on_pattern while a call holds the job: the reads' matcher pays the same budget and stops with the wake", async () => {
+    const made = runtimeWithWakes();
+    runtimes.push(made.runtime);
+    const id = runningId(await made.runtime.exec(exec(LINES)))!;
+    const pattern = busy(3);
+    assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
+    // The call holds the job while every line arrives (it ends at the silence after them): only the read's matcher tests them.
+    const held = await made.runtime.interact({ jobId: id, window: { ms: 30_000 }, until: { quietMs: 1_000 } });
+    assert.ok(pattern.tests < 1_000, `stopped early (${pattern.tests} tests of 2 001 lines)`);
+    assert.equal(made.runtime.snapshotOf(id)?.wakePattern, undefined, "disarmed");
+    const told = [held, await made.runtime.interact({ jobId: id, window: { ms: 250 } })].map((report) => report.patternsSuspended);
+    assert.deepEqual(told.flat().filter(Boolean), ["wake_on_pattern"], "told once");
+    assert.deepEqual(
+      made.batches.flatMap((batch) => batch.patterns ?? []),
+      [],
+      "no wake",
+    );
+  });
+
   it("until_pattern: stops matching; the wait runs to its window's end and its result says so", async () => {
     const made = runtimeWithWakes();
     runtimes.push(made.runtime);

@@ -112,7 +112,9 @@ describe("PTY echo", { skip: SKIP_WITHOUT_PTY }, () => {
       const typed = await runtime.interact(write(id, { chars: "echo rea''dy\\r", yield_time_ms: 10_000, until_pattern: "ready" }));
       assert.equal(typed.waitEnd, "matched");
       assert.equal(typed.matchedLine, "ready");
-      assert.match(typed.output.text, /^echo rea''dy\nready\n$/);
+      // Never the next prompt (until-match-cut.test.ts forces the interleavings). The line end may be
+      // missing: a terminal can hand `ready` over before its line end, and an unfinished line matches.
+      assert.match(typed.output.text, /^echo rea''dy\nready\n?$/);
       // The next prompt is read first: read in one piece with the next echo, it would be one line with it
       // (`$ echo ready`), which no filter can tell from output that merely contains the typed text.
       const prompt = await runtime.interact(write(id, { yield_time_ms: 10_000, until_pattern: "\\$ $" }));

@@ -90,11 +90,34 @@ describe("spawn gate", () => {
     const gate = spawnGate();
     const events: string[] = [];
     assert.equal(gate.claim(), true);
-    gate.whenIdle(() => events.push("idle task"));
+    gate.whenIdle(() => {
+      events.push("idle task");
+      return true;
+    });
     const waiter = gate.turn().then(() => events.push("spawn"));
     await waiter;
     await settled();
     assert.deepEqual(events, ["spawn", "idle task"]);
+  });
+
+  it("leaves the turn of an idle task that spawned nothing to a call's spawn; one that spawned keeps it", async () => {
+    await settled();
+    const gate = spawnGate();
+    const claims: boolean[] = [];
+    // Each claim is tried in the task's own turn, right after it ran.
+    gate.whenIdle(() => {
+      queueMicrotask(() => claims.push(gate.claim()));
+      return false;
+    });
+    await settled();
+    await settled();
+    gate.whenIdle(() => {
+      queueMicrotask(() => claims.push(gate.claim()));
+      return true;
+    });
+    await settled();
+    await settled();
+    assert.deepEqual(claims, [true, false]);
   });
 
   it("survives an idle task that throws", async () => {
@@ -106,6 +129,7 @@ describe("spawn gate", () => {
     let ran = false;
     gate.whenIdle(() => {
       ran = true;
+      return true;
     });
     await settled();
     await settled();

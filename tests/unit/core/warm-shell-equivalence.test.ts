@@ -26,7 +26,8 @@ interface Scenario {
   run(runtime: ExecRuntime): Promise<Observed>;
 }
 
-const env = { ...process.env, EQUIVALENCE_PROBE: "a b\tc", EMPTY_VALUE: "" };
+// ODD_BYTES: what the hand-off's framing must carry byte for byte (bash's own quoting bytes 0x01 and 0x7f, a line break, a backslash, `=`, spaces at the ends, UTF-8).
+const env = { ...process.env, EQUIVALENCE_PROBE: "a b\tc", EMPTY_VALUE: "", ODD_BYTES: " x\n\\y=\u0001\u007f\u00e9 " };
 const exec = (
   runtime: ExecRuntime,
   cmd: string,
@@ -82,7 +83,7 @@ const scenarios: Scenario[] = [
       const report = await exec(
         runtime,
         "tr '\\0' '\\n' < /proc/$$/environ | grep -v '^PI_UNIFIED_EXEC_JOB=' | md5sum; env | grep -v '^PI_UNIFIED_EXEC_JOB=' | sort | md5sum; " +
-          "printf '%s|' \"$EQUIVALENCE_PROBE\" \"$(printenv EMPTY_VALUE || echo unset)\"; echo; grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; umask",
+          "printf '%s|' \"$EQUIVALENCE_PROBE\" \"$(printenv EMPTY_VALUE || echo unset)\" \"$ODD_BYTES\" | od -An -c; echo; grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; umask",
       );
       return { exit: exitOf(report), text: report.output.text };
     },

@@ -46,6 +46,21 @@ describe("matching lines a result cut", () => {
     assert.equal(matches.take(), undefined);
   });
 
+  it("numbers printable chunks (decoded once) as it numbers chunks with controls (rendered line by line)", () => {
+    const lines = ["ok", "ERROR\tone", "fine", "x ERROR two", "done"];
+    const numbered = (text: string) => {
+      const matches = new ReadMatches(compileUntilPattern("ERROR\\t|ERROR two"));
+      matches.feed(Buffer.from(text), 0);
+      return matches.take();
+    };
+    const printable = numbered(`${lines.join("\n")}\n`);
+    assert.deepEqual(printable, { lines: [1, 3], first: "ERROR\tone", more: 0 });
+    // A BEL in a line that cannot match sends the chunk down the rendering path: the same lines, the same text.
+    assert.deepEqual(numbered(`${lines.join("\n").replace("fine", "fi\x07ne")}\n`), printable);
+    // A control inside a matching line is rendered away before the test, as the model reads it.
+    assert.deepEqual(numbered("ok\nERR\x07OR\tone\n"), { lines: [1], first: "ERROR\tone", more: 0 });
+  });
+
   it("names the lines before the shown tail, with a count, in one line of at most 300 characters", () => {
     assert.equal(unshownMatches({ lines: [4, 2500], first: "ERROR disk full", more: 0 }, 3000, 2000), "1 line, first: ERROR disk full");
     assert.equal(unshownMatches({ lines: [4, 5], first: "ERROR a", more: 0 }, 3000, 2000), "2 lines, first: ERROR a");

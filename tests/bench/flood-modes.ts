@@ -21,24 +21,12 @@ import type { PiEvent } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, type PiHost } from "../helpers/hosts.ts";
 import { launchPi } from "../helpers/pi-process.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { call, type ModelStep, type ModelView, say } from "../helpers/scripted-model.ts";
-import { nodeReaderMs, rawShellMs } from "./floods.ts";
+import { call, say } from "../helpers/scripted-model.ts";
+import { execUntilExit, nodeReaderMs, rawShellMs } from "./floods.ts";
 import { type Spread, spread } from "./latency.ts";
 
 export const FLOOD_200MB = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
 export const FLOOD_READER_GOAL = 1.0;
-
-/** `exec_command` of `command`, then `write_stdin` polls until the job has exited. */
-function untilExit(command: string): (view: ModelView) => ModelStep {
-  return (view) => {
-    const last = view.last.at(-1);
-    if (!last) return call("exec_command", { cmd: command, yield_time_ms: 30_000 });
-    if (last.details?.session_id !== undefined && last.details?.status === "running") {
-      return call("write_stdin", { session_id: last.details.session_id, yield_time_ms: 30_000 });
-    }
-    return say("done");
-  };
-}
 
 export interface FloodModeFigures {
   /** Per round, ms: ours, the bare Node reader in its own session, `cat`. */
@@ -92,7 +80,7 @@ export async function rpcFloods(rounds: number, host: PiHost = PI_HOSTS.at(-1)!)
     await pi.run("warm up", (view) => (view.turn < 2 ? call("exec_command", { cmd: "true" }) : say("ok")));
     for (let i = 0; i < rounds; i++) {
       let cpuBefore = processCpuMs(pi.pid);
-      const run = await pi.run(`flood ${i}`, untilExit(FLOOD_200MB), 300_000);
+      const run = await pi.run(`flood ${i}`, execUntilExit(FLOOD_200MB), 300_000);
       cpu.exec.push(processCpuMs(pi.pid) - cpuBefore);
       exec.push(run.tools.reduce((sum, tool) => sum + (tool.durationMs ?? 0), 0));
       cpuBefore = ownCpuMs();
@@ -115,7 +103,7 @@ async function isolatedFlood(host: PiHost): Promise<number> {
     args: ["isolated flood", "--keep-builtin-bash"],
     env: { PIUE_FAUX_STREAMING: "default" },
   });
-  pi.model.script = untilExit(FLOOD_200MB);
+  pi.model.script = execUntilExit(FLOOD_200MB);
   pi.child.stdin.end();
   const timer = setTimeout(() => pi.child.kill("SIGKILL"), 180_000);
   try {

@@ -3,7 +3,7 @@
  * - Refusals: the two patterns of the issue (`(?i)error.{0,300}timeout`, `a[ab]{490}[cd]`) are refused
  *   at arming; the row says so.
  * - Throughput of every benchmark pattern that is accepted — a plain alternation, `.*` between two
- *   words, and the widest counted repeats accepted (`.{0,10}`, `[ab]{10}`) — on each shape: the flood
+ *   words, and the widest counted repeats accepted (`.{0,n}`, `[ab]{n}` at `MAX_COUNTED_REPEAT`) — on each shape: the flood
  *   of the other rows (`x` × 99 a line), word-dense log lines where `error` is frequent and `timeout`
  *   never comes, and random a/b lines. Measured through a `PatternWatch` (the `wake_on_pattern` path,
  *   its prefilter included) fed 64 KiB reads, in this process; MB/s of the bytes fed, DFA states built
@@ -25,12 +25,18 @@ import { ReadMatches } from "../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
+import { MAX_COUNTED_REPEAT } from "../../src/core/shared/constants.ts";
 import { type LoopStalls, sampleStalls } from "./loop-stalls.ts";
 
 export const PATTERN_MBPS_GOAL = 20;
 export const PATTERN_LOOP_GOAL_MS = 100;
 const REFUSED = ["(?i)error.{0,300}timeout", "a[ab]{490}[cd]"];
-const ACCEPTED = ["(?i)error|fatal|panic", "(?i)error.*timeout", "(?i)error.{0,10}timeout", "a[ab]{10}[cd]"];
+const ACCEPTED = [
+  "(?i)error|fatal|panic",
+  "(?i)error.*timeout",
+  `(?i)error.{0,${MAX_COUNTED_REPEAT}}timeout`,
+  `a[ab]{${MAX_COUNTED_REPEAT}}[cd]`,
+];
 const SHAPE_BYTES = 16 * 1024 * 1024;
 const READ = 64 * 1024;
 const WORDS =
@@ -155,7 +161,7 @@ export async function patternCostBenchmark(): Promise<PatternCostFigures> {
   const runs: [string, string, string | undefined][] = [
     ["no pattern on word_dense", words, undefined],
     ...ACCEPTED.map((pattern) => [`${pattern} on word_dense`, words, pattern] as [string, string, string]),
-    ["a[ab]{10}[cd] on random_ab", ab, "a[ab]{10}[cd]"],
+    [`a[ab]{${MAX_COUNTED_REPEAT}}[cd] on random_ab`, ab, `a[ab]{${MAX_COUNTED_REPEAT}}[cd]`],
   ];
   try {
     for (const [what, cmd, pattern] of runs) [flood_loop_max_ms[what], flood_stalls[what]] = await floodLoopMax(runtime, cmd, pattern);

@@ -131,7 +131,7 @@ describe("LineWatch: bounded memory and work on huge lines", () => {
   });
 
   it("a 20 MB line fed in one piece costs bounded work", () => {
-    const watch = new LineWatch(compileUntilPattern("a[ab]{10}c"));
+    const watch = new LineWatch(compileUntilPattern("a[ab]{8}c"));
     const start = performance.now();
     assert.equal(watch.feed("ab".repeat(10 * 1024 * 1024)), undefined);
     assert.equal(watch.feed("ab".repeat(10 * 1024 * 1024)), undefined);

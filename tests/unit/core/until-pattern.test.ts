@@ -139,7 +139,7 @@ describe("LinePattern.test", () => {
 
   it("a 20 MB line costs one bounded test, not 20 MB of matching", () => {
     const line = "ab".repeat(10 * 1024 * 1024);
-    const pattern = compileUntilPattern("a[ab]{10}c");
+    const pattern = compileUntilPattern("a[ab]{8}c");
     const start = performance.now();
     assert.equal(pattern.test(line), false);
     const elapsed = performance.now() - start;

@@ -1,4 +1,4 @@
-/** How often listings and port scans look at the operating system again (SPEC §3c), re-exported by `constants.ts`. */
+/** How often listings, port scans and `until_listening` look at the operating system again (SPEC §3c, §3a), re-exported by `constants.ts`. */
 
 /**
  * A listing reuses what it read of a running job (its listening addresses, whether it waits for
@@ -32,3 +32,21 @@ export const LSOF_COST_SHARE = 0.1;
  * once, and `until_listening` trusts nothing.
  */
 export const DESCRIPTORS_TRUSTED_MAX_MS = 8_000;
+
+// `until_listening` (SPEC §3a).
+
+/**
+ * How often an `until_listening` wait reads the job's sockets: a server's bind is seen within about
+ * this long, while one scan of one job (a few ms at most) costs a few percent of a core at worst.
+ */
+export const LISTEN_CHECK_MS = 100;
+
+/**
+ * During an `until_listening` wait, a socket of the job seen not listening is looked at again after
+ * this long (1 s otherwise): a scan that lands between a server's `bind` and its `listen` (a loaded
+ * machine deschedules it there) still ends the wait about 0.3 s after the bind.
+ */
+export const LISTEN_RECHECK_MS = 200;
+
+/** Highest TCP port `until_listening` accepts. */
+export const MAX_LISTEN_PORT = 65_535;

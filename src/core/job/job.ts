@@ -59,7 +59,8 @@ export class Job {
   private readonly deadlineTimer: NodeJS.Timeout;
   private size: { cols: number; rows: number } | undefined;
   private final: JobExit | undefined;
-  private finishing: Promise<void> | undefined;
+  /** The exit is being fixed (once): it may finish within the call that starts it, so the flag is set first. */
+  private finishing = false;
   private stopReason: StopReason | undefined;
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
   private groupsEnded = false;
@@ -86,7 +87,7 @@ export class Job {
       get tty() {
         return job.tty;
       },
-      finish: (failure) => void this.finish(failure),
+      finish: (failure) => this.finish(failure),
     });
     this.holders = new JobHolders(spec.id);
     const stopOnQuota = spec.logs.config.onQuota === "stop";
@@ -364,9 +365,10 @@ export class Job {
   }
 
   /** Fixes the exit once the output is drained, with the log complete up to it, and tells the listeners. */
-  private finish(failure?: string): Promise<void> {
-    this.finishing ??= this.fixExit(failure);
-    return this.finishing;
+  private finish(failure?: string): void {
+    if (this.finishing) return;
+    this.finishing = true;
+    void this.fixExit(failure);
   }
 
   private async fixExit(failure: string | undefined): Promise<void> {
@@ -375,12 +377,9 @@ export class Job {
     this.stdin.close();
     // The exit is reported with the log complete up to it, so the model can read the log at once.
     this.log.appendTail();
-    let timer: NodeJS.Timeout | undefined;
-    const hungDisk = new Promise((resolve) => {
-      timer = setTimeout(resolve, LOG_FLUSH_ON_EXIT_MS);
-    });
-    await Promise.race([this.log.flushed(), hungDisk]);
-    clearTimeout(timer);
+    // Nothing on its way to the disk (a short job's few bytes are written by now): no turn to wait.
+    const flushing = this.log.flushedWithin(LOG_FLUSH_ON_EXIT_MS);
+    if (flushing) await flushing;
     const leader = this.end.leaderExit!;
     this.final = {
       exitCode: exitCodeOf(leader),

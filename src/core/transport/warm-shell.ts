@@ -13,10 +13,22 @@ import type { SpawnSpec } from "./types.ts";
  * the whole Pi process) on its call's path. It is a bash that leads its own session (`detached`), its
  * stdio already the pipes the job will use, waiting on one more socket (the control socket) for the
  * job: the workdir, the program and arguments, and the job's own environment variables. It then
- * `exec`s `env -i <the job's environment, in Node's order> <program> <arguments>`, which `exec`s the
- * program: the job's pid, session, group, argv, environment, descriptors, signal state and parent
- * are those of a direct spawn (`$$`, `$0`, `ps`, `/proc/<pid>/environ` cannot tell them apart).
- * What differs: the process's start time is the warm shell's, and it used some CPU while idle.
+ * `exec`s the program: the job's pid, session, group, argv, environment, descriptors, signal state
+ * and parent are those of a direct spawn (`$$`, `$0`, `ps`, `env` cannot tell them apart).
+ *
+ * Two ways to `exec` it, decided per environment in Node ({@link bashCarries}):
+ * - Mostly, the shell exports the job's variables itself and `exec`s the program: one `exec` on the
+ *   call's path. Every variable and value is the direct spawn's, and so is the job's `SHLVL` (bash
+ *   lowers it by one at `exec`, so the shell raises it first; one too low and a job's bash on a socket
+ *   would think itself the top shell and read `~/.bashrc`). What a program can still see:
+ *   `/proc/<pid>/environ` lists the variables in bash's order, without `_` (bash drops it at `exec`),
+ *   and with `SHLVL=0` where Pi had none (bash adds it; the job's bash counts 1 either way).
+ * - When bash cannot carry the environment exactly (a name that is not a shell identifier, such as an
+ *   exported function's `BASH_FUNC_f%%`; a variable bash keeps for itself, such as `SHELLOPTS`; one
+ *   the hand-off itself uses), or the export fails, it `exec`s `env -i <the environment, in Node's
+ *   order> <program> <arguments>` instead: byte for byte a direct spawn's environment, for one more
+ *   `exec` (2.4 ms here, see docs/decisions.md).
+ * What differs either way: the process's start time is the warm shell's, and it used some CPU while idle.
  *
  * The protocol on the control socket: lists, each framed as ten decimal digits giving the frame's
  * length in bytes, then the frame: a header line `<count> <length of each value>…` and the values back
@@ -77,6 +89,10 @@ k=3
 while [ "$k" -lt $((3 + 2 * j[2])) ]; do e[j[k]]=\${j[k + 1]}; k=$((k + 2)); done
 cd -P -- "\${j[0]}" 2>/dev/null || { printf c >&"$h"; exit 1; }
 printf x >&"$h" || exit 1
+if [ "$3" = 1 ] && unset -v PWD OLDPWD SHLVL LC_ALL && export -- "\${e[@]}" 2>/dev/null; then
+  [[ -v SHLVL ]] && SHLVL=$((SHLVL + 1))
+  exec {h}>&- "\${j[1]}" "\${j[@]:k}"
+fi
 exec {h}>&- "$2" -i -- "\${e[@]}" "\${j[1]}" "\${j[@]:k}"`;
 
 export { WARM_SHELL_NAME };
@@ -125,6 +141,37 @@ export interface WarmTarget {
   entries: string[];
   /** Indexes of the per-job variables in `entries`. */
   perJob: number[];
+  /** The shell may export `entries` itself rather than `exec` through `env -i` (see {@link bashCarries}). */
+  bashCarries: boolean;
+}
+
+/**
+ * Names bash will not export as given: read-only or computed on each read (`RANDOM`, `SECONDS`,
+ * `LINENO`…), kept as arrays, or set by bash for itself; and the bootstrap's own variables, which
+ * the export would overwrite before the `exec` uses them. `PWD`, `OLDPWD`, `SHLVL` and `LC_ALL` are
+ * handled by the bootstrap (unset, then exported from the job's environment); `_` is accepted as
+ * dropped (see above).
+ */
+const BASH_KEEPS = new Set(
+  (
+    "BASHOPTS SHELLOPTS BASH_VERSINFO EUID UID PPID BASHPID BASH_ARGV0 BASH_ARGC BASH_ARGV BASH_COMMAND " +
+    "BASH_EXECUTION_STRING BASH_LINENO BASH_SOURCE BASH_SUBSHELL BASH_ALIASES BASH_CMDS BASH_REMATCH BASH_LOADABLES_PATH " +
+    "DIRSTACK EPOCHREALTIME EPOCHSECONDS FUNCNAME GROUPS HISTCMD LINENO PIPESTATUS RANDOM SRANDOM SECONDS " +
+    "COMP_CWORD COMP_KEY COMP_LINE COMP_POINT COMP_TYPE COMP_WORDBREAKS COMP_WORDS COPROC MAPFILE READLINE_LINE " +
+    "READLINE_POINT READLINE_MARK REPLY h e j a k t s d o v"
+  ).split(" "),
+);
+
+/** Bash raises `SHLVL` by one before its `exec`: only a plain small number survives the round trip unchanged. */
+const SHLVL_CARRIED = /^(0|[1-9][0-9]{0,2})$/;
+
+/** Whether bash can export every entry itself, name and value exactly as given. */
+export function bashCarries(entries: readonly string[]): boolean {
+  return entries.every((entry) => {
+    const name = entry.slice(0, entry.indexOf("="));
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || BASH_KEEPS.has(name)) return false;
+    return name !== "SHLVL" || SHLVL_CARRIED.test(entry.slice(6));
+  });
 }
 
 /** The target a pipe job of `shell` would need, or undefined when no warm shell can start it. */
@@ -138,7 +185,13 @@ export function warmTarget(spec: SpawnSpec, shell: string): WarmTarget | undefin
   const perJob = PER_JOB_KEYS.map((key) => entries.findIndex((entry) => entry.startsWith(`${key}=`))).filter((index) => index >= 0);
   // The per-job values are left out: any value matches; the shell is handed the job's.
   const shared = entries.map((entry, index) => (perJob.includes(index) ? entry.slice(0, entry.indexOf("=") + 1) : entry));
-  return { fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"), interpreter, entries, perJob };
+  return {
+    fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"),
+    interpreter,
+    entries,
+    perJob,
+    bashCarries: bashCarries(entries),
+  };
 }
 
 /** A list as the bootstrap reads it (see the protocol above): its frame's length, a header of lengths, the values. */
@@ -189,12 +242,16 @@ export class WarmShell {
     const stdio: unknown[] = spawnStdio(["pipe", "pipe", "pipe"]);
     const slot = controlSlot(stdio);
     stdio[slot] = "pipe";
-    this.child = spawn(target.interpreter, ["--norc", "--noprofile", "-c", BOOTSTRAP, WARM_SHELL_NAME, String(slot), ENV_PROGRAM], {
-      cwd: "/",
-      env: { LC_ALL: "C" },
-      detached: true,
-      stdio: stdio as ("pipe" | "ignore" | number)[],
-    });
+    this.child = spawn(
+      target.interpreter,
+      ["--norc", "--noprofile", "-c", BOOTSTRAP, WARM_SHELL_NAME, String(slot), ENV_PROGRAM, target.bashCarries ? "1" : "0"],
+      {
+        cwd: "/",
+        env: { LC_ALL: "C" },
+        detached: true,
+        stdio: stdio as ("pipe" | "ignore" | number)[],
+      },
+    );
     // A failed spawn reports 'error' in a later tick; unhandled, it would crash Pi.
     this.child.on("error", () => this.lose());
     const control = this.child.stdio[slot] as Socket | null;

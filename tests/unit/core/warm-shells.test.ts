@@ -18,7 +18,7 @@ import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/share
 import { REGISTRY_FILE } from "../../../src/core/supervision/watchdog-registry.ts";
 import { type AdoptedChild, PipeTransport } from "../../../src/core/transport/pipe.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
-import { WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
+import { bashCarries, WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
 import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
@@ -140,6 +140,16 @@ describe("warm shells", () => {
     assert.equal(warmTarget(spec("true", { file: "bash" }), "bash"), undefined);
     assert.equal(warmTarget(spec("true", { file: "/opt/a=b/bash" }), "bash"), undefined);
     assert.equal(warmTarget(spec("true", { verbatim: true }), "bash"), undefined);
+  });
+
+  it("let bash export an environment itself only when every name and value survives it; env -i otherwise", () => {
+    const plain = ["PATH=/usr/bin:/bin", "HOME=/root", "EMPTY=", "ODD= x\n\\y=\u0001", "_=/usr/bin/pi", "PWD=/w", "SHLVL=2", "LC_ALL=C"];
+    assert.equal(bashCarries(plain), true);
+    assert.equal(bashCarries([]), true);
+    for (const entry of ["BASH_FUNC_f%%=() {  :\n}", "A.B=1", "1X=2", "x-y=3", "SHELLOPTS=hashall", "RANDOM=4", "UID=0", "e=1", "k=2"])
+      assert.equal(bashCarries([...plain, entry]), false, entry);
+    for (const level of ["", "01", "-1", "1000", " 2", "x"]) assert.equal(bashCarries([`SHLVL=${level}`]), false, `SHLVL=${level}`);
+    for (const level of ["0", "1", "998"]) assert.equal(bashCarries([`SHLVL=${level}`]), true, `SHLVL=${level}`);
   });
 
   it("start nothing until a job asked, then one shell that leads its session and is registered", async () => {

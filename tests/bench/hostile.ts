@@ -26,7 +26,7 @@ import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, type ModelView, say } from "../helpers/scripted-model.ts";
 import type { LoopDelay } from "./floods.ts";
 
-const RUNS = 9;
+const RUNS = 5;
 /** Goal of issue 13, read on the result's path since issue 29: every shape goes through at 50 MB/s or more. */
 export const THROUGHPUT_GOAL_MBPS = 50;
 /** Goal of issue 29: the host's event loop is never held longer than this while a hostile job's calls run. */

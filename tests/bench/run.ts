@@ -44,11 +44,11 @@ const FAST = process.env.BENCH_FAST === "1";
 /** Runs of each latency pace (every figure is the median of the runs' medians, with their range): `BENCH_RUNS`, default 3. */
 const LATENCY_RUNS = Number(process.env.BENCH_RUNS) || 3;
 /**
- * Calls per latency block (at least 40 in the full run) and messages of eight per block. `BENCH_FAST=1`
+ * Calls per latency block (30 in the full run, as the isolated mode times) and messages of eight per block. `BENCH_FAST=1`
  * keeps three runs of every shape in both modes but times fewer calls in each: it must fit 3 minutes on
  * a busy 2-core machine, where a fresh Pi alone takes seconds to start.
  */
-const LATENCY_CALLS = FAST ? 10 : 40;
+const LATENCY_CALLS = FAST ? 10 : 30;
 const EIGHT_ROUNDS = FAST ? 3 : 6;
 const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : ISOLATED_DEFAULTS;
 /**
@@ -250,8 +250,6 @@ async function main() {
     const watchdog = FAST ? undefined : await watchdogCost();
     // 8. PTY screens: the emulator's parsing, snapshots, its cost at spawn against replaying the log, memory.
     const screen = FAST ? undefined : await screenBenchmark();
-    // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
-    const workflow = FAST ? undefined : await workflowBenchmark(pi);
 
     // 10. What jobs that speak up cost: an unread flood with a pattern, the scan of listening addresses.
     progress("speak-up");
@@ -260,9 +258,10 @@ async function main() {
     // 10b. Patterns cannot stall Pi: refusals, each accepted pattern's MB/s per shape, the loop during floods.
     progress("pattern cost");
     const patternCost = await patternCostBenchmark();
-    // 11. The long soak (issue 36) beside what measures tokens and leaks, not time: the token counts,
-    // and a long session's soak and its control through Pi's bash tool, each in a host of its own.
-    progress(FAST ? "tokens" : "long soak, tokens and soak");
+    // 11. The long soak (issue 36) beside what measures tokens, leaks and seconds of waiting, not
+    // milliseconds: the token counts, a dev server's "ready", and a long session's soak and its control
+    // through Pi's bash tool, each in a host of its own.
+    progress(FAST ? "tokens" : "long soak, tokens, workflow and soak");
     const longRun = FAST
       ? undefined
       : longSoak(host, LONG_SOAK.minutes, { reloadEverySeconds: LONG_SOAK.reloadEverySeconds, log: console.error });
@@ -271,6 +270,8 @@ async function main() {
     const tokenRow = (format: string) => tokenRun?.rows.find((row) => row.format === format);
     // 7b. The fixed prompt every request carries: our definitions and system-prompt lines, as the host sends them.
     const prompt = await promptTokens(host);
+    // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
+    const workflow = FAST ? undefined : await workflowBenchmark(pi);
     const soakRuns = FAST
       ? undefined
       : {

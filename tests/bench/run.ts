@@ -57,6 +57,8 @@ const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : IS
  * median by more than the rounds' own spread, and cost the full run 70 s.
  */
 const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 1 : 3);
+/** Rounds of the sixteen floods at once (about 12 s a round for each tool): two, one in a fast run. */
+const SIXTEEN_RUNS = Math.min(FLOOD_RUNS, 2);
 /** Rounds of the flood in the second mode (a fresh Pi each, about 12 s a round). */
 const ISOLATED_FLOOD_RUNS = FAST ? 2 : 3;
 /** Calls of the soak (and of its control through Pi's bash tool), with a `/reload` every fifth of them. */
@@ -217,7 +219,7 @@ async function main() {
       bashLoop: [] as LoopDelay[],
     };
     // Ours first, every round: Pi's bash tool keeps its output in memory, which would raise the baseline.
-    for (let i = 0; i < FLOOD_RUNS; i++) {
+    for (let i = 0; i < SIXTEEN_RUNS; i++) {
       const before = (await hostMemory(pi, { gc: true, reset: true })).now;
       await loopDelay(pi);
       const t0 = performance.now();
@@ -228,7 +230,7 @@ async function main() {
       sixteen.errors += floodErrors(ours);
       sixteen.loop.push(loop);
     }
-    for (let i = 0; i < FLOOD_RUNS; i++) {
+    for (let i = 0; i < SIXTEEN_RUNS; i++) {
       await loopDelay(pi);
       const t0 = performance.now();
       await pi.run(`sixteen bash ${i}`, sixteenFloods("bash", SMALL_FLOOD), 300_000);
@@ -272,12 +274,12 @@ async function main() {
     const prompt = await promptTokens(host);
     // 9. A dev server's "ready": calls and seconds with until_pattern, plain polls, and Pi's bash tool.
     const workflow = FAST ? undefined : await workflowBenchmark(pi);
+    // The soak and its control at once: each measures its own host's heap and descriptors, not time.
     const soakRuns = FAST
       ? undefined
-      : {
-          exec_command: await soak(host, "exec_command", SOAK_CALLS, SOAK_CALLS / 25),
-          bash: await soak(host, "bash", SOAK_CALLS, SOAK_CALLS / 25),
-        };
+      : await Promise.all([soak(host, "exec_command", SOAK_CALLS, SOAK_CALLS / 25), soak(host, "bash", SOAK_CALLS, SOAK_CALLS / 25)]).then(
+          ([exec_command, bash]) => ({ exec_command, bash }),
+        );
     const longSoakRun = await longRun;
 
     const over = (growths: MemoryFigures["peak"][], key: "rss" | "heap" | "outside") => round(median(growths.map((g) => g[key])), 1);
@@ -395,7 +397,13 @@ async function main() {
       pi: host.version,
       platform: `${process.platform} ${process.arch}`,
       date: new Date().toISOString(),
-      runs: { latency: LATENCY_RUNS, latency_calls: LATENCY_CALLS, floods: FLOOD_RUNS, sixteen_floods: FLOOD_RUNS, soak_calls: SOAK_CALLS },
+      runs: {
+        latency: LATENCY_RUNS,
+        latency_calls: LATENCY_CALLS,
+        floods: FLOOD_RUNS,
+        sixteen_floods: SIXTEEN_RUNS,
+        soak_calls: SOAK_CALLS,
+      },
       fast: FAST,
       bench_seconds: round((performance.now() - started) / 1000, 1),
     };

@@ -53,8 +53,8 @@ const EIGHT_ROUNDS = FAST ? 3 : 6;
 const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : ISOLATED_DEFAULTS;
 /**
  * Rounds of each flood part (`BENCH_ROUNDS`, default 3; 1 with `BENCH_FAST=1`, which also skips the
- * hostile-output, watchdog, token, screen and workflow parts and both soaks). Five rounds moved no
- * median by more than the rounds' own spread, and cost the full run 70 s.
+ * hostile-output, watchdog, token, screen and workflow parts and both soaks): three, as every other
+ * figure's median is of three, so the full run fits closer to its 12 minutes.
  */
 const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 1 : 3);
 /** Rounds of the sixteen floods at once (about 12 s a round for each tool): two, one in a fast run. */

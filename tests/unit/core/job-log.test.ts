@@ -34,6 +34,25 @@ describe("job logs", () => {
     log.close();
   });
 
+  it("says when nothing is on its way to disk (no wait at a job's exit), and waits for bytes that are, or for the hung-disk bound", async () => {
+    const log = logsUnder(scratch()).open(8, noop);
+    assert.equal(log.flushedWithin(5_000), undefined, "nothing written yet");
+    log.write(Buffer.from("line\n"));
+    const flushing = log.flushedWithin(5_000);
+    assert.ok(flushing, "a write is on its way");
+    await flushing;
+    assert.equal(readFileSync(log.path, "utf8"), "line\n");
+    assert.equal(log.flushedWithin(5_000), undefined, "written");
+    // A disk that never answers: the bound ends the wait, the bytes stay queued.
+    const hung = new Writable({ write: () => {} });
+    const stuck = new JobLog(join(scratch(), "hung.log"), hung, noop, 1024, new LogBudget(1024));
+    stuck.write(Buffer.from("never written"));
+    const started = performance.now();
+    await stuck.flushedWithin(50);
+    assert.ok(performance.now() - started >= 45, "waited for the bound");
+    log.close();
+  });
+
   it("creates the file at once, in the caller's turn (no thread-pool round trip on a call's path), private and empty", async () => {
     const path = join(scratch(), "at-once.log");
     const stream = openLogFile(path);

@@ -4,14 +4,13 @@
  * suspended (the cost measure is a stepped clock that each test call moves, so every step is exact).
  */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LineWatch } from "../../../src/core/conditions/line-watch.ts";
 import { PatternBudget, processCpuMs } from "../../../src/core/conditions/pattern-budget.ts";
 import { costlyRepeats } from "../../../src/core/conditions/pattern-cost.ts";
 import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
 import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import {
   MAX_COUNTED_REPEAT,
   PATTERN_COST_BYTES,
@@ -23,7 +22,7 @@ import { PATTERN_SUSPENDED, suspendedFields } from "../../../src/pi/results/job-
 import { SteppedClock } from "../../helpers/clock.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
 
 const refusal = (source: string, name?: string): string => {
   try {
@@ -222,16 +221,13 @@ function busy(ms: number, hit = /MATCH/): LinePattern & { tests: number } {
 }
 
 describe("a suspended pattern through the runtime", () => {
-  const runtimes: ExecRuntime[] = [];
-  after(async () => {
-    await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-  });
+  const keep = shutDownAfter();
   const exec = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
   const LINES = "sleep 0.5; for i in $(seq 1 2000); do echo line $i; done; echo MATCH; sleep 300";
 
   it("wake_on_pattern: disarmed, never wakes, and the job's next result says so once", async () => {
     const made = runtimeWithWakes();
-    runtimes.push(made.runtime);
+    keep(made.runtime);
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const pattern = busy(3);
     assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
@@ -253,7 +249,7 @@ describe("a suspended pattern through the runtime", () => {
 
   it("wake_on_pattern while a call holds the job: the reads' matcher pays the same budget and stops with the wake", async () => {
     const made = runtimeWithWakes();
-    runtimes.push(made.runtime);
+    keep(made.runtime);
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const pattern = busy(3);
     assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
@@ -272,7 +268,7 @@ describe("a suspended pattern through the runtime", () => {
 
   it("until_pattern: stops matching; the wait runs to its window's end and its result says so", async () => {
     const made = runtimeWithWakes();
-    runtimes.push(made.runtime);
+    keep(made.runtime);
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const report = await made.runtime.interact({ jobId: id, window: { ms: 5_000 }, until: { pattern: busy(3) } });
     assert.deepEqual(report.patternsSuspended, ["until_pattern"]);

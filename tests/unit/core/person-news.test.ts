@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { AskTheUser } from "../../../src/core/attached-call.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
@@ -15,7 +15,7 @@ import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
@@ -34,13 +34,10 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
     clearTimeout(timer);
   }
 }
-const runtimes: ExecRuntime[] = [];
-after(async () => {
-  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-});
+const keep = shutDownAfter();
 function made() {
   const made = runtimeWithWakes();
-  runtimes.push(made.runtime);
+  keep(made.runtime);
   return made;
 }
 const typist =

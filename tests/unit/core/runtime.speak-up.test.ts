@@ -4,25 +4,21 @@
  * disarmed later, refused before anything runs) and the TCP addresses a job listens on.
  */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { socketAddress } from "../../../src/core/processes/listening.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
-const runtimes: ExecRuntime[] = [];
-after(async () => {
-  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-});
+const keep = shutDownAfter();
 function tracked() {
   const made = runtimeWithWakes();
-  runtimes.push(made.runtime);
+  keep(made.runtime);
   const patternWakes = () => made.batches.flatMap((batch) => batch.patterns ?? []);
   return { ...made, patternWakes };
 }

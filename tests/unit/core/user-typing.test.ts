@@ -6,29 +6,25 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { AskTheUser } from "../../../src/core/attached-call.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
 import { PASSPHRASE_PROMPT } from "../../helpers/secrets.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
 const until = (pattern: string, ms = 10_000) => ({ window: { ms }, until: { pattern: compileUntilPattern(pattern) } });
 const SECRET = "hunter2-correct-horse";
-const runtimes: ExecRuntime[] = [];
-after(async () => {
-  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-});
+const keep = shutDownAfter();
 function made() {
   const { runtime, batches } = runtimeWithWakes();
-  runtimes.push(runtime);
+  keep(runtime);
   return { runtime, batches };
 }
 /** A person who types `text` (and Enter) into whatever they are asked. */

@@ -13,13 +13,14 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
+import { shutDownAfter } from "../../helpers/runtime.ts";
 
 /** What one scenario observed, with run-specific values (pids, the per-runtime marker) replaced. */
 type Observed = Record<string, unknown>;
@@ -172,15 +173,11 @@ async function observe(runtime: ExecRuntime, scenario: Scenario): Promise<Observ
   return observed;
 }
 
-const runtimes: ExecRuntime[] = [];
-after(async () => {
-  for (const runtime of runtimes) await runtime.shutdown();
-});
+const keep = shutDownAfter();
 
 async function compareAll(rounds: number) {
-  const warm = new ExecRuntime({ warmShells: true });
-  const direct = new ExecRuntime({ warmShells: false });
-  runtimes.push(warm, direct);
+  const warm = keep(new ExecRuntime({ warmShells: true }));
+  const direct = keep(new ExecRuntime({ warmShells: false }));
   await exec(warm, "true"); // the first command starts the first shell
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
@@ -196,8 +193,7 @@ async function compareAll(rounds: number) {
 async function bothWays(jobEnv: NodeJS.ProcessEnv, cmd: string): Promise<[string, string]> {
   const observed: string[] = [];
   for (const warmShells of [false, true]) {
-    const runtime = new ExecRuntime({ warmShells });
-    runtimes.push(runtime);
+    const runtime = keep(new ExecRuntime({ warmShells }));
     const run = () => runtime.exec(prepareExec({ cmd, yield_time_ms: 5_000 }, process.cwd(), jobEnv));
     await run(); // the first command starts the first shell, for this environment
     if (warmShells) await waitFor(() => runtime.warmShells.idle?.ready === true, "an idle warm shell", 15_000);
@@ -214,8 +210,7 @@ describe("warm shells are indistinguishable from direct spawns", () => {
   });
 
   it("a job handed to the warm shell runs as the shell's own pid", async () => {
-    const runtime = new ExecRuntime({ warmShells: true });
-    runtimes.push(runtime);
+    const runtime = keep(new ExecRuntime({ warmShells: true }));
     await exec(runtime, "true");
     await waitFor(() => runtime.warmShells.idle?.ready === true, "an idle warm shell", 15_000);
     const idle = runtime.warmShells.idle?.pid;

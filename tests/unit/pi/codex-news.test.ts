@@ -6,21 +6,19 @@
  * write them, and one real job through a runtime.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { Value } from "typebox/value";
 import { omissionMarker } from "../../../src/core/index.ts";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { codexShownLines } from "../../../src/pi/results/codex-shown.ts";
 import { codexOmissionMarker } from "../../../src/pi/results/codex-truncate.ts";
 import { jobResult, jobResultSchema, shownPart } from "../../../src/pi/results/job-result.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { jobReport, type ReportParts, runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
 
 const CWD = "/home/you/project";
 const report = (over: ReportParts = {}): JobReport =>
@@ -146,17 +144,13 @@ describe("Codex's format: matching lines its cut left out", () => {
   });
 });
 
-const runtimes: ExecRuntime[] = [];
-const scratch = mkdtempSync(join(tmpdir(), "codex-news-"));
-after(async () => {
-  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-  rmSync(scratch, { recursive: true, force: true });
-});
+const keep = shutDownAfter();
+const scratch = scratchDirectory("codex-news-");
 
 describe("Codex's format with a real job", () => {
   it("a matching line Codex's cut left out is named by the poll and never wakes", async () => {
     const { runtime, batches } = runtimeWithWakes();
-    runtimes.push(runtime);
+    keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; seq 1 2000; echo 'ERROR disk full'; seq 1 3000; touch ${printed}; sleep 300`;
     const id = runningId(

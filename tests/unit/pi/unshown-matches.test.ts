@@ -5,28 +5,22 @@
  * through a runtime, results as the tools write them.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
 import { unshownMatches } from "../../../src/pi/results/unshown-matches.ts";
 import { headerOf } from "../../helpers/events.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
 
-const runtimes: ExecRuntime[] = [];
-const scratch = mkdtempSync(join(tmpdir(), "unshown-"));
-after(async () => {
-  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
-  rmSync(scratch, { recursive: true, force: true });
-});
+const keep = shutDownAfter();
+const scratch = scratchDirectory("unshown-");
 
 describe("matching lines a result cut", () => {
   it("numbers each read's matching lines, across chunks and past chunks that cannot match", () => {
@@ -71,7 +65,7 @@ describe("matching lines a result cut", () => {
 
   it("a matching line the cap cut is named by the poll's header and never wakes; a shown one names nothing", async () => {
     const { runtime, batches } = runtimeWithWakes();
-    runtimes.push(runtime);
+    keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; echo 'ERROR disk full'; seq 1 3000; echo 'ERROR shown at the end'; touch ${printed}; sleep 300`;
     const id = runningId(

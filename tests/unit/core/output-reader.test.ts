@@ -36,6 +36,23 @@ function readChild(script: string) {
   return { child, reader, state, storage, hash, exited };
 }
 
+/** One slot per turn of the event loop from now on, the last being the current turn's, until `stop`. */
+function perTurn(): { slots: number[]; stop: () => void } {
+  const slots = [0];
+  let counting = true;
+  const next = () => {
+    slots.push(0);
+    if (counting) setImmediate(next);
+  };
+  setImmediate(next);
+  return {
+    slots,
+    stop: () => {
+      counting = false;
+    },
+  };
+}
+
 describe("readOutput", () => {
   it("reads into one buffer of its own, when this Node allows it", async () => {
     const run = readChild("printf hello; sleep 0.05; printf again");
@@ -94,13 +111,7 @@ describe("readOutput", () => {
         const child = spawn("bash", ["-c", "head -c 40000000 /dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
         // A stream that is not Node's socket takes the 'data' path; the child's pipe feeds it.
         const source = path === "data events" ? child.stdout.pipe(new PassThrough({ highWaterMark: 4 * READ_BUFFER_BYTES })) : child.stdout;
-        const turns: number[] = [0];
-        let turning = true;
-        const nextTurn = () => {
-          turns.push(0);
-          if (turning) setImmediate(nextTurn);
-        };
-        setImmediate(nextTurn);
+        const { slots: turns, stop: stopCounting } = perTurn();
         let closed = false;
         let bytes = 0;
         const reader = readOutput(
@@ -114,7 +125,7 @@ describe("readOutput", () => {
           },
         );
         await waitFor(() => closed, "the flood's end", 60_000);
-        turning = false;
+        stopCounting();
         assert.equal(bytes, 40_000_000, path);
         assert.equal(reader.reusesBuffer, path === "reused buffer");
         const most = Math.max(...turns);
@@ -131,7 +142,7 @@ describe("readOutput", () => {
     for (const path of ["reused buffer", "data events"] as const) {
       const child = spawn("bash", ["-c", "head -c 8000000 /dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
       const source = path === "data events" ? child.stdout.pipe(new PassThrough({ highWaterMark: 4 * READ_BUFFER_BYTES })) : child.stdout;
-      const reads: number[] = [0];
+      const { slots: reads, stop: stopCounting } = perTurn();
       let clock = 0;
       let calls = 0;
       // Every call moves the clock: a read's start and its end are `perRead` apart.
@@ -140,12 +151,6 @@ describe("readOutput", () => {
         clock += perRead;
         return clock;
       });
-      let turning = true;
-      const nextTurn = () => {
-        reads.push(0);
-        if (turning) setImmediate(nextTurn);
-      };
-      setImmediate(nextTurn);
       let closed = false;
       let bytes = 0;
       readOutput(
@@ -159,7 +164,7 @@ describe("readOutput", () => {
         turn,
       );
       await waitFor(() => closed, "the flood's end", 60_000);
-      turning = false;
+      stopCounting();
       assert.equal(bytes, 8_000_000, path);
       const most = Math.max(...reads);
       assert.ok(most <= readsPerTurn, `${path}: ${most} reads in one turn`);

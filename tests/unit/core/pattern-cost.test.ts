@@ -224,13 +224,18 @@ describe("a suspended pattern through the runtime", () => {
   const keep = shutDownAfter();
   const exec = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
   const LINES = "sleep 0.5; for i in $(seq 1 2000); do echo line $i; done; echo MATCH; sleep 300";
-
-  it("wake_on_pattern: disarmed, never wakes, and the job's next result says so once", async () => {
+  /** A job printing LINES with a costly wake_on_pattern armed on it (its runtime records wakes). */
+  const armedJob = async () => {
     const made = runtimeWithWakes();
     keep(made.runtime);
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const pattern = busy(3);
     assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
+    return { made, id, pattern };
+  };
+
+  it("wake_on_pattern: disarmed, never wakes, and the job's next result says so once", async () => {
+    const { made, id, pattern } = await armedJob();
     await waitFor(() => (made.runtime.jobs().find((job) => job.id === id)?.outputBytesTotal ?? 0) > 10_000, "the lines", 20_000);
     await waitFor(() => made.runtime.snapshotOf(id)?.wakePattern === undefined, "the pattern disarmed", 20_000);
     const tested = pattern.tests;
@@ -248,11 +253,7 @@ describe("a suspended pattern through the runtime", () => {
   });
 
   it("wake_on_pattern while a call holds the job: the reads' matcher pays the same budget and stops with the wake", async () => {
-    const made = runtimeWithWakes();
-    keep(made.runtime);
-    const id = runningId(await made.runtime.exec(exec(LINES)))!;
-    const pattern = busy(3);
-    assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
+    const { made, id, pattern } = await armedJob();
     // The call holds the job while every line arrives (it ends at the silence after them): only the read's matcher tests them.
     const held = await made.runtime.interact({ jobId: id, window: { ms: 30_000 }, until: { quietMs: 1_000 } });
     assert.ok(pattern.tests < 1_000, `stopped early (${pattern.tests} tests of 2 001 lines)`);

@@ -16,6 +16,7 @@ export type { Termination } from "./job/job-stop.ts";
 export { type HumanView, humanView } from "./job/job-view.ts";
 export type { DisarmedWake } from "./job/person-news.ts";
 export { omissionMarker } from "./output/head-tail-buffer.ts";
+export { newlinesIn } from "./output/printed-tally.ts";
 export type { Elision, ShownPart } from "./output/shown-part.ts";
 export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts";
 export { aliveGroups } from "./processes/process-group.ts";

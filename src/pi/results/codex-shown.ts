@@ -1,3 +1,4 @@
+import { newlinesIn } from "../../core/index.ts";
 import { codexOmissionMarker, cutSpan } from "./codex-truncate.ts";
 
 /**
@@ -14,16 +15,7 @@ export interface ShownLines {
 /** Line ends in `bytes`, plus an unfinished last line: lines as the read's tally counts them. */
 function linesIn(bytes: Buffer): number {
   if (bytes.length === 0) return 0;
-  let count = 0;
-  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
-  return bytes[bytes.length - 1] === 0x0a ? count : count + 1;
-}
-
-/** Complete lines in `bytes` (an unfinished last line is cut, not shown whole). */
-function completeLinesIn(bytes: Buffer): number {
-  let count = 0;
-  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
-  return count;
+  return newlinesIn(bytes) + (bytes[bytes.length - 1] === 0x0a ? 0 : 1);
 }
 
 /**
@@ -45,7 +37,8 @@ export function codexShownLines(text: string, omittedBytes: number, budgetBytes:
     before = at === -1 ? 0 : at;
     after = at === -1 ? 0 : at + line.length;
   }
-  const head = completeLinesIn(bytes.subarray(0, Math.min(span.headEnd, before)));
+  // Complete lines only: an unfinished last line of the head is cut, not shown whole.
+  const head = newlinesIn(bytes, 0, Math.min(span.headEnd, before));
   const tailAt = Math.max(span.tailStart, after);
   const tailBytes = bytes.subarray(tailAt);
   const afterGap = omittedBytes > 0 && tailAt === after;

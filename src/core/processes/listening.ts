@@ -5,7 +5,7 @@ import { listeningSockets } from "./socket-tables.ts";
 export { socketAddress } from "./socket-tables.ts";
 
 import { DESCRIPTORS_TRUSTED_MAX_MS, JOB_MARKER_ENV } from "../shared/constants.ts";
-import { type ProcessEntry, processTable } from "./process-table.ts";
+import { type ProcessEntry, processTable, tableIndex } from "./process-table.ts";
 
 /**
  * The TCP ports a job listens on: sockets in LISTEN held by its processes — its session (its leader
@@ -255,7 +255,7 @@ export function jobOwners(jobs: readonly ListenerJob[], table: ProcessEntry[], m
     bySession.set(job.leader, job.jobId);
     for (const group of job.groups) bySession.set(group, job.jobId);
   }
-  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const { byPid } = tableIndex(table);
   const memo = new Map<number, number | undefined>();
   // By session or group; else as its parent (up to MAX_ANCESTRY); else by its own marker, whatever
   // its parent is (pid 1, a subreaper): it inherited the marker from the job that started it.

@@ -141,8 +141,6 @@ export interface WarmTarget {
   entries: string[];
   /** Indexes of the per-job variables in `entries`. */
   perJob: number[];
-  /** The shell may export `entries` itself rather than `exec` through `env -i` (see {@link bashCarries}). */
-  bashCarries: boolean;
 }
 
 /**
@@ -165,7 +163,7 @@ const BASH_KEEPS = new Set(
 /** Bash raises `SHLVL` by one before its `exec`: only a plain small number survives the round trip unchanged. */
 const SHLVL_CARRIED = /^(0|[1-9][0-9]{0,2})$/;
 
-/** Whether bash can export every entry itself, name and value exactly as given. */
+/** Whether bash can export every entry itself, name and value exactly as given (asked as a shell starts, off every call's path). */
 export function bashCarries(entries: readonly string[]): boolean {
   return entries.every((entry) => {
     const name = entry.slice(0, entry.indexOf("="));
@@ -185,13 +183,7 @@ export function warmTarget(spec: SpawnSpec, shell: string): WarmTarget | undefin
   const perJob = PER_JOB_KEYS.map((key) => entries.findIndex((entry) => entry.startsWith(`${key}=`))).filter((index) => index >= 0);
   // The per-job values are left out: any value matches; the shell is handed the job's.
   const shared = entries.map((entry, index) => (perJob.includes(index) ? entry.slice(0, entry.indexOf("=") + 1) : entry));
-  return {
-    fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"),
-    interpreter,
-    entries,
-    perJob,
-    bashCarries: bashCarries(entries),
-  };
+  return { fingerprint: [spec.file, interpreter, heldMastersKey(), ...shared].join("\0"), interpreter, entries, perJob };
 }
 
 /** A list as the bootstrap reads it (see the protocol above): its frame's length, a header of lengths, the values. */
@@ -242,16 +234,14 @@ export class WarmShell {
     const stdio: unknown[] = spawnStdio(["pipe", "pipe", "pipe"]);
     const slot = controlSlot(stdio);
     stdio[slot] = "pipe";
-    this.child = spawn(
-      target.interpreter,
-      ["--norc", "--noprofile", "-c", BOOTSTRAP, WARM_SHELL_NAME, String(slot), ENV_PROGRAM, target.bashCarries ? "1" : "0"],
-      {
-        cwd: "/",
-        env: { LC_ALL: "C" },
-        detached: true,
-        stdio: stdio as ("pipe" | "ignore" | number)[],
-      },
-    );
+    const carries = bashCarries(target.entries) ? "1" : "0";
+    const args = ["--norc", "--noprofile", "-c", BOOTSTRAP, WARM_SHELL_NAME, String(slot), ENV_PROGRAM, carries];
+    this.child = spawn(target.interpreter, args, {
+      cwd: "/",
+      env: { LC_ALL: "C" },
+      detached: true,
+      stdio: stdio as ("pipe" | "ignore" | number)[],
+    });
     // A failed spawn reports 'error' in a later tick; unhandled, it would crash Pi.
     this.child.on("error", () => this.lose());
     const control = this.child.stdio[slot] as Socket | null;

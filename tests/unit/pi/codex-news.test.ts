@@ -6,19 +6,17 @@
  * write them, and one real job through a runtime.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Value } from "typebox/value";
 import { omissionMarker } from "../../../src/core/index.ts";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
-import { prepareExec } from "../../../src/core/request/request.ts";
 import { codexShownLines } from "../../../src/pi/results/codex-shown.ts";
 import { codexOmissionMarker } from "../../../src/pi/results/codex-truncate.ts";
 import { jobResult, jobResultSchema, shownPart } from "../../../src/pi/results/job-result.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
-import { jobReport, type ReportParts, runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
+import { quietFor } from "../../helpers/processes.ts";
+import { jobReport, type ReportParts } from "../../helpers/reports.ts";
+import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
 
 const CWD = "/home/you/project";
 const report = (over: ReportParts = {}): JobReport =>
@@ -153,16 +151,7 @@ describe("Codex's format with a real job", () => {
     keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; seq 1 2000; echo 'ERROR disk full'; seq 1 3000; touch ${printed}; sleep 300`;
-    const id = runningId(
-      await runtime.exec(prepareExec({ cmd, yield_time_ms: 250, wake_on_pattern: "ERROR" }, process.cwd(), process.env), {
-        callId: "start",
-      }),
-    )!;
-    runtime.completions.callEnded("start", false);
-    runtime.completions.runStarted(); // the model polls in the same run
-    await waitFor(() => existsSync(printed), "the flood");
-    const report = await runtime.interact({ jobId: id, window: { ms: 250 }, shown: shownPart("codex", 1_000) }, { callId: "poll" });
-    runtime.completions.callEnded("poll", false);
+    const report = await pollInTheSameRun(runtime, cmd, printed, shownPart("codex", 1_000));
     const result = jobResult(report, { format: "codex", maxOutputTokens: 1_000 });
     assert.ok(!String(structuredOf(result).output).includes("ERROR"), "cut from the output");
     assert.match(

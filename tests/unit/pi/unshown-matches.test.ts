@@ -5,19 +5,16 @@
  * through a runtime, results as the tools write them.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
-import { prepareExec } from "../../../src/core/request/request.ts";
 import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
 import { unshownMatches } from "../../../src/pi/results/unshown-matches.ts";
 import { headerOf } from "../../helpers/events.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
-import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
+import { quietFor } from "../../helpers/processes.ts";
+import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
 
 const keep = shutDownAfter();
 const scratch = scratchDirectory("unshown-");
@@ -68,16 +65,7 @@ describe("matching lines a result cut", () => {
     keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; echo 'ERROR disk full'; seq 1 3000; echo 'ERROR shown at the end'; touch ${printed}; sleep 300`;
-    const id = runningId(
-      await runtime.exec(prepareExec({ cmd, yield_time_ms: 250, wake_on_pattern: "ERROR" }, process.cwd(), process.env), {
-        callId: "start",
-      }),
-    )!;
-    runtime.completions.callEnded("start", false);
-    runtime.completions.runStarted(); // the model polls in the same run
-    await waitFor(() => existsSync(printed), "the flood");
-    const report = await runtime.interact({ jobId: id, window: { ms: 250 }, shown: shownPart("default") }, { callId: "poll" });
-    runtime.completions.callEnded("poll", false);
+    const report = await pollInTheSameRun(runtime, cmd, printed, shownPart("default"));
     const result = jobResult(report);
     const text = result.content[0]!.type === "text" ? result.content[0]!.text : "";
     assert.equal(headerOf(text).pattern_matched_unshown, "1 line, first: ERROR disk full");

@@ -13,7 +13,7 @@ import {
 } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
-import { type JobFacts, ListingFacts } from "./listing-facts.ts";
+import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
@@ -62,7 +62,7 @@ export class JobReports {
     const scanned: ListenerJob[] = [];
     for (const job of jobs) {
       if (job.exit || job.pid === undefined) continue;
-      scanned.push({ jobId: job.id, leader: job.pid, groups: job.groups() });
+      scanned.push({ jobId: job.id, leader: job.pid, groups: job.groups(), motion: motionOf(job) });
     }
     const running = new Set(this.registry.jobs().flatMap((job) => (job.exit ? [] : [job.id])));
     return this.ports.scan(scanned, fresh, running) ?? new Map();

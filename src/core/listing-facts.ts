@@ -48,8 +48,13 @@ export class ListingFacts {
   }
 }
 
+/** Changes whenever the job moves: a byte of output, a send's start or end (what the port scan trusts, listening.ts). */
+export function motionOf(job: Job): string {
+  return `${job.outputBytesTotal}:${job.stdin.movements}`;
+}
+
 /** What of a job, when it moves, makes its facts stale: its output, its input, its leader, its quiet. */
 function stampOf(job: Job, now: number): string {
   const quiet = job.quietMs(now) >= INPUT_WAIT_QUIET_MS;
-  return `${job.outputBytesTotal}:${job.stdin.movements}:${job.leaderExited}:${quiet}`;
+  return `${motionOf(job)}:${job.leaderExited}:${quiet}`;
 }

@@ -16,6 +16,7 @@
  */
 import { pathToFileURL } from "node:url";
 import type { Job } from "../../src/core/job/job.ts";
+import { motionOf } from "../../src/core/listing-facts.ts";
 import { ListeningPorts } from "../../src/core/processes/listening.ts";
 import { oneTableFor, processTable, processTableReads } from "../../src/core/processes/process-table.ts";
 import { socketTableReads } from "../../src/core/processes/socket-tables.ts";
@@ -129,7 +130,7 @@ export async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigure
     await Promise.all(batch.map((cmd) => runtime.exec(prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env))));
   }
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // every job's processes started
-  const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups() }));
+  const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups(), motion: motionOf(job) }));
   const ports = new ListeningPorts("none:");
   /** One scan with its own read of the process table. */
   const timed = () => {

@@ -37,6 +37,12 @@ export interface ProcessEntry {
   state?: string;
   tpgid?: number;
   threads?: number;
+  /**
+   * Linux: what moves whenever the process runs for long (its minor faults, user and system time),
+   * the same while it sleeps: a process whose activity did not change since a scan read its
+   * descriptors most likely did not change them (listening.ts).
+   */
+  activity?: string;
 }
 
 /** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
@@ -73,6 +79,7 @@ function fromProc(): ProcessEntry[] | undefined {
       state: fields[0]!,
       tpgid: Number(fields[5]),
       threads: Number(fields[17]),
+      activity: `${fields[7]}:${fields[11]}:${fields[12]}`,
     });
   }
   return table;

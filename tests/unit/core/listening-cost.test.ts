@@ -10,7 +10,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { after, describe, it } from "node:test";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { jobOwners, ListeningPorts } from "../../../src/core/processes/listening.ts";
-import type { ProcessEntry } from "../../../src/core/processes/process-table.ts";
+import { type ProcessEntry, processTable } from "../../../src/core/processes/process-table.ts";
 import { listeningSockets, socketTableReads } from "../../../src/core/processes/socket-tables.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -18,6 +18,25 @@ import { waitFor } from "../../helpers/processes.ts";
 import { socketCrowd } from "../../helpers/sockets.ts";
 
 const linux = process.platform === "linux";
+
+/** How many times `name` of node:fs is called on each of `paths` while `during` runs. */
+function fsCalls(name: "readdirSync" | "statSync", paths: string[], during: () => void): number[] {
+  const calls = paths.map(() => 0);
+  const original = fs[name];
+  (fs as Record<string, unknown>)[name] = (target: unknown, ...rest: unknown[]) => {
+    const at = paths.indexOf(target as string);
+    if (at !== -1) calls[at]!++;
+    return (original as (...args: unknown[]) => unknown)(target, ...rest);
+  };
+  syncBuiltinESMExports();
+  try {
+    during();
+  } finally {
+    (fs as Record<string, unknown>)[name] = original;
+    syncBuiltinESMExports();
+  }
+  return calls;
+}
 const entry = (pid: number, ppid: number, sid: number): ProcessEntry => ({
   pid,
   ppid,
@@ -188,29 +207,50 @@ describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
     let now = 0;
     const ports = new ListeningPorts("none:", "linux", () => now);
     const fdDir = `/proc/${job.pid}/fd`;
-    const linkReads = () => {
-      let reads = 0;
-      const original = fs.readdirSync;
-      (fs as { readdirSync: unknown }).readdirSync = (path: string, ...rest: unknown[]) => {
-        if (path === fdDir) reads++;
-        return (original as (...args: unknown[]) => unknown)(path, ...rest);
-      };
-      syncBuiltinESMExports();
-      try {
-        ports.scan(jobs);
-      } finally {
-        fs.readdirSync = original;
-        syncBuiltinESMExports();
-      }
-      return reads;
-    };
+    const linkReads = () => fsCalls("readdirSync", [fdDir], () => ports.scan(jobs))[0];
     const readAt: number[] = [];
     for (now = 0; now <= 30_000; now += 500) if (linkReads() > 0) readAt.push(now);
     assert.deepEqual(readAt, [0, 2_000, 6_000, 14_000, 22_000, 30_000]);
+    const before = readdirSync(fdDir).length;
     await job.send({ kind: "bytes", bytes: Buffer.from("\n") }, performance.now() + 1_000);
-    await waitFor(() => readdirSync(fdDir).length >= 5, "the shell's second file");
+    await waitFor(() => readdirSync(fdDir).length > before, "the shell's second file");
     now += 500;
     assert.equal(linkReads(), 1, "a new descriptor: read at once");
+    await runtime.kill(job.id, "SIGKILL");
+  });
+
+  it("a process that did not run, in a job that did not move, is not asked its number of descriptors while they are trusted", async () => {
+    // The shell waits on a line (it does not run while it waits); its subshell wakes every 50 ms.
+    const report = await runtime.exec(
+      prepareExec({ cmd: "(while sleep 0.05; do :; done) & read go", yield_time_ms: 250 }, process.cwd(), process.env),
+    );
+    const job = runtime.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+    const leader = job.pid!;
+    const activity = (pid: number) => processTable()?.find((entry) => entry.pid === pid)?.activity;
+    let subshell: number | undefined;
+    await waitFor(() => {
+      subshell = processTable()?.find((entry) => entry.ppid === leader)?.pid;
+      return subshell !== undefined;
+    }, "the subshell");
+    let now = 0;
+    const ports = new ListeningPorts("none:", "linux", () => now);
+    const scan = (motion: string) => ports.scan([{ jobId: job.id, leader, groups: job.groups(), motion }]);
+    const fdDirs = [`/proc/${leader}/fd`, `/proc/${subshell}/fd`];
+    /** How many times the scan asked the shell's and the subshell's number of descriptors. */
+    const asked = (motion: string) => fsCalls("statSync", fdDirs, () => scan(motion));
+    scan("still");
+    const subshellRan = activity(subshell!);
+    await waitFor(() => activity(subshell!) !== subshellRan, "the subshell to run");
+    now = 500;
+    assert.deepEqual(asked("still"), [0, 1], "the waiting shell's descriptors stand; the subshell ran since: asked");
+    now = 700;
+    assert.deepEqual(asked("moved")[0], 1, "the job moved: asked");
+    now = 2_000;
+    assert.deepEqual(
+      fsCalls("readdirSync", fdDirs, () => scan("moved")),
+      [1, 1],
+      "past the trust the descriptors are read again, moved or not",
+    );
     await runtime.kill(job.id, "SIGKILL");
   });
 

@@ -47,8 +47,11 @@ export async function hostMemory(pi: PiRpcHost, options: { gc?: boolean; reset?:
 export interface LoopDelay {
   p99: number;
   max: number;
-  /** Only while a tool executed: the faux model's turns between tool calls are the test harness's (see the benchmark extension). */
-  whileTools: { p99: number; max: number };
+  /**
+   * Only while a tool executed: the faux model's turns between tool calls are the test harness's (see
+   * the benchmark extension). `own_*`: each pause less the time Pi's main thread waited for a core in it.
+   */
+  whileTools: { p99: number; max: number; own_p99: number; own_max: number };
 }
 
 /** The host's event-loop delay since the last reset (and resets it). */

@@ -24,6 +24,7 @@ import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
 import { LISTING_FACTS_REUSE_MS } from "../../src/core/shared/constants.ts";
 import { listResult } from "../../src/pi/results/list-result.ts";
+import { waitFor } from "../helpers/processes.ts";
 import { socketCrowd } from "../helpers/sockets.ts";
 
 const FLOOD = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 99";
@@ -129,8 +130,11 @@ export async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigure
     const batch = Array.from({ length: Math.min(8, JOBS - i) }, (_, k) => (i + k === 0 ? server : ten));
     await Promise.all(batch.map((cmd) => runtime.exec(prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env))));
   }
-  await new Promise((resolve) => setTimeout(resolve, 1_000)); // every job's processes started
   const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups(), motion: motionOf(job) }));
+  const leaders = new Set(jobs.map((job) => job.leader));
+  const inJobs = () => (processTable() ?? []).filter((entry) => entry.sid !== undefined && leaders.has(entry.sid)).length;
+  // Every job's processes started: the server alone, each other job a shell and nine `sleep`s.
+  await waitFor(() => inJobs() >= 1 + (JOBS - 1) * 10, "every job's processes", 30_000);
   const ports = new ListeningPorts("none:");
   /** One scan with its own read of the process table. */
   const timed = () => {
@@ -149,8 +153,7 @@ export async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigure
   const first = timed();
   const steady = Array.from({ length: 20 }, timed);
   const shares = Array.from({ length: 20 }, share);
-  const leaders = new Set(jobs.map((job) => job.leader));
-  const processes = (processTable() ?? []).filter((entry) => entry.sid !== undefined && leaders.has(entry.sid)).length;
+  const processes = inJobs();
   return {
     jobs: jobs.length,
     processes,

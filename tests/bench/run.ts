@@ -55,8 +55,9 @@ const LATENCY_WARMUP = FAST ? 3 : 5;
 const ISOLATED_SIZES = FAST ? { calls: 10, eightRounds: 3, shapesPerPi: 3 } : ISOLATED_DEFAULTS;
 /**
  * Rounds of each flood part (`BENCH_ROUNDS`, default 3; 1 with `BENCH_FAST=1`, which also skips the
- * hostile-output, watchdog, token, screen and workflow parts and both soaks): three, as every other
- * figure's median is of three, so the full run fits closer to its 12 minutes.
+ * flood's baselines without a goal, the patterns' floods, the hostile-output, watchdog, token, screen
+ * and workflow parts and both soaks): three, as every other figure's median is of three, so the full
+ * run fits its 12 minutes.
  */
 const FLOOD_RUNS = Number(process.env.BENCH_ROUNDS) || (FAST ? 1 : 3);
 /** Rounds of the sixteen floods at once (about 12 s a round for each tool): two, one in a fast run. */

@@ -6,13 +6,14 @@
  * through tool calls.
  */
 import { createHook } from "node:async_hooks";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { createHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+import { schedstat } from "./loop-stalls.ts";
 
 const MiB = 1024 * 1024;
 
@@ -144,13 +145,9 @@ class ToolWindowDelay {
   }
 }
 
-/** How long the main thread has waited for a core, ms (Linux's `/proc/thread-self/schedstat`; 0 elsewhere). */
+/** How long the main thread has waited for a core, ms (Linux's scheduler statistics; 0 elsewhere). */
 function waitingForCoreMs(): number {
-  try {
-    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[1]) / 1e6 || 0;
-  } catch {
-    return 0;
-  }
+  return schedstat()[1] / 1e6;
 }
 
 function cpuMs(): number {

@@ -19,8 +19,8 @@ export interface LoopStalls {
   waiting_total_ms: number;
 }
 
-/** [ns on a CPU, ns waiting for one]; zeros where the kernel does not say. */
-function schedstat(): [number, number] {
+/** The calling thread's [ns on a CPU, ns waiting for one]; zeros where the kernel does not say. */
+export function schedstat(): [number, number] {
   try {
     const [onCpu, waiting] = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
     return [onCpu ?? 0, waiting ?? 0];

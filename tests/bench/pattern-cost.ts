@@ -174,8 +174,10 @@ export async function patternCostBenchmark(floods = true): Promise<PatternCostFi
   return { refused, mb_per_s, wall_mb_per_s, flood_loop_max_ms, flood_stalls, suspended };
 }
 
+/** Whether the 200 MB floods ran (a fast run leaves them out). */
+const flooded = (figures: PatternCostFigures) => Object.keys(figures.flood_loop_max_ms).length > 0;
+
 export function patternCostRows(figures: PatternCostFigures): [string, string][] {
-  const flooded = Object.keys(figures.flood_loop_max_ms).length > 0;
   return [
     [
       "patterns refused at arming",
@@ -195,14 +197,14 @@ export function patternCostRows(figures: PatternCostFigures): [string, string][]
     [
       "unread 200 MB flood with a pattern armed: loop max (ms)",
       `${
-        flooded
+        flooded(figures)
           ? Object.entries(figures.flood_loop_max_ms)
               .map(([what, ms]) => `${what} ${ms}`)
               .join(" · ")
           : "not run in a fast run"
       }${figures.suspended.length ? ` · suspended: ${figures.suspended.join(", ")}` : ""}`,
     ],
-    ...(flooded
+    ...(flooded(figures)
       ? [
           [
             "the same floods: longest pause (waiting for a core in it) · longest less the wait (ms)",
@@ -221,7 +223,7 @@ export function patternCostGoals(figures: PatternCostFigures): Record<string, bo
     "the issue's two costly patterns are refused at arming": Object.values(figures.refused).every((how) => how !== "ACCEPTED"),
     [`every accepted pattern ≥ ${PATTERN_MBPS_GOAL} MB/s on every shape, none suspended`]:
       worst >= PATTERN_MBPS_GOAL && figures.suspended.length === 0,
-    ...(Object.keys(figures.flood_loop_max_ms).length > 0
+    ...(flooded(figures)
       ? {
           [`unread 200 MB flood with any accepted pattern: event-loop max ≤ ${PATTERN_LOOP_GOAL_MS} ms`]: Object.entries(
             figures.flood_loop_max_ms,

@@ -63,9 +63,13 @@ for (const host of PI_HOSTS) {
       assert.match(tui.screen(), /» you typed 19 bytes/);
       const seen = [...results, tui.screenWithAttributes(), ...filesUnder(tui.dirs.logs)].join("\n");
       assert.doesNotMatch(seen, /S3cret/, "the model's results, the terminal's history and the logs never hold it");
-      tui.model.script = steps(call("kill_session", { session_id: Number(/session (\d+)/.exec(overlay)?.[1]) }), say("stopped"));
+      tui.model.script = steps(
+        call("kill_session", { session_id: Number(/session (\d+)/.exec(overlay)?.[1]) }),
+        say("the deploy job is gone"),
+      );
       tui.type("stop it");
-      await tui.waitForScreen(/stopped/, "the kill");
+      // The model's reply, not the kill's row ("stopped session 1"): the next test's script must not answer this run.
+      await tui.waitForScreen(/the deploy job is gone/, "the kill");
     });
 
     it("a Python REPL taken over from the picker: print(6*7), and the model's next poll sees 42 and the count", async () => {

@@ -16,7 +16,12 @@ describe("wait progress", () => {
     const runtime = new ExecRuntime();
     try {
       const started = await runtime.exec(
-        prepareExec({ cmd: "echo first; sleep 1; echo waiting-line; sleep 30", yield_time_ms: 250 }, process.cwd(), process.env),
+        // The start ends at the first line however long a busy machine takes to run it.
+        prepareExec(
+          { cmd: "echo first; sleep 1; echo waiting-line; sleep 30", until_pattern: "first", yield_time_ms: 10_000 },
+          process.cwd(),
+          process.env,
+        ),
       );
       const id = runningId(started)!;
       assert.equal(started.output.text, "first\n");

@@ -8,6 +8,12 @@ import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../shared/constants.
  * off after {@link POST_EXIT_DRAIN_CAP_MS} of reading, and its later output is still logged. While the
  * job's reading is paused (the log is catching up) the clock stands still: bytes waiting behind a slow
  * disk are not given up.
+ *
+ * A window that ran out is confirmed after the loop's next poll for I/O: a process the machine did not
+ * run for longer than the window (a busy machine) runs its expired timers before it reads what arrived
+ * meanwhile, so the timer alone would report the exit with the leader's last output still in the
+ * kernel (measured: a PTY job's last 178 lines, beside CPU burners). A chunk read in that poll starts
+ * the window over.
  */
 export class ExitDrain {
   private state: "idle" | "running" | "paused" | "done" = "idle";
@@ -16,6 +22,8 @@ export class ExitDrain {
   /** Reading time left before the cap, and when the current running stretch started. */
   private capLeftMs = POST_EXIT_DRAIN_CAP_MS;
   private runningSince = 0;
+  /** Chunks seen, so a window that ran out can tell whether the next poll read any. */
+  private chunks = 0;
 
   constructor(private readonly done: () => void) {}
 
@@ -28,6 +36,7 @@ export class ExitDrain {
 
   /** A chunk arrived: the quiet window starts over. */
   data(): void {
+    this.chunks++;
     if (this.state === "running") this.armQuiet();
   }
 
@@ -54,7 +63,15 @@ export class ExitDrain {
 
   private armQuiet(): void {
     clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => this.finish(), POST_EXIT_DRAIN_MS);
+    this.quietTimer = setTimeout(() => this.confirmQuiet(), POST_EXIT_DRAIN_MS);
+  }
+
+  /** The window ran out by the clock: quiet only if the next poll for I/O reads nothing either (immediates run right after it). */
+  private confirmQuiet(): void {
+    const seen = this.chunks;
+    setImmediate(() => {
+      if (this.chunks === seen) this.finish();
+    });
   }
 
   private finish(): void {

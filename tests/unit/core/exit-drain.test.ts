@@ -1,9 +1,13 @@
 /** When an exit may be reported while output still flows: a quiet window of reading time, and a cap. */
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createConnection, createServer, type Socket } from "node:net";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ExitDrain } from "../../../src/core/job/exit-drain.ts";
 import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/shared/constants.ts";
 import { quietFor } from "../../helpers/processes.ts";
+import { scratchDirectory } from "../../helpers/runtime.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -56,6 +60,43 @@ describe("ExitDrain", () => {
     drain.resume();
     await sleep(POST_EXIT_DRAIN_MS * 3);
     assert.notEqual(doneAt(), undefined);
+  });
+
+  it("a window that runs out while the process is not run waits for the next poll: the last line written meanwhile is read first", async () => {
+    const path = join(scratchDirectory("drain"), "socket");
+    const server = createServer();
+    server.listen(path);
+    await once(server, "listening");
+    const accepted = once(server, "connection") as Promise<[Socket]>;
+    const writer = createConnection(path);
+    const [reader] = await accepted;
+    try {
+      const order: string[] = [];
+      const drain = new ExitDrain(() => order.push("exit reported"));
+      reader.on("data", () => {
+        order.push("last line read");
+        drain.data();
+      });
+      // After this turn's poll for I/O (immediates run after it): the leader exited, then the machine
+      // does not run this process for longer than the window, and the leader's last line reaches the
+      // kernel meanwhile (a local socket's write goes to the kernel at once). The loop's timers run next.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          const start = performance.now();
+          drain.start(false);
+          while (performance.now() < start + POST_EXIT_DRAIN_MS / 2) {}
+          writer.write("the leader's last line\n");
+          while (performance.now() < start + POST_EXIT_DRAIN_MS * 1.5) {}
+          resolve();
+        }),
+      );
+      await sleep(POST_EXIT_DRAIN_MS * 3);
+      assert.deepEqual(order, ["last line read", "exit reported"]);
+    } finally {
+      writer.destroy();
+      reader.destroy();
+      server.close();
+    }
   });
 
   it("a cancelled drain never fires", async () => {

@@ -24,7 +24,9 @@ import { processReadTurn, type ReadTurn } from "./read-turn.ts";
  *
  * Either way a pipe reads at most {@link READ_TURN_BYTES} in one turn of the event loop, and none after
  * the process's readers together spent their time in the turn (`read-turn.ts`), then pauses until the
- * next turn (a pause the job asked for, for backpressure, is kept apart and wins).
+ * next turn (a pause the job asked for, for backpressure, is kept apart and wins). A pipe that streams
+ * in small reads rests the thread a tenth of a millisecond after one, so the next read takes several
+ * of the producer's writes at once (`READ_REST_MS`).
  */
 export interface OutputReader {
   pause(): void;
@@ -90,14 +92,14 @@ function socketOnOwnBuffer(
   stream: Readable | undefined,
   batch: ReadBatch,
   turn: ReadTurn,
-  counted: (bytes: number, overTime: boolean) => void,
+  counted: (bytes: number, overTime: boolean, readAt: number) => void,
 ): Socket | undefined {
   try {
     const slot = batch.slot();
     const callback = (bytes: number): boolean => {
       const started = turn.start();
       slot.read(bytes);
-      counted(bytes, turn.spent(started));
+      counted(bytes, turn.spent(started), started);
       return true; // pausing goes through `pause()`
     };
     // `handle` is not in Node's public typings of the options; it is how child_process builds these sockets.
@@ -128,13 +130,18 @@ export function readOutput(
   let yielded = false;
   /** Bytes read since the last yield: counted across turns, so a quiet turn schedules nothing. */
   let sinceYield = 0;
+  /** When the previous read started, on the turn's clock. */
+  let previousRead = Number.NEGATIVE_INFINITY;
   const endYield = () => {
     yielded = false;
     if (!held && !readable.destroyed) readable.resume();
   };
-  const counted = (bytes: number, overTime: boolean) => {
+  const counted = (bytes: number, overTime: boolean, readAt: number) => {
+    const sincePrevious = readAt - previousRead;
+    previousRead = readAt;
     sinceYield += bytes;
-    if ((sinceYield < READ_TURN_BYTES && !overTime) || yielded) return;
+    if (yielded) return;
+    if (sinceYield < READ_TURN_BYTES && !overTime) return void turn.rest(bytes, sincePrevious);
     sinceYield = 0;
     yielded = true;
     readable.pause();
@@ -146,7 +153,7 @@ export function readOutput(
     readable.on("data", (chunk: Buffer) => {
       const started = turn.start();
       batch.deliverNow(chunk);
-      counted(chunk.length, turn.spent(started));
+      counted(chunk.length, turn.spent(started), started);
     });
   // A reset pipe (ECONNRESET) ends the output like an end of file; unhandled it would crash Pi.
   readable.on("error", () => {});

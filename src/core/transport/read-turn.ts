@@ -1,4 +1,5 @@
 import { READ_TURN_MS } from "../shared/constants.ts";
+import { READ_REST_SMALL_BYTES, READ_REST_STREAMING_MS, ReadRest } from "./read-rest.ts";
 
 /**
  * The time the output pipes of the whole process may spend handing over what they read in one turn
@@ -10,19 +11,26 @@ import { READ_TURN_MS } from "../shared/constants.ts";
  * once, so Pi's timers and input run between the slices. Nothing is dropped or reordered: a yielded
  * pipe only waits in the kernel.
  *
- * Pure of the loop: the clock and the way to run something at the next turn are given (tests step them).
+ * It also decides which read may rest the thread (`read-rest.ts`): a small read of a pipe that
+ * streams, at most one per turn, so sixteen floods rest the thread once a turn, not sixteen times,
+ * and every pipe gathers bytes meanwhile.
+ *
+ * Pure of the loop: the clock, the way to run something at the next turn and the rest are given (tests step them).
  */
 export class ReadTurn {
   private spentMs = 0;
   private open = false;
+  private rested = false;
   private readonly reset = () => {
     this.open = false;
+    this.rested = false;
     this.spentMs = 0;
   };
 
   constructor(
     private readonly now: () => number = () => performance.now(),
     private readonly nextTurn: (callback: () => void) => void = (callback) => setImmediate(callback),
+    private readonly resting: ReadRest = new ReadRest(),
   ) {}
 
   /** A read's delivery starts: the time to pass to {@link spent}. The first read of a turn opens it. */
@@ -38,6 +46,17 @@ export class ReadTurn {
   spent(startedAt: number): boolean {
     this.spentMs += this.now() - startedAt;
     return this.spentMs >= READ_TURN_MS;
+  }
+
+  /**
+   * After a read of `bytes` that started `sincePreviousMs` after its pipe's previous read (both on this
+   * turn's clock, from {@link start}): may rest the thread when the pipe streams in small reads and no
+   * pipe rested in this turn yet. True when it rested.
+   */
+  rest(bytes: number, sincePreviousMs: number): boolean {
+    if (this.rested || bytes >= READ_REST_SMALL_BYTES || sincePreviousMs > READ_REST_STREAMING_MS) return false;
+    this.rested = this.resting.take();
+    return this.rested;
   }
 }
 

@@ -6,13 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { READ_TURN_MS } from "../../../src/core/shared/constants.ts";
+import { READ_REST_SMALL_BYTES, READ_REST_STREAMING_MS, ReadRest } from "../../../src/core/transport/read-rest.ts";
 import { ReadTurn } from "../../../src/core/transport/read-turn.ts";
 
 function steppedTurn() {
-  const state = { now: 0, pending: [] as (() => void)[] };
+  const state = { now: 0, pending: [] as (() => void)[], rests: 0 };
   const turn = new ReadTurn(
     () => state.now,
     (callback) => state.pending.push(callback),
+    // A loop that always waits in its poll: whether a read rests is this file's question alone.
+    new ReadRest({ now: () => state.now, loopIdleMs: () => state.now, sleep: () => state.rests++ }),
   );
   /** A delivery that takes `ms`: whether the turn's share is spent after it. */
   const deliver = (ms: number) => {
@@ -23,7 +26,7 @@ function steppedTurn() {
   const endTurn = () => {
     for (const callback of state.pending.splice(0)) callback();
   };
-  return { state, deliver, endTurn };
+  return { state, turn, deliver, endTurn };
 }
 
 describe("the read turn", () => {
@@ -51,5 +54,25 @@ describe("the read turn", () => {
   it("a single delivery longer than the share ends the turn after it (nothing is cut mid-delivery)", () => {
     const { deliver } = steppedTurn();
     assert.equal(deliver(READ_TURN_MS * 5), true);
+  });
+
+  it("rests after a small read of a streaming pipe, once per turn for all pipes", () => {
+    const { state, turn, endTurn } = steppedTurn();
+    turn.start();
+    assert.equal(turn.rest(4096, 0.05), true);
+    turn.start();
+    assert.equal(turn.rest(4096, 0.05), false, "another pipe in the same turn: its bytes gathered meanwhile too");
+    endTurn();
+    turn.start();
+    assert.equal(turn.rest(4096, 0.05), true, "the next turn may rest again");
+    assert.equal(state.rests, 2);
+  });
+
+  it("never rests after a large read or after a read that came after a pause", () => {
+    const { state, turn } = steppedTurn();
+    turn.start();
+    assert.equal(turn.rest(READ_REST_SMALL_BYTES, 0.05), false, "the producer is ahead: read on");
+    assert.equal(turn.rest(100, READ_REST_STREAMING_MS + 1), false, "a line after a pause: nothing streams");
+    assert.equal(state.rests, 0);
   });
 });

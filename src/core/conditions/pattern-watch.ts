@@ -3,7 +3,7 @@ import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/consta
 import { BoundedLine } from "./line-watch.ts";
 import { PatternBudget } from "./pattern-budget.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
-import { candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
+import { type ChunkLook, candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
 
 /** What a watch reports: the first line that matched in one piece of output, and how many did. */
@@ -34,6 +34,8 @@ export interface PatternWatchOptions {
   cpuMs?: () => number;
   /** A budget shared with the job's other testers of this pattern (read-matches.ts); default: one of its own. */
   budget?: PatternBudget;
+  /** What the job's other tester found in the chunk being delivered (required-text.ts). */
+  look?: ChunkLook;
 }
 
 /**
@@ -213,8 +215,9 @@ export class PatternWatch {
    */
   private passesOver(bytes: Uint8Array): boolean {
     const required = this.required;
-    if (!required || !this.atRest || this.lineUnknown || !plainChunk(bytes)) return false;
-    if (mayHoldMatch(required, bytes, (code) => this.lineHas.has(code))) return false;
+    const look = this.options.look;
+    if (!required || !this.atRest || this.lineUnknown || !(look ? look.plain(bytes) : plainChunk(bytes))) return false;
+    if (mayHoldMatch(required, bytes, (code) => this.lineHas.has(code), look)) return false;
     const lf = bytes.lastIndexOf(0x0a);
     if (lf !== -1) {
       this.clearLine();

@@ -1,7 +1,7 @@
 import { renderTerminalText } from "../output/terminal-text.ts";
 import { PATTERN_WAKE_LINE_CHARS, READ_MATCH_LINE_BYTES, READ_MATCHES_KEPT } from "../shared/constants.ts";
 import type { PatternBudget } from "./pattern-budget.ts";
-import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
+import { type ChunkLook, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
 
 /** A control character other than TAB and LF: the text would not render as itself. */
@@ -39,10 +39,14 @@ export class ReadMatches {
   private first: string | undefined;
   private more = 0;
 
-  /** `budget`: the job's budget for this pattern (pattern-budget.ts), shared with its wake's watch; none: tests run unpaid. */
+  /**
+   * `budget`: the job's budget for this pattern (pattern-budget.ts), shared with its wake's watch; none:
+   * tests run unpaid. `look`: what is known of the chunk being delivered, shared with the watch too.
+   */
   constructor(
     private readonly pattern: LinePattern,
     private readonly budget?: PatternBudget,
+    private readonly look?: ChunkLook,
   ) {
     this.required = requiredText(pattern.source);
   }
@@ -66,8 +70,8 @@ export class ReadMatches {
       start = lf + 1;
     }
     const rest = bytes.subarray(start);
-    const plain = plainChunk(rest);
-    const skip = this.required && plain && !mayHoldMatch(this.required, rest, () => false);
+    const plain = this.look ? this.look.plain(rest) : plainChunk(rest);
+    const skip = this.required && plain && !mayHoldMatch(this.required, rest, () => false, this.look);
     const from = skip ? rest.lastIndexOf(0x0a) + 1 : this.lines(rest, number, plain); // skipped: no line here can match
     this.keep(rest.subarray(from));
   }

@@ -237,16 +237,71 @@ export function plainChunk(chunk: Uint8Array): boolean {
 }
 
 /**
+ * What is known of the chunk a job is delivering, shared by the two testers of its pattern: the reads'
+ * matcher and the wake's watch are fed the same chunk one after the other, each a part of it (the
+ * matcher from its first complete line, the watch all of it), and each would look through it for the
+ * same characters. A question about a part is answered from the whole chunk when the whole answers
+ * it (absent from the whole, absent from the part; a plain whole, a plain part), else the part is
+ * looked at itself. `begin` comes before any tester sees a chunk: a pipe reuses its buffer, so what
+ * was known of the last chunk is forgotten before the same bytes' place holds new ones.
+ */
+export class ChunkLook {
+  private chunk: Uint8Array | undefined;
+  private plainWhole: boolean | undefined;
+  private readonly absentWhole = new Map<number, boolean>();
+
+  begin(chunk: Uint8Array): void {
+    this.chunk = chunk;
+    this.plainWhole = undefined;
+    this.absentWhole.clear();
+  }
+
+  /** {@link plainChunk} of `part`. */
+  plain(part: Uint8Array): boolean {
+    if (this.covers(part)) {
+      this.plainWhole ??= plainChunk(this.chunk!);
+      if (this.plainWhole) return true;
+    }
+    return plainChunk(part);
+  }
+
+  /** Whether the byte `code` is absent from `part`. */
+  absent(part: Uint8Array, code: number): boolean {
+    if (this.covers(part)) {
+      let absent = this.absentWhole.get(code);
+      if (absent === undefined) {
+        absent = this.chunk!.indexOf(code) === -1;
+        this.absentWhole.set(code, absent);
+      }
+      if (absent) return true;
+    }
+    return part.indexOf(code) === -1;
+  }
+
+  private covers(part: Uint8Array): boolean {
+    const whole = this.chunk;
+    return (
+      whole !== undefined &&
+      part.buffer === whole.buffer &&
+      part.byteOffset >= whole.byteOffset &&
+      part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength
+    );
+  }
+}
+
+/**
  * Whether `text` (bytes of a plain chunk) could hold a line the pattern matches: false only when,
  * for every alternative, a character it requires is absent from `text` and from `carried`, the
- * characters already in the line `text` continues (`carried(codePoint)`).
+ * characters already in the line `text` continues (`carried(codePoint)`). `look`: what the job's
+ * other tester found in the same chunk.
  */
-export function mayHoldMatch(required: RequiredText, text: Uint8Array, carried: (code: number) => boolean): boolean {
+export function mayHoldMatch(required: RequiredText, text: Uint8Array, carried: (code: number) => boolean, look?: ChunkLook): boolean {
+  const absent = (code: number) => (look ? look.absent(text, code) : text.indexOf(code) === -1);
   for (const chars of required.alternatives) {
     let ruledOut = false;
     for (const variants of chars) {
       // A code point beyond ASCII is never in a plain chunk; only the line it continues may hold it.
-      if (variants.every((code) => !carried(code) && (code > 0x7f || text.indexOf(code) === -1))) {
+      if (variants.every((code) => !carried(code) && (code > 0x7f || absent(code)))) {
         ruledOut = true;
         break;
       }

@@ -2,6 +2,7 @@ import type { ConditionWatch } from "../conditions/condition-watch.ts";
 import type { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { UnreadOutput } from "../conditions/pattern-watch.ts";
 import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
+import { ChunkLook } from "../conditions/required-text.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
@@ -49,6 +50,8 @@ export class JobOutput {
   private readEndsLine = true;
   /** The job's `wake_on_pattern`, tested on every line a read returns (see read-matches.ts). */
   private matches: ReadMatches | undefined;
+  /** What the pattern's two testers know of the chunk being delivered; every chunk begins here, before either sees it. */
+  private look: ChunkLook | undefined;
 
   constructor(private readonly startedMono: number) {}
 
@@ -68,6 +71,7 @@ export class JobOutput {
   }
 
   push(chunk: Buffer, nowMono: number = performance.now()): void {
+    this.look?.begin(chunk);
     this.total += chunk.length;
     this.lastChunkMono = nowMono;
     this.preview.push(chunk);
@@ -119,9 +123,14 @@ export class JobOutput {
     return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
   }
 
-  /** Tests every line a read returns against `pattern` from now on (undefined: no more), paid from `budget` when given. */
-  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
-    this.matches = pattern && new ReadMatches(pattern, budget);
+  /**
+   * Tests every line a read returns against `pattern` from now on (undefined: no more), paid from
+   * `budget` when given. Returns what the wake's watch of the same pattern shares with it.
+   */
+  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): ChunkLook | undefined {
+    this.look = pattern && new ChunkLook();
+    this.matches = pattern && new ReadMatches(pattern, budget, this.look);
+    return this.look;
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */

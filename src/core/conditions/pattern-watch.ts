@@ -216,7 +216,7 @@ export class PatternWatch {
   private passesOver(bytes: Uint8Array): boolean {
     const required = this.required;
     const look = this.options.look;
-    if (!required || !this.atRest || this.lineUnknown || !(look ? look.plain(bytes) : plainChunk(bytes))) return false;
+    if (!required || !this.atRest || this.lineUnknown || !plainChunk(bytes, look)) return false;
     if (mayHoldMatch(required, bytes, (code) => this.lineHas.has(code), look)) return false;
     const lf = bytes.lastIndexOf(0x0a);
     if (lf !== -1) {

@@ -70,7 +70,7 @@ export class ReadMatches {
       start = lf + 1;
     }
     const rest = bytes.subarray(start);
-    const plain = this.look ? this.look.plain(rest) : plainChunk(rest);
+    const plain = plainChunk(rest, this.look);
     const skip = this.required && plain && !mayHoldMatch(this.required, rest, () => false, this.look);
     const from = skip ? rest.lastIndexOf(0x0a) + 1 : this.lines(rest, number, plain); // skipped: no line here can match
     this.keep(rest.subarray(from));

@@ -231,8 +231,12 @@ export function candidateCodePoints(required: RequiredText): number[] {
   return [...new Set(required.alternatives.flat(2))];
 }
 
-/** A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). */
-export function plainChunk(chunk: Uint8Array): boolean {
+/**
+ * A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). `look`: what
+ * the job's other tester found in the same chunk.
+ */
+export function plainChunk(chunk: Uint8Array, look?: ChunkLook): boolean {
+  if (look) return look.plain(chunk);
   return isAscii(chunk) && chunk.indexOf(0x1b) === -1 && chunk.indexOf(0x0d) === -1;
 }
 

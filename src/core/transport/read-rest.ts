@@ -3,9 +3,9 @@
  * after the one before) may rest Pi's thread READ_REST_MS after a read, once per turn of the event loop
  * for all pipes together (`read-turn.ts` picks the read, this file decides whether). A producer
  * writing 4 KiB at a time (stdio into a pipe) otherwise wakes its reader for every write; a rest lets
- * the socket gather several writes for one read. A tenth of a millisecond: Node's timers cannot rest less than a whole one, and
- * in a millisecond a fast producer fills the socket (208 KiB) and waits, which made a 200 MB flood
- * slower instead of faster; two tenths already slowed a producer of 1 GB/s.
+ * the socket gather several writes for one read. A tenth of a millisecond: Node's timers cannot rest
+ * less than a whole one, and in a millisecond a fast producer fills the socket (208 KiB) and waits,
+ * which made a 200 MB flood slower instead of faster; two tenths already slowed a producer of 1 GB/s.
  * READ_REST_IDLE_SHARE over READ_REST_WINDOW_MS: a rest is taken only while the loop spent at least
  * that share of its last window waiting in its poll (its rests left out); below it the reader is the
  * slower side and a rest would only delay it (windows of a flood from one fast producer, `seq` or

@@ -1,4 +1,4 @@
-// The layout's rules, checked on every `npm test`: no source file over 400 lines, no function over 60,
+// The layout's rules, checked on every `npm test`: no source file over 600 lines, no function over 80,
 // no import cycle between files, and between the folders of src/core no import against the order each
 // folder's main file declares ("May import: …"). Type-only imports count: a cycle of types is still a
 // cycle a reader has to untangle.
@@ -10,8 +10,8 @@ import ts from "typescript";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SRC = join(ROOT, "src");
 const CORE = join(SRC, "core");
-const MAX_FILE_LINES = 400;
-const MAX_FUNCTION_LINES = 60;
+const MAX_FILE_LINES = 600;
+const MAX_FUNCTION_LINES = 80;
 
 /** Each folder of src/core and the file that opens with what the folder owns and may import. */
 const FOLDERS = {

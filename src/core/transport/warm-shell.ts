@@ -27,7 +27,7 @@ import type { SpawnSpec } from "./types.ts";
  *   exported function's `BASH_FUNC_f%%`; a variable bash keeps for itself, such as `SHELLOPTS`; one
  *   the hand-off itself uses), or the export fails, it `exec`s `env -i <the environment, in Node's
  *   order> <program> <arguments>` instead: byte for byte a direct spawn's environment, for one more
- *   `exec` (2.4 ms here, see docs/decisions.md).
+ *   `exec` (2.4 ms here, see docs/decisions.md#warm-shells).
  * What differs either way: the process's start time is the warm shell's, and it used some CPU while idle.
  *
  * The protocol on the control socket: lists, each framed as ten decimal digits giving the frame's

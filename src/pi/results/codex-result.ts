@@ -59,7 +59,7 @@ export function codexJobText(
   const parts = codexResultParts({
     chunkId: fields.chunk_id,
     wallMs: report.wallMs,
-    // Our value, as in the default format: 128 + the signal number for a death by signal (docs/decisions.md); -1 only when there is no code.
+    // Our value, as in the default format: 128 + n for a death by signal n (docs/decisions.md#codexs-format); -1 when there is no code.
     ...(exit ? { exitCode: exit.exitCode } : { sessionId: report.job.jobId }),
     output: source.text,
     originalTokenCount: fields.original_token_count,

@@ -22,7 +22,7 @@ import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
 
 /** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
-const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
+const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, recheckMaxMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };

@@ -24,17 +24,19 @@ export interface BindServerOptions {
   gap?: number;
   /** A file each bind appends `port epoch-ms` to, right after its `listen`. */
   stamp?: string;
+  /** Seconds between each socket's bind and its listen (uvicorn `--reload` binds long before its worker listens). */
+  listenAfter?: number;
 }
 
 /** The shell command of a Python server that binds as `options` say, then sleeps 300 s holding every socket. */
-export function bindServer({ ports, delay = 1, gap = 1, stamp }: BindServerOptions): string {
+export function bindServer({ ports, delay = 1, gap = 1, stamp, listenAfter = 0 }: BindServerOptions): string {
   const script = [
     "import socket,time",
     "held=[]",
     `time.sleep(${delay})`,
     `for i,p in enumerate(${JSON.stringify(ports)}):`,
     `    i and time.sleep(${gap})`,
-    "    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); s.listen(); held.append(s)",
+    `    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); time.sleep(${listenAfter}); s.listen(); held.append(s)`,
     ...(stamp ? [`    open('${stamp}','a').write('%d %d\\n' % (s.getsockname()[1], time.time()*1000))`] : []),
     "time.sleep(300)",
   ].join("\n");

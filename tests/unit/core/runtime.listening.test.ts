@@ -51,6 +51,19 @@ describe("until_listening", { skip: SKIP }, () => {
     await runtime.shutdown();
   });
 
+  it("a server that binds, then listens 1.5 s later ends the wait at its listen, naming the address", async () => {
+    const runtime = new ExecRuntime();
+    const stamp = stampFile();
+    const report = await runtime.exec(
+      exec(bindServer({ ports: [0], delay: 0.2, listenAfter: 1.5, stamp }), { until_listening: true, yield_time_ms: 10_000 }),
+    );
+    const [[port, listened]] = binds(stamp) as [[number, number]];
+    assert.equal(report.waitEnd, "listening", JSON.stringify(report.job.listening));
+    assert.deepEqual(report.job.listening, [`127.0.0.1:${port}`]);
+    assert.ok(Date.now() - listened < 2_000, `returned ${Date.now() - listened} ms after the listen`);
+    await runtime.shutdown();
+  });
+
   it("a port waits for that port and not another the job binds first", async () => {
     const runtime = new ExecRuntime();
     const port = await freePort();

@@ -112,9 +112,15 @@ export class JobReports {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    // One read of the process table serves the input-wait probe, the listening scan and the background.
+    // One read of the process table serves the input-wait probe, the listening scan and the background;
+    // a wait `until_listening` ended shows what its check read, so the address that ended it is there.
     const [inputWait, listening, background] = oneTableFor(
-      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
+      () =>
+        [
+          job.exit ? undefined : job.inputWait(),
+          step.listening ?? this.listening([job]).get(job.id),
+          job.backgroundNow(!cancelled),
+        ] as const,
     );
     const shown = listening?.join(", ") ?? "";
     // A wait `until_listening` ended names the address even when an earlier result showed it.

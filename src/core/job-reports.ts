@@ -112,14 +112,14 @@ export class JobReports {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    // One read of the process table serves the input-wait probe, the listening scan and the background;
-    // a wait `until_listening` ended shows what its check read, so the address that ended it is there.
+    // One read of the process table serves the input-wait probe and the listening scan. What the shell
+    // left, and the addresses an `until_listening` wait ended on, are as the call's wait saw them end.
     const [inputWait, listening, background] = oneTableFor(
       () =>
         [
           job.exit ? undefined : job.inputWait(),
           step.listening ?? this.listening([job]).get(job.id),
-          job.backgroundNow(!cancelled),
+          job.backgroundNow(!cancelled, false),
         ] as const,
     );
     const shown = listening?.join(", ") ?? "";

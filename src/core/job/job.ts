@@ -134,12 +134,13 @@ export class Job {
 
   /**
    * While the shell's exit left processes running: its exit (the job's exit code to be) and what runs
-   * on, looked up now (names withheld once a person typed into the job); undefined otherwise. `told`:
-   * a result shows it to the model, so later waits no longer end at the shell's exit.
+   * on, looked up now (names withheld once a person typed into the job), or as the call's wait last
+   * looked (`fresh` false); undefined otherwise. `told`: a result shows it to the model, so later
+   * waits no longer end at the shell's exit.
    */
-  backgroundNow(told = false): { shellExit: ShellExit; processes: Background } | undefined {
+  backgroundNow(told = false, fresh = true): { shellExit: ShellExit; processes: Background } | undefined {
+    const processes = this.end.backgroundNow(this.holders.typedInto, fresh);
     const shellExit = this.end.shellExit;
-    const processes = this.end.backgroundNow(this.holders.typedInto);
     if (told && processes) this.end.backgroundReported();
     return shellExit && processes ? { shellExit, processes } : undefined;
   }
@@ -227,6 +228,9 @@ export class Job {
    */
   async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
     const end = await waitForExit(this, deadlineMono, { ...ends, background: (listener) => this.end.onBackgroundSettled(listener) });
+    // What the shell left is looked at as the wait ends, and the call's report shows that look: one
+    // that finds nothing running is the job's end, which this call then waits for and reports.
+    if (end !== "exited") this.end.backgroundNow(this.holders.typedInto);
     if (end === "exited" || !this.ending) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
     return "exited";

@@ -11,7 +11,7 @@ import type { Job } from "../../../src/core/job/job.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
-import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
+import { backgroundEndingAtSettle, escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
@@ -29,6 +29,8 @@ describe("a job whose shell exits while processes of it run on", () => {
     const job = start("sleep 0.8 & echo $!; exit 4");
     await untilShellExit(job);
     assert.equal(statusOf(job), "running", "the job runs on");
+    // Until the shell's fork has become `sleep`, its command line is the shell's.
+    await waitFor(() => job.backgroundNow()?.processes.named[0]?.command === "sleep 0.8", "the sleep");
     const now = job.backgroundNow();
     assert.deepEqual(now?.shellExit, { code: 4, signal: null });
     const [sleeper] = pidsIn(text(job));
@@ -134,6 +136,17 @@ describe("a job whose shell exits while processes of it run on", () => {
     assert.equal(named?.length, 1);
     assert.equal(named?.[0]?.command, undefined);
     await job.terminate("SIGKILL", "killed");
+  });
+});
+
+describe("a background that ends as the settle window ends", () => {
+  it("is the job's end, reported by the call that saw the shell exit: exit_code, no background line", async () => {
+    const runtime = new ExecRuntime();
+    try {
+      await backgroundEndingAtSettle(runtime);
+    } finally {
+      await runtime.shutdown();
+    }
   });
 });
 

@@ -90,21 +90,20 @@ describe("a job whose shell exits while processes of it run on", () => {
     await job.terminate("SIGTERM", "killed");
   });
 
-  it("kill stops what the shell left, confirmed, and the exit keeps the shell's code", async () => {
+  it("kill stops what the shell left, confirmed, and the job ends by the kill's signal, not with the shell's code", async () => {
     const job = start("sleep 30 & echo $!; exit 2");
     await untilShellExit(job);
     const [sleeper] = pidsIn(text(job));
     const termination = await job.terminate("SIGTERM", "killed");
     assert.equal(termination.cleanup, "confirmed");
-    assert.deepEqual(job.exit, { exitCode: 2, signal: null, stoppedBy: "killed" });
+    assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" });
     assert.ok(!processAlive(sleeper!));
   });
 
-  it("its deadline stops what the shell left, as `timeout`", async () => {
+  it("its deadline stops what the shell left, as `timeout`, by SIGTERM", async () => {
     const job = start("sleep 30 & exit 0", { timeoutMs: 1_500 });
     await untilExit(job);
-    assert.equal(job.exit?.stoppedBy, "timeout");
-    assert.equal(job.exit?.exitCode, 0);
+    assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
   });
 
   it("on a PTY, nohup keeps the job after the shell's exit", { skip: process.platform === "win32" }, async () => {
@@ -117,7 +116,7 @@ describe("a job whose shell exits while processes of it run on", () => {
     assert.equal(statusOf(job), "running", "the job runs on");
     assert.equal(job.backgroundNow()?.processes.named[0]?.command, "sleep 30");
     await job.terminate("SIGTERM", "killed");
-    assert.equal(job.exit?.exitCode, 0);
+    assert.equal(job.exit?.signal, "SIGTERM");
   });
 
   it("on a PTY, a plain background process is hung up with the terminal, as in any terminal, and the job ends", async () => {
@@ -176,7 +175,7 @@ describe("the runtime's calls on a shell that leaves processes running, beside C
         const again = await runtime.interact({ jobId: kept.job.jobId, window: { ms: 300 } });
         assert.equal(again.backgroundChanged, undefined, `run ${run}: the same set is not news`);
         const killed = await runtime.kill(kept.job.jobId, "SIGTERM");
-        assert.equal(killed.job.exit?.exitCode, 5, `run ${run}`);
+        assert.deepEqual(killed.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" }, `run ${run}`);
         assert.equal(killed.termination.cleanup, "confirmed", `run ${run}`);
       }
     } finally {

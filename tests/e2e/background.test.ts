@@ -3,8 +3,8 @@
  * on every host: a server started with `&` stays a job with its port and is stopped whole by
  * kill_session (which says it killed it: SIGTERM, not the shell's 0); a background subshell's later
  * output is returned by a poll; `(…) & exit 3` with an exit wake wakes once with exit code 3; one
- * stopped by its deadline wakes and is listed as killed at its deadline; `nohup … &` on a PTY keeps
- * the job; a setsid daemon does not.
+ * stopped by its deadline wakes and is listed as killed at its deadline; on a PTY, `nohup … &` as the
+ * last statement and a plain `&` keep the job; a setsid daemon does not.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -131,18 +131,20 @@ for (const host of PI_HOSTS) {
       );
     });
 
-    it("`nohup … &` on a PTY keeps the job", async () => {
-      // Once nohup has become sleep it ignores the terminal's hangup at the shell's exit.
-      const cmd = 'nohup sleep 300 > /dev/null 2>&1 & until [ "$(ps -o comm= -p $!)" = sleep ]; do sleep 0.05; done';
-      const started = await one("exec_command", { cmd, tty: true });
-      const header = headerOf(started.text);
-      assert.equal(started.text.split("\n")[0], "[still running]", started.text);
-      assert.equal(header.shell_exit_code, "0");
-      const [sleeper] = namedPids(header.background);
-      assert.ok(sleeper && processAlive(sleeper), started.text);
-      await one("kill_session", { session_id: Number(header.session_id) });
-      await waitFor(() => !processAlive(sleeper), "the sleep to end", 5_000);
-    });
+    for (const [what, cmd] of [
+      ["`nohup server > log 2>&1 &` as its last statement", `nohup sleep 300 > ${join(scratch, "nohup.log")} 2>&1 &`],
+      ["a plain `server &`", "sleep 300 &"],
+    ])
+      it(`${what} on a PTY keeps the job`, async () => {
+        const started = await one("exec_command", { cmd, tty: true });
+        const header = headerOf(started.text);
+        assert.equal(started.text.split("\n")[0], "[still running]", started.text);
+        assert.equal(header.shell_exit_code, "0");
+        const [sleeper] = namedPids(header.background);
+        assert.ok(sleeper && processAlive(sleeper), started.text);
+        await one("kill_session", { session_id: Number(header.session_id) });
+        await waitFor(() => !processAlive(sleeper), "the sleep to end", 5_000);
+      });
 
     it("a setsid daemon does not hold the job: its exit is reported, the daemon runs on outside it", async () => {
       const started = await one("exec_command", { cmd: escapedDaemonThenExit() });

@@ -2,7 +2,8 @@
  * A shell that exits leaving processes running, beside two CPU burners, 20 runs each: a background
  * whose last process ends right at the settle window (forced) is the job's end, reported by that
  * call; and `sleep N & echo` with N around the settle window (not forced) always gives a report that
- * agrees with itself: the exit, or a running job with its shell's code and what runs on.
+ * agrees with itself: the exit, or a running job with its shell's code and what runs on. On a PTY,
+ * `nohup … &` as the command's last statement, and a plain `&`, keep the job every time.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -54,4 +55,25 @@ describe("a background that ends at the settle window, beside two burners", () =
       await runtime.shutdown();
     }
   });
+});
+
+describe("a PTY command whose last statement starts a background, beside two burners", { skip: process.platform === "win32" }, () => {
+  for (const command of ["nohup sleep 300 > /dev/null 2>&1 &", "sleep 300 &"])
+    it(`\`${command}\` keeps the job, 20 runs beside two burners`, async () => {
+      const stop = startBurners(2);
+      const runtime = new ExecRuntime();
+      try {
+        for (let run = 0; run < RUNS; run++) {
+          const report = await runtime.exec(prepareExec({ cmd: command, tty: true, yield_time_ms: 10_000 }, process.cwd(), process.env));
+          assert.equal(report.waitEnd, "background", `run ${run}: ${JSON.stringify(report.job.exit)}`);
+          assert.deepEqual(report.job.shellExit, { code: 0, signal: null }, `run ${run}`);
+          assert.equal(report.job.background?.pids.length, 1, `run ${run}`);
+          const killed = await runtime.kill(report.job.jobId, "SIGTERM");
+          assert.equal(killed.job.exit?.signal, "SIGTERM", `run ${run}`);
+        }
+      } finally {
+        stop();
+        await runtime.shutdown();
+      }
+    });
 });

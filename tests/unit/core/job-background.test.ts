@@ -106,23 +106,32 @@ describe("a job whose shell exits while processes of it run on", () => {
     assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
   });
 
-  it("on a PTY, nohup keeps the job after the shell's exit", { skip: process.platform === "win32" }, async () => {
-    // Once `nohup` has become `sleep` it ignores the terminal's hangup at the shell's exit.
-    const job = start('nohup sleep 30 > /dev/null 2>&1 & until [ "$(ps -o comm= -p $!)" = sleep ]; do sleep 0.05; done', {
-      terminal: { cols: 80, rows: 24 },
-    });
-    await untilShellExit(job);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(statusOf(job), "running", "the job runs on");
-    assert.equal(job.backgroundNow()?.processes.named[0]?.command, "sleep 30");
-    await job.terminate("SIGTERM", "killed");
-    assert.equal(job.exit?.signal, "SIGTERM");
-  });
+  for (const [what, command] of [
+    ["`nohup … &` as its last statement", "nohup sleep 30 > /dev/null 2>&1 &"],
+    ["a plain `&`", "sleep 30 & exit 0"],
+    ["a plain `&` writing to the terminal", "(sleep 0.5; echo late; exec sleep 30) &"],
+  ])
+    it(
+      `on a PTY, ${what} keeps the job as on pipes: the terminal's hangup at the shell's exit ends nothing`,
+      { skip: process.platform === "win32" },
+      async () => {
+        const job = start(command, { terminal: { cols: 80, rows: 24 } });
+        await untilShellExit(job);
+        assert.equal(await job.wait(performance.now() + 20_000), "background", "the job runs on past the settle window");
+        await waitFor(() => job.backgroundNow()?.processes.named[0]?.command === "sleep 30", "the sleep");
+        if (command.includes("late")) await waitFor(() => job.previewText().includes("late"), "its output after the shell's exit");
+        await job.terminate("SIGTERM", "killed");
+        assert.equal(job.exit?.signal, "SIGTERM");
+      },
+    );
 
-  it("on a PTY, a plain background process is hung up with the terminal, as in any terminal, and the job ends", async () => {
-    const job = start("sleep 30 & exit 0", { terminal: { cols: 80, rows: 24 } });
+  it("on a PTY, a process that left with setsid does not hold the job, as on pipes", { skip: process.platform === "win32" }, async () => {
+    const job = start(escapedDaemonThenExit(), { terminal: { cols: 80, rows: 24 } });
     assert.equal(await untilExit(job), "exited");
-    assert.equal(job.exit?.exitCode, 0);
+    const [daemon] = pidsIn(text(job));
+    assert.ok(daemon, "the daemon printed its pid");
+    jobs.pid(daemon);
+    assert.ok(processAlive(daemon), "the daemon lives on outside the job");
   });
 
   it("withholds the command lines once a person typed into the job: they may hold what was typed", async () => {

@@ -49,8 +49,8 @@ export class ListenWatch {
   private baseline: ReadonlySet<string> = new Set();
   private timer: unknown;
   private met: string | undefined;
-  /** An address the previous check saw: the next one ends the wait if it still sees it. */
-  private seen: string | undefined;
+  /** The addresses the previous check found: the next one ends the wait on one it still finds. */
+  private seen: ReadonlySet<string> = new Set();
   private addresses: readonly string[] | undefined;
   private stopped = false;
 
@@ -99,8 +99,8 @@ export class ListenWatch {
   private check(addresses: readonly string[]): boolean {
     const target = this.target;
     const found = addresses.filter((address) => (target.kind === "port" ? portOf(address) === target.port : !this.baseline.has(address)));
-    const still = this.seen !== undefined && found.includes(this.seen) ? this.seen : undefined;
-    this.seen = found[0];
+    const still = found.find((address) => this.seen.has(address));
+    this.seen = new Set(found);
     if (still === undefined) return false;
     this.met = still;
     this.addresses = addresses;

@@ -22,7 +22,7 @@ import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
 
 /** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
-const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
+const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, recheckMaxMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };
@@ -112,9 +112,15 @@ export class JobReports {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
-    // One read of the process table serves the input-wait probe, the listening scan and the background.
+    // One read of the process table serves the input-wait probe and the listening scan. What the shell
+    // left, and the addresses an `until_listening` wait ended on, are as the call's wait saw them end.
     const [inputWait, listening, background] = oneTableFor(
-      () => [job.exit ? undefined : job.inputWait(), this.listening([job]).get(job.id), job.backgroundNow(!cancelled)] as const,
+      () =>
+        [
+          job.exit ? undefined : job.inputWait(),
+          step.listening ?? this.listening([job]).get(job.id),
+          job.backgroundNow(!cancelled, false),
+        ] as const,
     );
     const shown = listening?.join(", ") ?? "";
     // A wait `until_listening` ended names the address even when an earlier result showed it.

@@ -103,6 +103,7 @@ export class ExecRuntime {
         end = "aborted";
       }
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
+      const listening = end === "listening" ? watch?.listening() : undefined;
       if (end !== "matched") job.endWatch();
       // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
       if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
@@ -115,6 +116,7 @@ export class ExecRuntime {
         conditional: request.until !== undefined,
         ...(output ? { output } : {}),
         ...(matchedLine ? { matchedLine } : {}),
+        ...(listening ? { listening } : {}),
         ...(screen ? { screen } : {}),
       });
       if (request.terminal) report.terminal = request.terminal;

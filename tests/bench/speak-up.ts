@@ -11,8 +11,8 @@
  *   runtime's listing and the result built from it; Pi's own dispatch around it is the same for every
  *   tool), 30 back to back (a listing reuses what the previous one read of a job nothing happened to,
  *   listing-facts.ts) and 5 after a pause past that reuse (every job read again), with how many times
- *   the timed listings read the process table and the socket tables (none once the jobs' sockets are
- *   known).
+ *   the timed listings read the process table and the socket tables (none back to back once the jobs'
+ *   sockets were looked at).
  */
 import { pathToFileURL } from "node:url";
 import type { Job } from "../../src/core/job/job.ts";
@@ -176,7 +176,7 @@ export async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigur
   const alone = listings();
   const crowd = await socketCrowd(CROWD_SOCKETS / 2, 120);
   try {
-    // The jobs' sockets are known after two looks a second apart (listening.ts); then no listing reads the tables.
+    // Two looks a second apart; the sockets not listening are looked at again 2 s later, after the listings back to back.
     runtime.list();
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     runtime.list();

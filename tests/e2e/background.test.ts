@@ -1,8 +1,10 @@
 /**
  * A shell that leaves processes running keeps its job (issue 37), through the real Pi CLI (RPC mode)
  * on every host: a server started with `&` stays a job with its port and is stopped whole by
- * kill_session; a background subshell's later output is returned by a poll; `(…) & exit 3` with an
- * exit wake wakes once with exit code 3; `nohup … &` on a PTY keeps the job; a setsid daemon does not.
+ * kill_session (which says it killed it: SIGTERM, not the shell's 0); a background subshell's later
+ * output is returned by a poll; `(…) & exit 3` with an exit wake wakes once with exit code 3; one
+ * stopped by its deadline wakes and is listed as killed at its deadline; on a PTY, `nohup … &` as the
+ * last statement and a plain `&` keep the job; a setsid daemon does not.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -69,7 +71,11 @@ for (const host of PI_HOSTS) {
       assert.ok(running(marker).length > 0, "the server runs");
       const killed = await one("kill_session", { session_id: sessionId });
       assert.equal(killed.isError, false, killed.text);
-      assert.equal(headerOf(killed.text).exit_code, "0", killed.text);
+      // Killed, not succeeded: the stop's signal, not the shell's code, in the text, structuredContent and details.
+      assert.equal(headerOf(killed.text).exit_code, "143", killed.text);
+      assert.equal(headerOf(killed.text).signal, "SIGTERM", killed.text);
+      assert.deepEqual([killed.structuredContent.exit_code, killed.structuredContent.signal], [143, "SIGTERM"]);
+      assert.deepEqual([killed.details.exit_code, killed.details.signal], [143, "SIGTERM"]);
       await waitFor(() => running(marker).length === 0, "no process of the server left", 5_000);
     });
 
@@ -102,18 +108,43 @@ for (const host of PI_HOSTS) {
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly one wake");
     });
 
-    it("`nohup … &` on a PTY keeps the job", async () => {
-      // Once nohup has become sleep it ignores the terminal's hangup at the shell's exit.
-      const cmd = 'nohup sleep 300 > /dev/null 2>&1 & until [ "$(ps -o comm= -p $!)" = sleep ]; do sleep 0.05; done';
-      const started = await one("exec_command", { cmd, tty: true });
-      const header = headerOf(started.text);
-      assert.equal(started.text.split("\n")[0], "[still running]", started.text);
-      assert.equal(header.shell_exit_code, "0");
-      const [sleeper] = namedPids(header.background);
-      assert.ok(sleeper && processAlive(sleeper), started.text);
-      await one("kill_session", { session_id: Number(header.session_id) });
-      await waitFor(() => !processAlive(sleeper), "the sleep to end", 5_000);
+    it("`sleep 300 &` stopped by its timeout_s wakes once saying it was killed at its deadline, and is listed so", async () => {
+      await pi.waitIdle();
+      const from = pi.records.length;
+      const run = await pi.run(
+        "deadline",
+        steps(call("exec_command", { cmd: "sleep 300 & exit 0", on_exit: "wake", timeout_s: 2 }), say("started it")),
+      );
+      const header = headerOf(run.tools[0]!.text);
+      assert.equal(header.shell_exit_code, "0", run.tools[0]!.text);
+      const wake = await pi.waitForRecord(isWake, from, 20_000, "the wake");
+      await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
+      assert.match(wake.message.content, new RegExp(`session ${header.session_id} · exit_code 143 \\(SIGTERM\\) · .*timeout_s deadline`));
+      const listing = await one("list_sessions", {});
+      const listed = listing.structuredContent.sessions.find(
+        (session: { session_id: number }) => session.session_id === Number(header.session_id),
+      );
+      assert.deepEqual(
+        [listed?.exit_code, listed?.signal, listed?.timed_out, listed?.killed_by],
+        [143, "SIGTERM", true, "deadline"],
+        listing.text,
+      );
     });
+
+    for (const [what, cmd] of [
+      ["`nohup server > log 2>&1 &` as its last statement", `nohup sleep 300 > ${join(scratch, "nohup.log")} 2>&1 &`],
+      ["a plain `server &`", "sleep 300 &"],
+    ])
+      it(`${what} on a PTY keeps the job`, async () => {
+        const started = await one("exec_command", { cmd, tty: true });
+        const header = headerOf(started.text);
+        assert.equal(started.text.split("\n")[0], "[still running]", started.text);
+        assert.equal(header.shell_exit_code, "0");
+        const [sleeper] = namedPids(header.background);
+        assert.ok(sleeper && processAlive(sleeper), started.text);
+        await one("kill_session", { session_id: Number(header.session_id) });
+        await waitFor(() => !processAlive(sleeper), "the sleep to end", 5_000);
+      });
 
     it("a setsid daemon does not hold the job: its exit is reported, the daemon runs on outside it", async () => {
       const started = await one("exec_command", { cmd: escapedDaemonThenExit() });

@@ -1,15 +1,16 @@
 /**
  * `until_listening` and the input wake through the real Pi CLI (RPC mode) on every host: a wait that
  * ends soon after a server's bind and names the address, a port that ends it and not another the
- * job binds first, bad values refused with nothing spawned; a prompt-blocked job with a wake armed
+ * job binds first, a server that probes its port (listens and closes) before it binds reported only
+ * once it listens (newest host), bad values refused with nothing spawned; a prompt-blocked job with a wake armed
  * wakes once with its prompt line and the answer reaches it, one with no wake armed never
  * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { bindServer, binds, freePort } from "../helpers/bind-server.ts";
+import { bindServer, binds, freePort, probingServer } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
 import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
@@ -79,6 +80,30 @@ for (const host of PI_HOSTS) {
       assert.ok(Number(result.structuredContent.wall_time_seconds) >= 1.5);
       await stop(Number(headerOf(result.text).session_id));
     });
+
+    it(
+      "a server that probes its port before it binds is reported only once it listens",
+      { skip: host !== PI_HOSTS.at(-1) && "newest host only" },
+      async () => {
+        await pi.waitIdle();
+        const port = await freePort();
+        const stamp = join(pi.dirs.root, "probed");
+        const ended = pi
+          .waitForRecord((record) => record.type === "tool_execution_end", pi.records.length, 30_000, "the result")
+          .then(() => Date.now());
+        const run = await pi.run(
+          "serve",
+          steps(call("exec_command", { cmd: probingServer(port, stamp), until_listening: port, yield_time_ms: 20_000 }), say("up")),
+        );
+        const result = run.tools[0]!;
+        const header = headerOf(result.text);
+        assert.equal(header.wait_status, "listening", result.text);
+        assert.equal(header.listening, `127.0.0.1:${port}`, result.text);
+        assert.ok(existsSync(stamp), `the result came before the real listen:\n${result.text}`);
+        assert.ok((await ended) >= Number(readFileSync(stamp, "utf8")));
+        await stop(Number(header.session_id));
+      },
+    );
 
     it("a bad until_listening is refused before anything runs", async () => {
       await pi.waitIdle();

@@ -1,7 +1,8 @@
 /**
- * Servers that bind when a test says: a port free right now, and a Python command that listens on
- * each of some ports in turn, writing when each bind happened, so a test can time `until_listening`
- * against the bind itself (the runtime's tests and the real-Pi ones use the same server).
+ * Servers that bind when a test says: a port free right now, a Python command that listens on each
+ * of some ports in turn, writing when each bind happened, so a test can time `until_listening`
+ * against the bind itself (the runtime's tests and the real-Pi ones use the same server), and a Node
+ * server that probes its port before it listens.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -24,21 +25,40 @@ export interface BindServerOptions {
   gap?: number;
   /** A file each bind appends `port epoch-ms` to, right after its `listen`. */
   stamp?: string;
+  /** Seconds between each socket's bind and its listen (uvicorn `--reload` binds long before its worker listens). */
+  listenAfter?: number;
 }
 
 /** The shell command of a Python server that binds as `options` say, then sleeps 300 s holding every socket. */
-export function bindServer({ ports, delay = 1, gap = 1, stamp }: BindServerOptions): string {
+export function bindServer({ ports, delay = 1, gap = 1, stamp, listenAfter = 0 }: BindServerOptions): string {
   const script = [
     "import socket,time",
     "held=[]",
     `time.sleep(${delay})`,
     `for i,p in enumerate(${JSON.stringify(ports)}):`,
     `    i and time.sleep(${gap})`,
-    "    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); s.listen(); held.append(s)",
+    `    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',p)); time.sleep(${listenAfter}); s.listen(); held.append(s)`,
     ...(stamp ? [`    open('${stamp}','a').write('%d %d\\n' % (s.getsockname()[1], time.time()*1000))`] : []),
     "time.sleep(300)",
   ].join("\n");
   return `python3 -c "${script.replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * The shell command of a Node server that probes `port` as vite and get-port do — listens on it for
+ * 50 ms and closes, six times 400 ms apart — then listens on it for real and writes the epoch ms of
+ * that listen to `stamp`.
+ */
+export function probingServer(port: number, stamp: string): string {
+  const script = [
+    "const net = require('node:net'), fs = require('node:fs');",
+    `const listen = (then) => { const s = net.createServer(); s.listen(${port}, '127.0.0.1', () => then(s)); };`,
+    "let probes = 0;",
+    "const probe = () => listen((s) => setTimeout(() => s.close(() => (++probes < 6 ? setTimeout(probe, 400) : setTimeout(serve, 500))), 50));",
+    `const serve = () => listen(() => fs.writeFileSync('${stamp}', String(Date.now())));`,
+    "probe();",
+  ].join(" ");
+  return `node -e "${script}"`;
 }
 
 /** The binds a server wrote to `stamp`: `[port, epoch ms]` each, in order. */

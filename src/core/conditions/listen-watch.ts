@@ -2,15 +2,17 @@
  * `until_listening`: a wait that ends when the job listens — on an address it did not listen on when
  * the call began (`true`), or on a given port. The job's sockets are read by a function the runtime
  * gives (one scan of this job only), at most every {@link LISTEN_CHECK_MS} while the wait runs, and
- * never again once it ends.
+ * never again once it ends. An address ends the wait only when two checks in a row see it: vite,
+ * get-port and portfinder listen on a port for an instant to probe it, close, then bind for real.
  *
  * Interface:
  * - `checkUntilListening(value, untouched)`: the model's value checked before anything runs — absent
  *   or `false` is no condition, `true` a new address, a whole number 1–65535 that port; anything else
  *   throws a clear error ending in `untouched` (what did not happen).
  * - `new ListenWatch(target, read, onMet, clock?)`, then `start()`: reads the sockets once for the
- *   baseline (a port already listened on meets the condition at once), then every check interval;
- *   `onMet(address)` once. `address` says which address ended it; `stop()` ends the checks.
+ *   baseline, then every check interval; `onMet(address)` once. `address` says which address ended
+ *   it and `listening` what the check that ended it read (the result shows that read: a result never
+ *   says `listening` beside `none`); `stop()` ends the checks.
  */
 import { LISTEN_CHECK_MS, MAX_LISTEN_PORT } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
@@ -47,6 +49,9 @@ export class ListenWatch {
   private baseline: ReadonlySet<string> = new Set();
   private timer: unknown;
   private met: string | undefined;
+  /** The addresses the previous check found: the next one ends the wait on one it still finds. */
+  private seen: ReadonlySet<string> = new Set();
+  private addresses: readonly string[] | undefined;
   private stopped = false;
 
   constructor(
@@ -62,11 +67,16 @@ export class ListenWatch {
     return this.met;
   }
 
+  /** Every address the check that ended the wait read. */
+  get listening(): readonly string[] | undefined {
+    return this.addresses;
+  }
+
   /** Takes the baseline (what the job listens on as the call begins) and starts checking. */
   start(): void {
     const now = this.read() ?? [];
     if (this.target.kind === "new") this.baseline = new Set(now);
-    else if (this.check(now)) return;
+    else this.check(now);
     this.schedule();
   }
 
@@ -88,11 +98,14 @@ export class ListenWatch {
 
   private check(addresses: readonly string[]): boolean {
     const target = this.target;
-    const found = addresses.find((address) => (target.kind === "port" ? portOf(address) === target.port : !this.baseline.has(address)));
-    if (found === undefined) return false;
-    this.met = found;
+    const found = addresses.filter((address) => (target.kind === "port" ? portOf(address) === target.port : !this.baseline.has(address)));
+    const still = found.find((address) => this.seen.has(address));
+    this.seen = new Set(found);
+    if (still === undefined) return false;
+    this.met = still;
+    this.addresses = addresses;
     this.stop();
-    this.onMet(found);
+    this.onMet(still);
     return true;
   }
 }

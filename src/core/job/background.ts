@@ -42,6 +42,8 @@ export function survivorsOf(leader: number, scope: HoldScope): number[] {
  */
 export class BackgroundWatch {
   private known: number[];
+  /** What the latest {@link look} found running. */
+  latest: Background | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly settleTimer: NodeJS.Timeout;
   private over = false;
@@ -90,15 +92,24 @@ export class BackgroundWatch {
     this.events.ended();
   }
 
-  /** What runs on right now (a fresh look at the table): counted, the first {@link BACKGROUND_NAMED} named. */
-  now(withhold: boolean): Background {
-    if (this.over) return { pids: [], named: [] };
+  /**
+   * What runs on right now (a fresh look at the table): counted, the first {@link BACKGROUND_NAMED}
+   * named. Nothing running is the job's end, whoever looks: `ended` is called and undefined returned.
+   */
+  look(withhold: boolean): Background | undefined {
+    if (this.over) return undefined;
     this.known = membersOf(this.leader, this.scope).sort((a, b) => a - b);
+    if (this.known.length === 0) {
+      this.stop();
+      this.events.ended();
+      return undefined;
+    }
     const named = this.known.slice(0, BACKGROUND_NAMED).map((pid) => {
       const command = withhold ? undefined : commandLineOf(pid);
       return { pid, ...(command ? { command: bounded(command) } : {}) };
     });
-    return { pids: [...this.known], named };
+    this.latest = { pids: [...this.known], named };
+    return this.latest;
   }
 
   stop(): void {

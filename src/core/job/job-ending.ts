@@ -120,9 +120,14 @@ export class JobEnding {
     return this.state === "background" && exit ? { code: exitCodeOf(exit), signal: exit.signal } : undefined;
   }
 
-  /** What the shell left running, looked up now; undefined in any other state. */
-  backgroundNow(withhold: boolean): Background | undefined {
-    return this.state === "background" ? this.background?.now(withhold) : undefined;
+  /**
+   * What the shell left running: looked up now (`fresh`), else as last looked up; undefined in any
+   * other state, and once a look found nothing running (the job ends then).
+   */
+  backgroundNow(withhold: boolean, fresh = true): Background | undefined {
+    if (this.state !== "background") return undefined;
+    const processes = (!fresh && this.background!.latest) || this.background!.look(withhold);
+    return this.state === "background" ? processes : undefined;
   }
 
   /** Nothing of the job runs any more: read its last output, then fix the exit. */

@@ -20,6 +20,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
   if (plan.signal?.aborted) end = "aborted";
   const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
+  const listening = end === "listening" ? watch?.listening() : undefined;
   // Only a match keeps what follows it for the next read; the exit's report carries everything.
   if (end !== "matched") job.endWatch();
   const output = end === "aborted" ? undefined : job.takeOutput(plan.shown);
@@ -29,6 +30,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
     ...(input ? { input } : {}),
     ...(output ? { output } : {}),
     ...(matchedLine ? { matchedLine } : {}),
+    ...(listening ? { listening } : {}),
     ...(screen ? { screen } : {}),
   };
 }

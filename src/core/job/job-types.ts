@@ -57,6 +57,8 @@ export interface StepResult {
   output?: OutputDelta;
   /** The line `until_pattern` matched (bounded), when that ended the wait. */
   matchedLine?: string;
+  /** The addresses read by the check `until_listening` ended on, when it did: the result shows them. */
+  listening?: string[];
   /** The screen the result shows instead of the stream (PTY jobs; see {@link JobScreen.view}). */
   screen?: ScreenView;
 }

@@ -62,6 +62,8 @@ export class Job {
   /** The exit is being fixed (once): it may finish within the call that starts it, so the flag is set first. */
   private finishing = false;
   private stopReason: StopReason | undefined;
+  /** The latest signal a stop sent while the shell's background ran on: the job ended by it, not by the shell's exit. */
+  private backgroundStop: NodeJS.Signals | undefined;
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
   private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
@@ -134,12 +136,13 @@ export class Job {
 
   /**
    * While the shell's exit left processes running: its exit (the job's exit code to be) and what runs
-   * on, looked up now (names withheld once a person typed into the job); undefined otherwise. `told`:
-   * a result shows it to the model, so later waits no longer end at the shell's exit.
+   * on, looked up now (names withheld once a person typed into the job), or as the call's wait last
+   * looked (`fresh` false); undefined otherwise. `told`: a result shows it to the model, so later
+   * waits no longer end at the shell's exit.
    */
-  backgroundNow(told = false): { shellExit: ShellExit; processes: Background } | undefined {
+  backgroundNow(told = false, fresh = true): { shellExit: ShellExit; processes: Background } | undefined {
+    const processes = this.end.backgroundNow(this.holders.typedInto, fresh);
     const shellExit = this.end.shellExit;
-    const processes = this.end.backgroundNow(this.holders.typedInto);
     if (told && processes) this.end.backgroundReported();
     return shellExit && processes ? { shellExit, processes } : undefined;
   }
@@ -227,6 +230,9 @@ export class Job {
    */
   async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
     const end = await waitForExit(this, deadlineMono, { ...ends, background: (listener) => this.end.onBackgroundSettled(listener) });
+    // What the shell left is looked at as the wait ends, and the call's report shows that look: one
+    // that finds nothing running is the job's end, which this call then waits for and reports.
+    if (end !== "exited") this.end.backgroundNow(this.holders.typedInto);
     if (end === "exited" || !this.ending) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
     return "exited";
@@ -321,17 +327,22 @@ export class Job {
   }
 
   /**
-   * Records who is about to stop the job, for a stop that signals its groups from outside (shutdown).
-   * The first reason wins, and a job whose leader already exited keeps its own exit.
+   * Records who is about to stop the job and with which signal, for a stop that signals its groups
+   * from outside (shutdown). The first reason wins; a job whose shell exited before the stop ends by
+   * the stop's signal, a job that ended already keeps its own exit.
    */
-  stopping(reason: StopReason): void {
+  stopping(reason: StopReason, signal: NodeJS.Signals = "SIGTERM"): void {
     if (this.end.state === "running" || this.end.state === "background") this.stopReason ??= reason;
+    if (this.end.state === "background") this.backgroundStop = signal;
   }
 
-  /** Stops the job with escalation and evidence (see {@link stopJob}), recording who stopped it. */
+  /** Stops the job with escalation and evidence (see {@link stopJob}), recording who stopped it and with what. */
   terminate(signal: NodeJS.Signals, reason: StopReason): Promise<Termination> {
-    this.stopping(reason);
-    return stopJob(this, signal, (sig) => this.transport.signal(sig));
+    this.stopping(reason, signal);
+    return stopJob(this, signal, (sig) => {
+      this.stopping(reason, sig);
+      return this.transport.signal(sig);
+    });
   }
 
   private onData(chunk: Buffer): void {
@@ -380,10 +391,11 @@ export class Job {
     // Nothing on its way to the disk (a short job's few bytes are written by now): no turn to wait.
     const flushing = this.log.flushedWithin(LOG_FLUSH_ON_EXIT_MS);
     if (flushing) await flushing;
-    const leader = this.end.leaderExit!;
+    // A stop that ended what the shell left ended the job: its exit is the stop's signal, not the shell's code.
+    const ended = this.backgroundStop ? { code: null, signal: this.backgroundStop } : this.end.leaderExit!;
     this.final = {
-      exitCode: exitCodeOf(leader),
-      signal: leader.signal,
+      exitCode: exitCodeOf(ended),
+      signal: ended.signal,
       ...(failure ? { failure } : {}),
       ...(this.stopReason ? { stoppedBy: this.stopReason } : {}),
     };

@@ -11,6 +11,8 @@ export interface UntilWatch {
   wrote(text: string): void;
   /** The line `until_pattern` matched, when that ended the wait. */
   matchedLine(): string | undefined;
+  /** What the check `until_listening` ended on read: the result shows it. */
+  listening(): string[] | undefined;
   /** The wait ended: no more socket checks (the output side ends with the read, see `stepJob`). */
   stop(): void;
 }
@@ -32,6 +34,7 @@ export function watchUntil(job: Job, spec: UntilSpec, readListening: ListenReade
     met,
     wrote: (text) => output?.wrote(text),
     matchedLine: () => output?.matchedLine(),
+    listening: () => (listen?.listening ? [...listen.listening] : undefined),
     stop: () => listen?.stop(),
   };
 }

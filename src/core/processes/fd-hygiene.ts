@@ -8,10 +8,10 @@ import { accessSync, constants, openSync } from "node:fs";
  * - `child_process.spawn` gets /dev/null placed over each of them (an extra stdio entry at that
  *   number, which libuv installs with dup2 in the child), at no cost;
  * - a PTY child on Linux starts through a shell that closes them and `exec`s the real program with
- *   the same argv, only while another PTY job is open. That shell is bash, in POSIX mode so that it
- *   reads no startup file (not even `BASH_ENV`; its `exec` gives back the `SHLVL` it added): dash, Debian's
- *   `/bin/sh`, cannot name descriptors above 9. Without a bash nothing is wrapped. (macOS spawns PTY
- *   children with close-on-exec as the default, so nothing leaks there.)
+ *   the same argv (the same shell makes the terminal's hangup harmless: `ptyCommand`). That shell is
+ *   bash, in POSIX mode so that it reads no startup file (not even `BASH_ENV`; its `exec` gives back
+ *   the `SHLVL` it added): dash, Debian's `/bin/sh`, cannot name descriptors above 9. Without a bash
+ *   nothing is closed. (macOS spawns PTY children with close-on-exec as the default.)
  * The set lives on `globalThis`: `/reload` re-evaluates this module while the masters stay open.
  */
 
@@ -85,8 +85,11 @@ export function systemBash(): string | null {
 }
 
 /**
- * The program and arguments a PTY child is forked with: as given, or, while other masters are open,
- * through a shell that closes them and then `exec`s `file` with `args` (same pid, same argv).
+ * The program and arguments a PTY child is forked with: a shell that ignores SIGHUP, closes the other
+ * masters (Linux, while any is open), then `exec`s `file` with `args` (same pid, same argv). The job's
+ * shell leads the terminal's session, and when it exits the kernel hangs up the terminal's foreground
+ * group, which holds what it started with `&` (no job control), before `nohup` can ignore it. Ignored
+ * from the start and inherited, the hangup ends none of them: a PTY job keeps them as a pipe job does.
  */
 export function ptyCommand(
   file: string,
@@ -94,8 +97,8 @@ export function ptyCommand(
   platform: NodeJS.Platform = process.platform,
 ): { file: string; args: string[] } {
   const shared = state();
-  const closer = shared.masters.size > 0 && platform === "linux" ? closerShell(shared) : null;
-  if (!closer) return { file, args: [...args] };
-  const closes = [...shared.masters].map((fd) => `${fd}<&-`).join(" ");
-  return { file: closer, args: ["--posix", "-c", `exec ${closes}; exec "$0" "$@"`, file, ...args] };
+  const bash = closerShell(shared);
+  const closes = bash && platform === "linux" ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
+  const script = `trap '' HUP; ${closes}exec "$0" "$@"`;
+  return bash ? { file: bash, args: ["--posix", "-c", script, file, ...args] } : { file: "/bin/sh", args: ["-c", script, file, ...args] };
 }

@@ -19,9 +19,10 @@ import { type ProcessEntry, processTable, tableIndex } from "./process-table.ts"
  * whose state is not known — the listening part of `/proc/net/tcp` and `tcp6` (socket-tables.ts).
  * A socket once seen listening is known to listen while a process holds it (a socket never stops
  * listening but by being closed); one seen doing anything else (a client or an accepted connection,
- * a Unix socket, a socket not yet listening) is looked at once more {@link SECOND_LOOK_MS} later, in
- * case it was a server's socket between its `socket()` and its `listen()`, and then never again while
- * held. So the tables are read at most once per scan, and only when a job's set of sockets changed.
+ * a Unix socket, a socket not yet listening) is looked at again while held, 1, 2, 4, then every 8 s
+ * after its previous look: a server may bind long before it listens (uvicorn `--reload` binds in one
+ * process and listens in another). So the tables are read at most once per scan, and only when a
+ * job's set of sockets changed or one of its sockets not listening is due for another look.
  * A scan of some jobs (one call's job, a listing's changed jobs) keeps what it knew of the others.
  * macOS asks `lsof` when it is there, at a bounded cadence (lsof.ts). Elsewhere there is no answer
  * (undefined).
@@ -45,11 +46,12 @@ export interface ListenerJob {
 /** Longest parent chain followed from a process to a job (a deeper one is not a job's). */
 const MAX_ANCESTRY = 64;
 /**
- * A socket not listening at its first look is looked at once more after this long: a server calls
- * `listen()` microseconds after `socket()`, so a scan that fell between the two sees it at its
- * second look; a socket that still does not listen then is a client, a connection or not TCP.
+ * A socket not listening is looked at again this long after its first look, the wait doubling with
+ * each look up to {@link RECHECK_MAX_MS}: most servers listen microseconds after their bind, some
+ * seconds later; a client or a connection held for hours costs one read of the listeners per 8 s.
  */
-const SECOND_LOOK_MS = 1_000;
+const RECHECK_MS = 1_000;
+const RECHECK_MAX_MS = 8_000;
 /**
  * A process whose number of descriptors did not change is taken to hold the same sockets for this
  * long (one closed and another opened in its place is seen at the next full read).
@@ -72,18 +74,16 @@ interface Descriptors {
 
 /** How long a scan trusts what it knew (see {@link ListeningPorts.scan}). */
 export interface Freshness {
-  /** A socket not listening at its first look is looked at again this much later. */
+  /** A socket not listening is looked at again this much after its first look, then doubling up to `recheckMaxMs`. */
   recheckMs: number;
+  recheckMaxMs: number;
   descriptorsTrustedMs: number;
 }
 
-const USUAL_FRESHNESS: Freshness = { recheckMs: SECOND_LOOK_MS, descriptorsTrustedMs: DESCRIPTORS_TRUSTED_MS };
+const USUAL_FRESHNESS: Freshness = { recheckMs: RECHECK_MS, recheckMaxMs: RECHECK_MAX_MS, descriptorsTrustedMs: DESCRIPTORS_TRUSTED_MS };
 
-/**
- * What the scan knows of a socket: its listening address, or that it was not listening at its first
- * look (`since`) or at its second too (`final`).
- */
-type SocketState = { address: string } | { since: number; final: boolean };
+/** What the scan knows of a socket: its listening address, or when it was last seen not listening and how many looks saw that. */
+type SocketState = { address: string } | { lookedAt: number; looks: number };
 
 export class ListeningPorts {
   /** Socket inodes, as far as known. */
@@ -175,8 +175,8 @@ export class ListeningPorts {
     for (const [jobId, inodes] of held) this.held.set(jobId, inodes);
     this.forgetMarkers(table);
     const scanned = new Set([...held.values()].flat());
-    const unknown = [...scanned].some((inode) => this.needsLook(inode, now, fresh.recheckMs));
-    if (unknown && !this.readSockets(scanned, now, fresh.recheckMs)) return undefined;
+    const unknown = [...scanned].some((inode) => this.needsLook(inode, now, fresh));
+    if (unknown && !this.readSockets(scanned, now)) return undefined;
     const inUse = new Set([...this.held.values()].flat());
     for (const inode of this.sockets.keys()) if (!inUse.has(inode)) this.sockets.delete(inode);
     const result = new Map<number, string[]>();
@@ -190,23 +190,23 @@ export class ListeningPorts {
     return result;
   }
 
-  /** A socket never looked at, or due for its second look. */
-  private needsLook(inode: string, now: number, recheckMs: number): boolean {
+  /** A socket never looked at, or not listening and due for another look. */
+  private needsLook(inode: string, now: number, fresh: Freshness): boolean {
     const state = this.sockets.get(inode);
-    return state === undefined || ("since" in state && !state.final && now - state.since >= recheckMs);
+    if (state === undefined) return true;
+    if ("address" in state) return false;
+    return now - state.lookedAt >= Math.min(fresh.recheckMs * 2 ** (state.looks - 1), fresh.recheckMaxMs);
   }
 
   /** Reads the system's listening sockets: each of `inodes` not known is listening there, or, for now, not. */
-  private readSockets(inodes: ReadonlySet<string>, now: number, recheckMs: number): boolean {
+  private readSockets(inodes: ReadonlySet<string>, now: number): boolean {
     const listening = listeningSockets();
     if (!listening) return false;
     for (const inode of inodes) {
       const state = this.sockets.get(inode);
       if (state && "address" in state) continue;
       const address = listening.get(inode);
-      if (address) this.sockets.set(inode, { address });
-      else if (!state) this.sockets.set(inode, { since: now, final: false });
-      else if (now - state.since >= recheckMs) this.sockets.set(inode, { since: state.since, final: true });
+      this.sockets.set(inode, address ? { address } : { lookedAt: now, looks: (state?.looks ?? 0) + 1 });
     }
     return true;
   }

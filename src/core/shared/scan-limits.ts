@@ -42,9 +42,9 @@ export const DESCRIPTORS_TRUSTED_MAX_MS = 8_000;
 export const LISTEN_CHECK_MS = 100;
 
 /**
- * During an `until_listening` wait, a socket of the job seen not listening is looked at again after
- * this long (1 s otherwise): a scan that lands between a server's `bind` and its `listen` (a loaded
- * machine deschedules it there) still ends the wait about 0.3 s after the bind.
+ * During an `until_listening` wait, a socket of the job seen not listening is looked at again every
+ * this long (otherwise after 1, 2, 4, then every 8 s): a server that binds before it listens, by
+ * microseconds or by seconds, ends the wait about 0.3 s after its `listen`.
  */
 export const LISTEN_RECHECK_MS = 200;
 

@@ -11,7 +11,7 @@ import type { Job } from "../../../src/core/job/job.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
-import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
+import { backgroundEndingAtSettle, escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
@@ -29,6 +29,8 @@ describe("a job whose shell exits while processes of it run on", () => {
     const job = start("sleep 0.8 & echo $!; exit 4");
     await untilShellExit(job);
     assert.equal(statusOf(job), "running", "the job runs on");
+    // Until the shell's fork has become `sleep`, its command line is the shell's.
+    await waitFor(() => job.backgroundNow()?.processes.named[0]?.command === "sleep 0.8", "the sleep");
     const now = job.backgroundNow();
     assert.deepEqual(now?.shellExit, { code: 4, signal: null });
     const [sleeper] = pidsIn(text(job));
@@ -88,40 +90,48 @@ describe("a job whose shell exits while processes of it run on", () => {
     await job.terminate("SIGTERM", "killed");
   });
 
-  it("kill stops what the shell left, confirmed, and the exit keeps the shell's code", async () => {
+  it("kill stops what the shell left, confirmed, and the job ends by the kill's signal, not with the shell's code", async () => {
     const job = start("sleep 30 & echo $!; exit 2");
     await untilShellExit(job);
     const [sleeper] = pidsIn(text(job));
     const termination = await job.terminate("SIGTERM", "killed");
     assert.equal(termination.cleanup, "confirmed");
-    assert.deepEqual(job.exit, { exitCode: 2, signal: null, stoppedBy: "killed" });
+    assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" });
     assert.ok(!processAlive(sleeper!));
   });
 
-  it("its deadline stops what the shell left, as `timeout`", async () => {
+  it("its deadline stops what the shell left, as `timeout`, by SIGTERM", async () => {
     const job = start("sleep 30 & exit 0", { timeoutMs: 1_500 });
     await untilExit(job);
-    assert.equal(job.exit?.stoppedBy, "timeout");
-    assert.equal(job.exit?.exitCode, 0);
+    assert.deepEqual(job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
   });
 
-  it("on a PTY, nohup keeps the job after the shell's exit", { skip: process.platform === "win32" }, async () => {
-    // Once `nohup` has become `sleep` it ignores the terminal's hangup at the shell's exit.
-    const job = start('nohup sleep 30 > /dev/null 2>&1 & until [ "$(ps -o comm= -p $!)" = sleep ]; do sleep 0.05; done', {
-      terminal: { cols: 80, rows: 24 },
-    });
-    await untilShellExit(job);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(statusOf(job), "running", "the job runs on");
-    assert.equal(job.backgroundNow()?.processes.named[0]?.command, "sleep 30");
-    await job.terminate("SIGTERM", "killed");
-    assert.equal(job.exit?.exitCode, 0);
-  });
+  for (const [what, command] of [
+    ["`nohup … &` as its last statement", "nohup sleep 30 > /dev/null 2>&1 &"],
+    ["a plain `&`", "sleep 30 & exit 0"],
+    ["a plain `&` writing to the terminal", "(sleep 0.5; echo late; exec sleep 30) &"],
+  ])
+    it(
+      `on a PTY, ${what} keeps the job as on pipes: the terminal's hangup at the shell's exit ends nothing`,
+      { skip: process.platform === "win32" },
+      async () => {
+        const job = start(command, { terminal: { cols: 80, rows: 24 } });
+        await untilShellExit(job);
+        assert.equal(await job.wait(performance.now() + 20_000), "background", "the job runs on past the settle window");
+        await waitFor(() => job.backgroundNow()?.processes.named[0]?.command === "sleep 30", "the sleep");
+        if (command.includes("late")) await waitFor(() => job.previewText().includes("late"), "its output after the shell's exit");
+        await job.terminate("SIGTERM", "killed");
+        assert.equal(job.exit?.signal, "SIGTERM");
+      },
+    );
 
-  it("on a PTY, a plain background process is hung up with the terminal, as in any terminal, and the job ends", async () => {
-    const job = start("sleep 30 & exit 0", { terminal: { cols: 80, rows: 24 } });
+  it("on a PTY, a process that left with setsid does not hold the job, as on pipes", { skip: process.platform === "win32" }, async () => {
+    const job = start(escapedDaemonThenExit(), { terminal: { cols: 80, rows: 24 } });
     assert.equal(await untilExit(job), "exited");
-    assert.equal(job.exit?.exitCode, 0);
+    const [daemon] = pidsIn(text(job));
+    assert.ok(daemon, "the daemon printed its pid");
+    jobs.pid(daemon);
+    assert.ok(processAlive(daemon), "the daemon lives on outside the job");
   });
 
   it("withholds the command lines once a person typed into the job: they may hold what was typed", async () => {
@@ -134,6 +144,17 @@ describe("a job whose shell exits while processes of it run on", () => {
     assert.equal(named?.length, 1);
     assert.equal(named?.[0]?.command, undefined);
     await job.terminate("SIGKILL", "killed");
+  });
+});
+
+describe("a background that ends as the settle window ends", () => {
+  it("is the job's end, reported by the call that saw the shell exit: exit_code, no background line", async () => {
+    const runtime = new ExecRuntime();
+    try {
+      await backgroundEndingAtSettle(runtime);
+    } finally {
+      await runtime.shutdown();
+    }
   });
 });
 
@@ -163,7 +184,7 @@ describe("the runtime's calls on a shell that leaves processes running, beside C
         const again = await runtime.interact({ jobId: kept.job.jobId, window: { ms: 300 } });
         assert.equal(again.backgroundChanged, undefined, `run ${run}: the same set is not news`);
         const killed = await runtime.kill(kept.job.jobId, "SIGTERM");
-        assert.equal(killed.job.exit?.exitCode, 5, `run ${run}`);
+        assert.deepEqual(killed.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" }, `run ${run}`);
         assert.equal(killed.termination.cleanup, "confirmed", `run ${run}`);
       }
     } finally {

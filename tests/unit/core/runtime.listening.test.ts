@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ListeningPorts } from "../../../src/core/processes/listening.ts";
+import { listeningSockets } from "../../../src/core/processes/socket-tables.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
@@ -49,6 +50,66 @@ describe("until_listening", { skip: SKIP }, () => {
     const lag = await bindLag(runtime);
     assert.ok(lag < 300, `returned ${lag} ms after the bind`);
     await runtime.shutdown();
+  });
+
+  it("a server that binds, then listens 1.5 s later ends the wait at its listen, naming the address", async () => {
+    const runtime = new ExecRuntime();
+    const stamp = stampFile();
+    const report = await runtime.exec(
+      exec(bindServer({ ports: [0], delay: 0.2, listenAfter: 1.5, stamp }), { until_listening: true, yield_time_ms: 10_000 }),
+    );
+    const [[port, listened]] = binds(stamp) as [[number, number]];
+    assert.equal(report.waitEnd, "listening", JSON.stringify(report.job.listening));
+    assert.deepEqual(report.job.listening, [`127.0.0.1:${port}`]);
+    assert.ok(Date.now() - listened < 2_000, `returned ${Date.now() - listened} ms after the listen`);
+    await runtime.shutdown();
+  });
+
+  it("a port probe closed right after a check saw it does not end the wait; the real listen after it does, named", async () => {
+    const runtime = new ExecRuntime();
+    const port = await freePort();
+    const stamp = stampFile();
+    const address = `127.0.0.1:${port}`;
+    // Listens on the port until told (SIGUSR1), closes it, and a second later listens on it for real (vite, get-port).
+    const server = [
+      "import signal,socket,time",
+      "probe=socket.socket(); probe.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)",
+      `probe.bind(('127.0.0.1',${port})); probe.listen()`,
+      "closed=[]",
+      "signal.signal(signal.SIGUSR1, lambda *_: (probe.close(), closed.append(1)))",
+      "while not closed: time.sleep(0.01)",
+      "time.sleep(1)",
+      "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)",
+      `s.bind(('127.0.0.1',${port})); s.listen()`,
+      `open('${stamp}','a').write('%d %d\\n' % (${port}, time.time()*1000))`,
+      "time.sleep(300)",
+    ].join("\n");
+    // The first check that sees the probe has the server close it before the check's answer is used.
+    const scan = ListeningPorts.prototype.scan;
+    let probeClosed = false;
+    ListeningPorts.prototype.scan = function (jobs, fresh, running) {
+      const result = scan.call(this, jobs, fresh, running);
+      const job = jobs.find((candidate) => result?.get(candidate.jobId)?.includes(address));
+      if (job && !probeClosed) {
+        probeClosed = true;
+        process.kill(job.leader, "SIGUSR1");
+        const deadline = performance.now() + 5_000;
+        while ([...(listeningSockets()?.values() ?? [])].includes(address) && performance.now() < deadline);
+      }
+      return result;
+    };
+    try {
+      const report = await runtime.exec(
+        exec(`exec python3 -c "${server.replace(/"/g, '\\"')}"`, { until_listening: port, yield_time_ms: 10_000 }),
+      );
+      assert.ok(probeClosed, "a check saw the probe");
+      assert.equal(report.waitEnd, "listening");
+      assert.deepEqual(report.job.listening, [address], "the result names the address that ended the wait");
+      assert.equal(binds(stamp).length, 1, "ended at the real listen");
+    } finally {
+      ListeningPorts.prototype.scan = scan;
+      await runtime.shutdown();
+    }
   });
 
   it("a port waits for that port and not another the job binds first", async () => {

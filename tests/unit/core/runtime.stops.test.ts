@@ -134,6 +134,43 @@ describe("a job its deadline stopped while nobody was attached", () => {
   });
 });
 
+describe("a job stopped while its shell's background runs on ends by the stop's signal, not its shell's code", () => {
+  /** `sleep 300 &`: the shell exits 0 at once, the job runs on in the background. */
+  const backgroundJob = async (runtime: ExecRuntime, timeoutS?: number) => {
+    const report = await runtime.exec(request("sleep 300 & exit 0", 10_000, timeoutS), { onExit: "wake" });
+    assert.equal(report.waitEnd, "background");
+    assert.deepEqual(report.job.shellExit, { code: 0, signal: null });
+    return report.job.jobId;
+  };
+
+  it("kill_session: the kill's report says SIGTERM, and with SIGINT (which the background ignores) the SIGKILL it escalated to", async () => {
+    const { runtime } = runtimeWithWakes();
+    const killed = await runtime.kill(await backgroundJob(runtime), "SIGTERM");
+    assert.deepEqual(killed.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" });
+    const interrupted = await runtime.kill(await backgroundJob(runtime), "SIGINT");
+    assert.equal(interrupted.termination.escalated, true);
+    assert.deepEqual(interrupted.job.exit, { exitCode: 137, signal: "SIGKILL", stoppedBy: "killed" });
+  });
+
+  it("its deadline: the wake and the listing say SIGTERM and the deadline", async () => {
+    const { runtime, batches } = runtimeWithWakes();
+    const id = await backgroundJob(runtime, 2);
+    await waitFor(() => batches.length > 0, "the deadline's wake", 10_000);
+    assert.deepEqual([batches[0]!.jobs[0]!.exitCode, batches[0]!.jobs[0]!.signal], [143, "SIGTERM"]);
+    assert.match(batches[0]!.jobs[0]!.reason ?? "", /timeout_s deadline/);
+    const listed = runtime.list().find((job) => job.jobId === id);
+    assert.deepEqual(listed?.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "timeout" });
+  });
+
+  it("the user's stop from the picker: the model's next poll says SIGTERM, killed by the user", async () => {
+    const { runtime } = runtimeWithWakes();
+    const id = await backgroundJob(runtime);
+    await runtime.kill(id, "SIGTERM", undefined, "user");
+    const told = await runtime.interact({ jobId: id, window: poll });
+    assert.deepEqual(told.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "user" });
+  });
+});
+
 describe("a job a session boundary stopped", () => {
   it("is handed to the session's next runtime: its id answers once (stoppedBy boundary, unread output), and no id is reused", async () => {
     let next = 1;

@@ -15,8 +15,8 @@ import { tokens } from "./tokens.ts";
 /** Our tools, in the order the breakdown names them. */
 export const OUR_TOOLS = ["exec_command", "write_stdin", "kill_session", "list_sessions", "set_on_exit"] as const;
 
-/** The budget of SPEC §9 and issue 38: definitions plus our system-prompt lines. */
-export const PROMPT_BUDGET_TOKENS = 1_200;
+/** The budget of SPEC §9: definitions plus our system-prompt lines, with every feature. */
+export const PROMPT_BUDGET_TOKENS = 1_250;
 
 /** How the fixed prompt grew and shrank (o200k, newest Pi), for the benchmark's history line. */
 export const PROMPT_TOKEN_HISTORY: readonly { version: string; tokens: number }[] = [

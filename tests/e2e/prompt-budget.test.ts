@@ -1,6 +1,6 @@
 /**
  * The fixed prompt (SPEC §9, issue 38): our five tools' definitions and our lines in Pi's system
- * prompt, as each real host sends them to the model, ≤ 1 200 o200k tokens. Counted from a recorded
+ * prompt, as each real host sends them to the model, ≤ 1 250 o200k tokens. Counted from a recorded
  * request (tests/bench/prompt-tokens.ts), never from our source; a failure prints the breakdown.
  */
 import assert from "node:assert/strict";

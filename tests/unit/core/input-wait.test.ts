@@ -1,13 +1,16 @@
 /** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
 import assert from "node:assert/strict";
-import { readlinkSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
+  decideInputWait,
   InputWaitProbe,
   type InputWaitQuery,
   looksLikePrompt,
   probeInputWait,
   readStdinIdentity,
+  type Scan,
 } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/conditions/proc-wait.ts";
 import { TerminalText } from "../../../src/core/output/terminal-text.ts";
@@ -20,9 +23,13 @@ import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+import { scratchDirectory } from "../../helpers/runtime.ts";
 
 const LINUX = process.platform === "linux";
 const started = new StartedJobs();
+const scratch = scratchDirectory("input-wait-");
+/** A path the job touches once it read its answer. */
+const marker = (name: string) => join(scratch, name);
 
 interface Running {
   transport: Transport;
@@ -145,6 +152,40 @@ describe("looksLikePrompt (the rule for an unfinished last line)", () => {
   for (const line of others) it(`${JSON.stringify(line)} does not`, () => assert.equal(looksLikePrompt(line), false));
 });
 
+describe("the decision on the scan's verdict and the last line", () => {
+  const quiet = INPUT_WAIT_QUIET_MS;
+  const waiting = { likely: true, reason: "syscall", pid: 7 } as const;
+  const cases: [string, Scan, string, number, boolean][] = [
+    // [what, scan, last line, quiet ms, likely]
+    ["a scan that saw a read of the job's stdin", { waiting, running: false, told: true }, "", 0, true],
+    ["a scan that could tell nothing waits, under a prompt-like line", { running: false, told: true }, "Name: ", quiet * 10, false],
+    [
+      "a scan that could tell, under `Downloading (step 1 of 2): `",
+      { running: false, told: true },
+      "Downloading (step 1 of 2): ",
+      quiet,
+      false,
+    ],
+    [
+      "no scan (macOS, or the scan could not read), a prompt-like line after the quiet",
+      { running: false, told: false },
+      "Name: ",
+      quiet,
+      true,
+    ],
+    ["no scan, a prompt-like line before the quiet", { running: false, told: false }, "Name: ", quiet - 1, false],
+    ["no scan, a line that is no prompt", { running: false, told: false }, "working", quiet * 10, false],
+    ["no scan of the waits, but a process running on a CPU", { running: true, told: false }, "Continue? ", quiet * 10, false],
+  ];
+  for (const [what, scan, line, quietMs, likely] of cases) {
+    it(`${what}: ${likely ? "likely" : "not likely"}`, () => {
+      const answer = decideInputWait(scan, line, quietMs);
+      assert.equal(answer.likely, likely);
+      if (likely) assert.equal(answer.reason, scan.waiting ? "syscall" : "prompt");
+    });
+  }
+});
+
 describe("system call tables and parsing", () => {
   it("knows x86_64 and the generic numbering (arm64, riscv64), nothing else", () => {
     assert.equal(waitingCalls("x64")![0], "read");
@@ -202,6 +243,24 @@ describe("input_wait on pipes (real processes)", { skip: LINUX ? false : "the sy
     );
   });
 
+  it("a quiet `Downloading weights (step 1 of 2): ` is not likely: the scan saw nothing read the job's stdin", async () => {
+    const job = await run("printf 'Downloading weights (step 1 of 2): '; sleep 7", false);
+    await waitFor(() => job.query().lastLine.endsWith(": "), "the line");
+    await neverLikely(job);
+    job.stop();
+  });
+
+  it("after Python's input() is answered and the program works on silently, it is no longer likely", async () => {
+    const answered = marker("input");
+    const job = await run(`python3 -c 'input("Name: "); open("${answered}", "w"); import time; time.sleep(30)'`, false);
+    await becomesLikely(job);
+    await job.transport.write(Buffer.from("bob\n"));
+    await waitFor(() => existsSync(answered), "the answer to be read");
+    assert.equal(job.query().lastLine, "Name: ", "nothing echoed on pipes: the line still looks like a prompt");
+    await neverLikely(job);
+    job.stop();
+  });
+
   it("probing never acts: the waiting job still gets and answers its input afterwards", async () => {
     const job = await run("read -p 'Name: ' x; echo got $x; sleep 30", false);
     for (let i = 0; i < 20; i++) probeInputWait(job.query());
@@ -233,6 +292,24 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
   it("a password prompt read from /dev/tty is likely", async () => {
     const job = await run("read -s -p 'Password: ' x </dev/tty", true);
     assert.equal((await becomesLikely(job)).reason, "syscall");
+    job.stop();
+  });
+
+  it("a quiet `Downloading weights (step 1 of 2): ` is not likely on a terminal either", async () => {
+    const job = await run("printf 'Downloading weights (step 1 of 2): '; sleep 7", true);
+    await waitFor(() => job.query().lastLine.endsWith(": "), "the line");
+    await neverLikely(job);
+    job.stop();
+  });
+
+  it("after `read -s` is answered and the program works on silently, it is no longer likely", async () => {
+    const answered = marker("read-s");
+    const job = await run(`read -s -p 'Password: ' x; touch ${answered}; sleep 30`, true);
+    await becomesLikely(job);
+    await job.transport.write(Buffer.from("hunter2\r"));
+    await waitFor(() => existsSync(answered), "the answer to be read");
+    assert.equal(job.query().lastLine, "Password: ", "nothing echoed: the line still looks like a prompt");
+    await neverLikely(job);
     job.stop();
   });
 

@@ -1,106 +1,18 @@
 /** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
 import assert from "node:assert/strict";
-import { existsSync, readlinkSync } from "node:fs";
-import { join } from "node:path";
 import { describe, it } from "node:test";
-import {
-  decideInputWait,
-  InputWaitProbe,
-  type InputWaitQuery,
-  looksLikePrompt,
-  probeInputWait,
-  readStdinIdentity,
-  type Scan,
-} from "../../../src/core/conditions/input-wait.ts";
+import { decideInputWait, InputWaitProbe, looksLikePrompt, probeInputWait, type Scan } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/conditions/proc-wait.ts";
-import { TerminalText } from "../../../src/core/output/terminal-text.ts";
 import { processTable } from "../../../src/core/processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
-import { PipeTransport } from "../../../src/core/transport/pipe.ts";
-import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
-import type { Transport } from "../../../src/core/transport/types.ts";
-import { StartedJobs } from "../../helpers/jobs.ts";
+import { answeredPrompt, becomesLikely, neverLikely, quietColonLine, run } from "../../helpers/input-wait-jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { scratchDirectory } from "../../helpers/runtime.ts";
 
 const LINUX = process.platform === "linux";
-const started = new StartedJobs();
 const scratch = scratchDirectory("input-wait-");
-/** A path the job touches once it read its answer. */
-const marker = (name: string) => join(scratch, name);
-
-interface Running {
-  transport: Transport;
-  pid: number;
-  /** The query a result would make now. */
-  query(): InputWaitQuery;
-  stop(): void;
-}
-
-/** Starts `command` under bash on pipes or a PTY, rendering its output as the model would see it. */
-async function run(command: string, tty: boolean): Promise<Running> {
-  let text = "";
-  let lastOutput = performance.now();
-  const render = new TerminalText();
-  const events = {
-    data: (chunk: Buffer) => {
-      text += render.write(chunk.toString("utf8"), false);
-      lastOutput = performance.now();
-    },
-    exit: () => {},
-    closed: () => {},
-  };
-  const spec = {
-    file: "/bin/bash",
-    args: ["--norc", "--noprofile", "-c", command],
-    cwd: "/tmp",
-    env: { ...process.env, TERM: "xterm-256color" },
-  };
-  const transport = tty ? spawnPty({ ...spec, cols: 100, rows: 30 }, events, loadPtyModule()) : new PipeTransport(spec, events);
-  started.transport(transport);
-  const pid = transport.pid!;
-  // Pipes: the leader's fd 0 is set before spawn returns. A PTY's child sets it up after the fork, so
-  // the runtime takes the slave path from the spawn; here we wait until the leader's stderr shows it
-  // (its stdin may be redirected by the command itself, as `read </dev/tty` does).
-  let stdin = tty ? undefined : readStdinIdentity(pid);
-  if (tty) {
-    await waitFor(() => {
-      try {
-        stdin = readlinkSync(`/proc/${pid}/fd/2`);
-      } catch {
-        return false;
-      }
-      return stdin.startsWith("/dev/pts/");
-    }, "the PTY on fd 0");
-  }
-  return {
-    transport,
-    pid,
-    query: () => ({ pid, stdin, tty, lastLine: text.slice(text.lastIndexOf("\n") + 1), quietMs: performance.now() - lastOutput }),
-    stop: () => transport.signal("SIGKILL"),
-  };
-}
-
-/** Waits (with a deadline) until the probe says likely, and returns that answer. */
-async function becomesLikely(job: Running, reader: ProcReader = realProcReader) {
-  let answer = probeInputWait(job.query(), reader);
-  const probe = () => {
-    answer = probeInputWait(job.query(), reader);
-    return answer.likely;
-  };
-  await waitFor(probe, `input_wait: likely for ${JSON.stringify(job.query())}`, 15_000);
-  return answer;
-}
-
-/** Probes for `ms` (past the prompt rule's quiet time) and fails on any likely answer. */
-async function neverLikely(job: Running, ms = INPUT_WAIT_QUIET_MS + 500) {
-  await quietFor(ms, () => {
-    const answer = probeInputWait(job.query());
-    assert.equal(answer.likely, false, `likely (${answer.reason}) for ${JSON.stringify(job.query())}`);
-  });
-}
 
 /** Starts every command at once and probes each for the whole span: none may ever be likely. */
 async function allNeverLikely(commands: string[], tty: boolean): Promise<void> {
@@ -244,19 +156,13 @@ describe("input_wait on pipes (real processes)", { skip: LINUX ? false : "the sy
   });
 
   it("a quiet `Downloading weights (step 1 of 2): ` is not likely: the scan saw nothing read the job's stdin", async () => {
-    const job = await run("printf 'Downloading weights (step 1 of 2): '; sleep 7", false);
-    await waitFor(() => job.query().lastLine.endsWith(": "), "the line");
+    const job = await quietColonLine(false);
     await neverLikely(job);
     job.stop();
   });
 
   it("after Python's input() is answered and the program works on silently, it is no longer likely", async () => {
-    const answered = marker("input");
-    const job = await run(`python3 -c 'input("Name: "); open("${answered}", "w"); import time; time.sleep(30)'`, false);
-    await becomesLikely(job);
-    await job.transport.write(Buffer.from("bob\n"));
-    await waitFor(() => existsSync(answered), "the answer to be read");
-    assert.equal(job.query().lastLine, "Name: ", "nothing echoed on pipes: the line still looks like a prompt");
+    const job = await answeredPrompt(false, scratch);
     await neverLikely(job);
     job.stop();
   });
@@ -296,19 +202,13 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
   });
 
   it("a quiet `Downloading weights (step 1 of 2): ` is not likely on a terminal either", async () => {
-    const job = await run("printf 'Downloading weights (step 1 of 2): '; sleep 7", true);
-    await waitFor(() => job.query().lastLine.endsWith(": "), "the line");
+    const job = await quietColonLine(true);
     await neverLikely(job);
     job.stop();
   });
 
   it("after `read -s` is answered and the program works on silently, it is no longer likely", async () => {
-    const answered = marker("read-s");
-    const job = await run(`read -s -p 'Password: ' x; touch ${answered}; sleep 30`, true);
-    await becomesLikely(job);
-    await job.transport.write(Buffer.from("hunter2\r"));
-    await waitFor(() => existsSync(answered), "the answer to be read");
-    assert.equal(job.query().lastLine, "Password: ", "nothing echoed: the line still looks like a prompt");
+    const job = await answeredPrompt(true, scratch);
     await neverLikely(job);
     job.stop();
   });

@@ -187,11 +187,15 @@ function jobFooter(details: Record<string, unknown>, options: { expanded: boolea
   const cut = details.truncation !== undefined;
   if (options.isPartial) {
     const left = typeof details.yield_until === "string" ? Date.parse(details.yield_until) - Date.now() : Number.NaN;
-    const window = !Number.isNaN(left)
-      ? ` · ${duration(Math.max(0, left))} left`
-      : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0
-        ? ` · wait ≤ ${duration(details.yield_time_ms)}`
-        : "";
+    // A person typing for `ask_user` has no time limit: the window starts once they are done.
+    const window =
+      details.user_typing === true
+        ? ""
+        : !Number.isNaN(left)
+          ? ` · ${duration(Math.max(0, left))} left`
+          : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0
+            ? ` · wait ≤ ${duration(details.yield_time_ms)}`
+            : "";
     return { text: `elapsed ${time}${window}${details.session_id !== undefined ? ` · ${session}` : ""}`, failed: false };
   }
   // Esc ends the wait only: say so, rather than look like a stop.
@@ -222,7 +226,7 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
     // A count only: what the user typed is never in details, so it cannot be drawn.
     ...(typeof details.user_input === "string" ? [`» you typed ${inline(details.user_input)}`] : []),
-    ...(details.user_typing === true ? ["the user is typing"] : []),
+    ...(details.user_typing === true ? ["the user is typing (no time limit)"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
     ...(details.input_wait === "likely" ? ["waiting for input"] : []),
     ...notShownNote(details.truncation),

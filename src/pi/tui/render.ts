@@ -188,14 +188,11 @@ function jobFooter(details: Record<string, unknown>, options: { expanded: boolea
   if (options.isPartial) {
     const left = typeof details.yield_until === "string" ? Date.parse(details.yield_until) - Date.now() : Number.NaN;
     // A person typing for `ask_user` has no time limit: the window starts once they are done.
-    const window =
-      details.user_typing === true
-        ? ""
-        : !Number.isNaN(left)
-          ? ` · ${duration(Math.max(0, left))} left`
-          : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0
-            ? ` · wait ≤ ${duration(details.yield_time_ms)}`
-            : "";
+    const window = !Number.isNaN(left)
+      ? ` · ${duration(Math.max(0, left))} left`
+      : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0 && details.user_typing !== true
+        ? ` · wait ≤ ${duration(details.yield_time_ms)}`
+        : "";
     return { text: `elapsed ${time}${window}${details.session_id !== undefined ? ` · ${session}` : ""}`, failed: false };
   }
   // Esc ends the wait only: say so, rather than look like a stop.

@@ -253,6 +253,9 @@ describe("fallbacks", { skip: LINUX ? false : "Linux only" }, () => {
       throw new Error("EACCES");
     },
   };
+  const refuse = (): never => {
+    throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+  };
   /** A reader that refuses everything about the process but its stat, as for a setuid `sudo` (simulated). */
   const nothing: ProcReader = {
     readFile: () => {
@@ -281,6 +284,24 @@ describe("fallbacks", { skip: LINUX ? false : "Linux only" }, () => {
     const early = probeInputWait({ ...job.query(), quietMs: INPUT_WAIT_QUIET_MS - 1 }, nothing);
     assert.equal(early.likely, false);
     assert.deepEqual(probeInputWait({ ...job.query(), quietMs: INPUT_WAIT_QUIET_MS }, nothing), { likely: true, reason: "prompt" });
+    job.stop();
+  });
+
+  it("a child the scan may not read (as a setuid sudo's, simulated) leaves the prompt rule to decide, though its shell was read", async () => {
+    const job = await run(`printf '[sudo] password for me: '; python3 -c 'import sys; sys.stdin.readline()'; echo done`, false);
+    const onlyTheLeader: ProcReader = {
+      readFile: (path) => (mine(path) ? realProcReader.readFile(path) : refuse()),
+      readLink: (path) => (mine(path) ? realProcReader.readLink(path) : refuse()),
+      readDir: (path) => (mine(path) ? realProcReader.readDir(path) : refuse()),
+      readMemory: () => refuse(),
+    };
+    function mine(path: string): boolean {
+      const pid = /^\/proc\/(\d+)\//.exec(path)?.[1];
+      return pid === undefined || Number(pid) === job.pid;
+    }
+    await becomesLikely(job); // the real scan sees python's read
+    await waitFor(() => job.query().quietMs >= INPUT_WAIT_QUIET_MS, "a second of quiet");
+    assert.deepEqual(probeInputWait(job.query(), onlyTheLeader), { likely: true, reason: "prompt" });
     job.stop();
   });
 

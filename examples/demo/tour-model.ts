@@ -84,10 +84,10 @@ function serverLeftRunning(view: ModelView): ModelStep {
   const id = sessionOf(server);
   if (id === undefined) return say(`The server did not start as expected; its result was:\n\n${server.text}`);
   if (!armed) return call("set_on_exit", { session_id: id, wake_on_pattern: "(?i)error" });
-  const where = /^listening: (.+)$/m.exec(server.text)?.[1] ?? /ready on (\S+)/.exec(server.text)?.[1] ?? "its port";
+  const where = /127\.0\.0\.1:\d+/.exec(server.text)?.[0] ?? "its port";
   return say(
     `The dev server (session ${id}) returned as soon as it printed its ready line and listens on ${where}. It keeps running, and I will be woken if it logs an error. ` +
-      `Open /unified-exec-sessions: View it, or "Type into it" a line with the word error to make it log one and wake me. ${NEXT}`,
+      `Open http://${where}/fail in a browser (or curl it) to make it log one and wake me; /unified-exec-sessions lists it. ${NEXT}`,
   );
 }
 
@@ -103,7 +103,8 @@ function passphrase(view: ModelView): ModelStep {
       session_id: id,
       ask_user: `Type the passphrase (for this demo: ${DEMO_PASSPHRASE}), then Enter`,
       until_pattern: "^(accepted|rejected)",
-      yield_time_ms: 120_000,
+      // The person types with no time limit; this window starts once they are done (30 s is the tool's most).
+      yield_time_ms: 30_000,
     });
   }
   if (asked.isError) return say(`I could not hand you the keyboard: ${asked.text}`);

@@ -52,7 +52,7 @@ export class InputWakeWatch {
     let tail = "";
     const probe = () => {
       tail = job.previewText();
-      return job.inputWait(tail.slice(tail.lastIndexOf("\n") + 1)).likely;
+      return waits(job, tail);
     };
     if (!rule.observe(now, held, job.outputBytesTotal, probe)) return;
     // The fact that a person typed into the job (i35-typing keeps it on the job): its output is never quoted then.
@@ -64,6 +64,19 @@ export class InputWakeWatch {
       ...(withheld ? { withheld: true as const } : { line: lastVisibleLine(tail) }),
     });
   }
+
+  /** Asked by the decision point as the job's wake goes out: it still waits at the prompt the wake names. */
+  stillWaits(jobId: number): boolean {
+    const job = this.registry.get(jobId);
+    const rule = job && this.rules.get(job);
+    if (!job || !rule) return false;
+    return rule.stillDue(job.outputBytesTotal, () => waits(job, job.previewText()));
+  }
+}
+
+/** The job waits for input with `tail` (its preview) as the output so far. */
+function waits(job: Job, tail: string): boolean {
+  return job.inputWait(tail.slice(tail.lastIndexOf("\n") + 1)).likely;
 }
 
 /** The last line of `text` with something visible on it, its end kept when it is long (a prompt ends the line). */

@@ -53,7 +53,10 @@ export interface RuntimeOptions {
  */
 export class ExecRuntime {
   /** Exactly-once completion: the Pi layer binds the sender and reports calls' starts and ends. */
-  readonly completions = new CompletionLedger<JobReport>({ draining: (jobId) => this.registry.draining(jobId) });
+  readonly completions = new CompletionLedger<JobReport>({
+    draining: (jobId) => this.registry.draining(jobId),
+    waitsForInput: (jobId) => this.wakes.inputs.stillWaits(jobId),
+  });
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
   private readonly tracked: TrackedJobs;

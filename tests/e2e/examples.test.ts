@@ -1,10 +1,11 @@
 /**
- * Every program in examples/ runs offline and checks its own outcome; a broken example fails the
+ * Every program in examples/ runs offline, checks its own outcome and exits within 2 s of its last
+ * line (nothing of Pi or of ours keeps Node's loop alive after `close()`); a broken example fails the
  * suite. An example copied and changed so that its model leaves a server running still ends: the
  * shared `close()` stops the job as Pi's quit does, and the program exits within 5 s of its model's end.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,14 +17,25 @@ const dir = join(REPO_ROOT, "examples");
 
 describe("examples", { concurrency: 2 }, () => {
   for (const file of readdirSync(dir).filter((name) => name.endsWith(".ts"))) {
-    it(`${file} runs and passes its own checks`, () => {
-      const result = spawnSync(process.execPath, ["--import", "tsx", join(dir, file)], {
-        cwd: REPO_ROOT,
-        encoding: "utf8",
-        timeout: 120_000,
+    it(`${file} runs, passes its own checks and exits promptly after its last line`, async () => {
+      const child = spawn(process.execPath, ["--import", "tsx", join(dir, file)], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      let done: number | undefined;
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk;
+        if (done === undefined && stdout.includes("example ok")) done = performance.now();
       });
-      assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
-      assert.match(result.stdout, /example ok/);
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+      });
+      const guard = setTimeout(() => child.kill("SIGKILL"), 120_000);
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      clearTimeout(guard);
+      assert.equal(code, 0, `${stdout}\n${stderr}`);
+      assert.ok(done !== undefined, stdout);
+      const lingered = performance.now() - done;
+      assert.ok(lingered < 2_000, `the process lived ${Math.round(lingered)} ms after its last line`);
     });
   }
 });

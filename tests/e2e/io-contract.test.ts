@@ -95,6 +95,7 @@ for (const host of PI_HOSTS) {
       const [, first, second] = run.tools;
       assert.equal(first!.isError, false);
       assert.match(headerOf(first!.text).failure_message ?? "", /^stdin write failed: .*EPIPE/);
+      assert.equal(headerOf(first!.text).input, "0 bytes sent", "never the bytes asked above the failure");
       assert.equal(first!.text.split("\n")[0], "[still running]");
       assert.match(headerOf(second!.text).failure_message ?? "", /^stdin write failed/);
       execFileSync("touch", [join(pi.dirs.cwd, "release-epipe")]);

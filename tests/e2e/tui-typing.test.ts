@@ -133,11 +133,11 @@ for (const host of PI_HOSTS) {
       assert.match(headerOf(asked).user_input!, /^\d+ bytes$/);
     });
 
-    it("ask_user on a pipe job: the one-line input closes when the job exits, and the call returns the exit with 0 bytes", async () => {
+    it("ask_user on a pipe job: the row has no time limit while the person types, the one-line input closes when the job exits, and the call returns the exit with 0 bytes", async () => {
       results.length = 0;
       tui.model.script = recording(
         steps(
-          call("exec_command", { cmd: "sleep 2; echo bye; exit 3", yield_time_ms: 250 }),
+          call("exec_command", { cmd: "sleep 4; echo bye; exit 3", yield_time_ms: 250 }),
           (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "Your one line, please" }),
           say("the input came back"),
         ),
@@ -146,6 +146,8 @@ for (const host of PI_HOSTS) {
       // The words show twice while the input is open (the call's row and the input's title), once after.
       const shown = () => tui.screen().split("Your one line, please").length - 1;
       await waitFor(() => shown() === 2, "the one-line input", 15_000, 50);
+      const typing = await tui.waitForScreen(/the user is typing \(no time limit\)/, "the row while the person types");
+      assert.doesNotMatch(typing, /wait ≤/, "typing has no window");
       await tui.waitForScreen(/the input came back/, "the input closed and the call returned", 15_000);
       await waitFor(() => shown() === 1, "the input gone", 5_000, 100);
       const asked = results.find((text) => /user_input/.test(text))!;

@@ -3,7 +3,8 @@
  * (the same launcher and model, three prompts in one run) every scene is checked call by call: the
  * dev server answers, shows its request in a poll and is stopped; Python answers 42 on a PTY; a job's
  * exit starts a turn by itself. In tmux the real TUI opens with the prompts above the editor, a wake
- * arrives without any prompt, and quitting removes the demo's temporary agent dir. Nothing is written
+ * arrives without any prompt, a request to scene 4's server wakes the agent with its error line quoted,
+ * and quitting removes the demo's temporary agent dir. Nothing is written
  * to the user's ~/.pi (HOME is a fresh directory here, checked afterwards), and nothing named
  * `pi-unified-exec-*` stays in the temp dir (TMPDIR is a fresh directory too, so other tests' job logs
  * never count, and one left there by the demo is seen): the jobs' logs go away with the demo.
@@ -182,7 +183,7 @@ describe("npm run demo in a terminal", () => {
   const terminal = new TmuxTerminal("demo");
   after(() => terminal.close());
 
-  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, leaves a server for the picker in 4, asks for a passphrase in 5, shows the model's text at Ctrl+O, and removes its files and logs at Ctrl+D", async () => {
+  it("opens the Pi TUI with the prompts, answers 2, wakes by itself after 3, leaves a server for the picker in 4 whose error wakes with its line, asks for a passphrase in 5, shows the model's text at Ctrl+O, and removes its files and logs at Ctrl+D", async () => {
     startDemo(terminal);
     const intro = await terminal.waitForScreen(/type 1 to 5 and Enter[\s\S]*faux-1/, "the demo's prompts above the editor and Pi's footer");
     // The footer shows Pi's directory: the demo's project dir inside its temporary root.
@@ -196,7 +197,8 @@ describe("npm run demo in a terminal", () => {
     await terminal.waitForScreen(/The job is running in the background/, "the wake scene's turn to end");
     await terminal.waitForScreen(/Woken by the exit of session \d+ \(exit_code 0\)/, "the wake to start a turn by itself");
 
-    // Scene 4: a server left running; the picker views it, and a line typed into it wakes the agent.
+    // Scene 4: a server left running; the picker lists it, and a request to /fail makes it log an error
+    // that wakes the agent, the line quoted (nobody typed into the job).
     terminal.type("4");
     const left = await terminal.waitForScreen(
       /The dev server \(session (\d+)\) returned as soon as it printed its ready line and listens on 127\.0\.0\.1:(\d+)/,
@@ -208,16 +210,13 @@ describe("npm run demo in a terminal", () => {
       new RegExp(`${server} · running \\S+ · node server\\.mjs :${port} \\[wake /\\(\\?i\\)error/\\]`),
       "the picker's row with the port and the wake",
     );
-    terminal.key("Enter");
-    await terminal.waitForScreen(/Type into it/, "the server's menu");
-    terminal.key("Down");
-    terminal.key("Enter");
-    await terminal.waitForScreen(new RegExp(`session ${server}: \`node server\\.mjs\``), "the line to type into the server");
-    terminal.type("error");
+    terminal.key("Escape");
+    assert.equal((await fetch(`http://127.0.0.1:${port}/fail`)).status, 500);
     await terminal.waitForScreen(
-      // A job the person typed into is never quoted by a wake: the model reads the line with a poll.
-      new RegExp(`Woken by session ${server}'s wake_on_pattern[\\s\\S]*?did not quote[\\s\\S]*?read it:\\s+"ERROR: the person asked`),
-      "the pattern wake",
+      new RegExp(
+        `Woken by session ${server}'s wake_on_pattern,\\s+without\\s+anyone\\s+polling:\\s+it\\s+logged\\s+"ERROR:\\s+the\\s+database`,
+      ),
+      "the pattern wake, quoting the line",
     );
 
     // Scene 5: the person types a passphrase into a job the model started; the model sees a count.

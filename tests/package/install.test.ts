@@ -66,22 +66,50 @@ for (const host of PI_HOSTS) {
       }
     });
 
+    /** A second copy of the checkout under `dirs.root`; it loads far enough to conflict only if its own imports resolve. */
+    const secondCopy = (root: string) => {
+      const copy = join(root, "second-copy");
+      cpSync(join(REPO_ROOT, "src"), join(copy, "src"), { recursive: true });
+      cpSync(join(REPO_ROOT, "package.json"), join(copy, "package.json"));
+      cpSync(join(REPO_ROOT, "index.ts"), join(copy, "index.ts"));
+      symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
+      return copy;
+    };
+
     it("two installed copies stop Pi with the conflict the README quotes", async () => {
       const run = await runJson(host, "hello", steps(), {
         extensions: [],
         noExtensions: false,
         setup: (dirs) => {
-          const copy = join(dirs.root, "second-copy");
-          cpSync(join(REPO_ROOT, "src"), join(copy, "src"), { recursive: true });
-          cpSync(join(REPO_ROOT, "package.json"), join(copy, "package.json"));
-          cpSync(join(REPO_ROOT, "index.ts"), join(copy, "index.ts"));
-          // The copy loads far enough to conflict only if its own imports resolve.
-          symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
-          for (const source of [REPO_ROOT, copy]) piInstall(host.cliPath, dirs, source, join(dirs.root, "npm-cache"));
+          for (const source of [REPO_ROOT, secondCopy(dirs.root)]) piInstall(host.cliPath, dirs, source, join(dirs.root, "npm-cache"));
         },
       });
       assert.equal(run.exitCode, 1);
       assert.match(run.stderr, /Tool "exec_command" conflicts with /);
+    });
+
+    it("another copy installed and the checkout loaded with -e conflict too", async () => {
+      const run = await runJson(host, "hello", steps(), {
+        extensions: [REPO_ROOT],
+        noExtensions: false,
+        setup: (dirs) => {
+          piInstall(host.cliPath, dirs, secondCopy(dirs.root), join(dirs.root, "npm-cache"));
+        },
+      });
+      assert.equal(run.exitCode, 1);
+      assert.match(run.stderr, /Tool "exec_command" conflicts with /);
+    });
+
+    it("the same checkout installed and loaded with -e is one copy: no conflict", async () => {
+      const run = await runJson(host, "use the checkout twice over", script, {
+        extensions: [REPO_ROOT],
+        noExtensions: false,
+        setup: (dirs) => {
+          piInstall(host.cliPath, dirs, REPO_ROOT, join(dirs.root, "npm-cache"));
+        },
+      });
+      assertDriven(run);
+      assert.doesNotMatch(run.stderr, /conflicts with/);
     });
 
     it("pi -e /abs/checkout loads it for one run without installing", async () => {

@@ -1,9 +1,12 @@
 /**
  * The README is someone's first five minutes: a "Try it" block at the top (the demo, the Node it
- * needs, how to get Pi and which version each way gives), under 300 lines, no command that would
- * install the unrelated package holding our name on the registry, the same Node 22 lines the
- * preflight names, a "Type into a job" section with the overlay, and no relative link to a file or
- * heading that is not there. Reads files only: no Pi host, no process.
+ * needs, how to get Pi and which version each way gives, why a global `pi` can fail in another
+ * terminal, npm 11's harmless warning, one figure for `npm test`), under 300 lines, no command that
+ * would install the unrelated package holding our name on the registry, the same Node 22 lines the
+ * preflight names, the words a newcomer trips on (a wake, a session, what `set_on_exit` arms) said
+ * before they are needed, every example result with its status line, a "Type into a job" section
+ * with the overlay, and no relative link to a file or heading that is not there. Reads files only:
+ * no Pi host, no process.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -22,6 +25,20 @@ function section(title: string): { start: number; body: string } {
   assert.notEqual(start, -1, `no "## ${title}" heading`);
   const end = lines.findIndex((line, i) => i > start && line.startsWith("## "));
   return { start, body: lines.slice(start + 1, end === -1 ? undefined : end).join("\n") };
+}
+
+/** The text of every fenced code block, in order. */
+function codeBlocks(): string[] {
+  const blocks: string[] = [];
+  let open: string[] | undefined;
+  for (const line of lines) {
+    if (!line.startsWith("```")) open?.push(line);
+    else if (open) {
+      blocks.push(open.join("\n"));
+      open = undefined;
+    } else open = [];
+  }
+  return blocks;
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
@@ -57,6 +74,37 @@ describe("the README", () => {
     const newest = lock.packages["node_modules/pi-coding-agent-latest"]!.version;
     assert.match(body, new RegExp(`\`npx pi[^\`]*\` runs Pi ${baseline.replace(/\./g, "\\.")}\\b`));
     assert.match(body, new RegExp(`\`npm start\` runs\\s+Pi ${newest.replace(/\./g, "\\.")}\\b`));
+  });
+
+  it("explains a global pi that stops with enableCompileCache, npm 11's allowScripts warning, and gives one figure for npm test", () => {
+    const { body } = section("Try it");
+    assert.match(body, /runs on\s+the first `node` on PATH[\s\S]*SyntaxError … enableCompileCache/);
+    assert.match(body, /allowScripts": harmless/);
+    const timed = lines.filter((line) => /npm test/.test(line) && /\bminutes?\b|\bmin\b/.test(line));
+    assert.equal(timed.length, 1, `one figure for npm test, not ${timed.length}: ${timed.join(" / ")}`);
+  });
+
+  it("defines a wake before its first use, and says that a session_id names a job and that set_on_exit arms line wakes too", () => {
+    const prose = text.replace(/^```[\s\S]*?^```/gm, "");
+    const first = prose.search(/\bwak(e|es|ing|en)\b/i);
+    assert.equal(first, prose.indexOf("*wake*") + 1, "the first use is the definition");
+    assert.match(prose, /`session_id`: the job's number \(the tools,\s+the picker and the footer call a job a session\)/);
+    assert.match(prose, /`set_on_exit` arms or disarms both kinds of wake/);
+    assert.match(prose, /\(`wake_on_pattern`\)/);
+  });
+
+  it("shows every example call's result with its status line", () => {
+    for (const block of codeBlocks()) {
+      const calls = `${block}\n`.split(/^(?=> \w+ \{)/m).filter((part) => part.startsWith("> "));
+      for (const call of calls) {
+        const [line, result] = [call.slice(0, call.indexOf("\n")), call.slice(call.indexOf("\n") + 1).trim()];
+        if (result) assert.match(result, /^\[[a-z ,_]+\]\n/, `${line} shows a result without its status line`);
+      }
+    }
+  });
+
+  it("says the examples keep their jobs' logs", () => {
+    assert.match(text, /`examples\/` folder[\s\S]*?keep their jobs' logs/);
   });
 
   it("ends under 300 lines", () => {

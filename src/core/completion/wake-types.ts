@@ -53,6 +53,8 @@ export type SetOnExitStatus = "disarmed" | "already_none" | "armed" | "already_a
 export interface WakeHost {
   /** The job's leader exited and its last output is still being drained: its exit is near. */
   draining(jobId: number): boolean;
+  /** The job still waits at the prompt its input wake named: nothing printed since, still reading its stdin. */
+  waitsForInput(jobId: number): boolean;
 }
 
-export const NO_DRAINS: WakeHost = { draining: () => false };
+export const NO_DRAINS: WakeHost = { draining: () => false, waitsForInput: () => true };

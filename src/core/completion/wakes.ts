@@ -327,11 +327,14 @@ export class CompletionCoordinator {
     return true;
   }
 
-  /** An input wake may go out while the job has a wake armed (exit or pattern) and no call holds it. */
+  /**
+   * An input wake may go out while the job has a wake armed (exit or pattern), no call holds it, and
+   * it still waits at that prompt (asked last: a held wake whose prompt timed out meanwhile is dropped).
+   */
   private inputEligible(jobId: number): boolean {
     if (!this.inputs.has(jobId) || !(this.isArmed(jobId) || this.patterns.patternOf(jobId) !== undefined)) return false;
     for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
-    return true;
+    return this.host.waitsForInput(jobId);
   }
 
   private dropInput(jobId: number): void {

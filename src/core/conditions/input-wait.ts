@@ -15,14 +15,16 @@
  * - `wchan` (Linux, where `/proc/<pid>/syscall` is refused, e.g. Yama ptrace_scope ≥ 2, or the
  *   architecture's numbers are unknown): the kernel function a thread sleeps in names a read on a
  *   socket, pipe or terminal (or a poll, with a prompt drawn) and the process's fd 0 is our stdin.
- * - `prompt` (everywhere, the only one off Linux): the unfinished last line looks like a prompt (see
- *   {@link looksLikePrompt}) and the job has been quiet for `INPUT_WAIT_QUIET_MS`, while no process of
- *   the job is running on a CPU (where that is known).
+ * - `prompt` (off Linux, or where the scan could not read what a process waits on): the unfinished
+ *   last line looks like a prompt (see {@link looksLikePrompt}) and the job has been quiet for
+ *   `INPUT_WAIT_QUIET_MS`, while no process of the job is running on a CPU (where that is known).
+ *   A scan that could tell is trusted: a quiet `Downloading (step 1 of 2): ` is not a prompt.
  *
  * Interface:
  * - `readStdinIdentity(pid)`: the link of `/proc/<pid>/fd/0`; call right after a pipe spawn (for a
  *   PTY the slave path is known from the spawn and is the identity).
  * - `probeInputWait(query)` → `{ likely, reason?, pid? }`; `reason` goes to `details.input_wait_reason`.
+ * - `decideInputWait(scan, lastLine, quietMs)`: the decision on plain data (the scan's verdict).
  * - `InputWaitProbe`: one per tool call (or listing); `check(query)` answers each job once per probe.
  */
 
@@ -100,10 +102,22 @@ export function looksLikePrompt(lastLine: string): boolean {
 }
 
 /** What the job's processes are doing, as far as /proc tells. */
-interface Scan {
+export interface Scan {
   waiting?: InputWait;
   /** Some process of the job is running on a CPU. */
   running: boolean;
+  /** The scan read what every process that could read the job's stdin waits on: none waiting means none. */
+  told: boolean;
+}
+
+/** Off Linux, or without the job's stdin identity: nothing was scanned. */
+const UNTOLD: Scan = { running: false, told: false };
+
+/** The answer from a scan's verdict and the last line: the prompt rule only where no scan could tell. */
+export function decideInputWait(scan: Scan, lastLine: string, quietMs: number): InputWait {
+  if (scan.waiting) return scan.waiting;
+  if (scan.told || scan.running || quietMs < INPUT_WAIT_QUIET_MS || !looksLikePrompt(lastLine)) return { likely: false };
+  return { likely: true, reason: "prompt" };
 }
 
 /**
@@ -144,8 +158,11 @@ const POLL_WCHANS = /^(?:do_select|core_sys_select|do_sys_poll|poll_schedule_tim
 
 function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
   const { stdin } = query;
-  const scan: Scan = { running: false };
-  if (!stdin) return scan;
+  if (!stdin) return UNTOLD;
+  const scan: Scan = { running: false, told: false };
+  // Told once some process was seen and no thread that might read our stdin was unreadable.
+  let seen = false;
+  let unknown = false;
   const calls = waitingCalls();
   const promptDrawn = query.lastLine.trim().length > 0;
   const ours = (target: string | undefined) => target !== undefined && (target === stdin || (query.tty && target === "/dev/tty"));
@@ -154,6 +171,7 @@ function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
   for (const [pid, threads] of jobProcesses(query, reader)) {
     const stat = statOf(pid, index?.byPid.get(pid));
     if (!stat) continue;
+    seen = true;
     const { state } = stat;
     if (state === "R") scan.running = true;
     if (state !== "S" && state !== "D" && state !== "R") continue; // stopped, traced, zombie
@@ -167,17 +185,19 @@ function scanJob(query: InputWaitQuery, reader: ProcReader): Scan {
         continue;
       }
       if (call === undefined) {
-        if (wchanWaits(pid, tid, reader, ours, foreground, promptDrawn))
-          return { ...scan, waiting: { likely: true, reason: "wchan", pid } };
+        const waits = wchanWaits(pid, tid, reader, ours, foreground, promptDrawn);
+        if (waits) return { ...scan, waiting: { likely: true, reason: "wchan", pid } };
+        unknown ||= waits === undefined;
         continue;
       }
       const kind = calls![call.nr];
       if (!kind || (kind !== "read" && !(promptDrawn && foreground))) continue;
       const fds = waitedFds(pid, kind, call.args, reader);
       if (fds?.some((fd) => ours(fdTarget(pid, fd, reader)))) return { ...scan, waiting: { likely: true, reason: "syscall", pid } };
+      unknown ||= fds === undefined;
     }
   }
-  return scan;
+  return { ...scan, told: seen && !unknown };
 }
 
 /** A process's state and groups: from the table this call read, else from its stat file now. */
@@ -187,7 +207,7 @@ function statOf(pid: number, entry: ProcessEntry | undefined): { state: string; 
   return stat && { state: stat[0]!, pgid: Number(stat[2]), tpgid: Number(stat[5]) };
 }
 
-/** The fallback without the syscall file: a sleeping thread's kernel function, with fd 0 as the descriptor. */
+/** The fallback without the syscall file: a sleeping thread's kernel function, with fd 0 as the descriptor; undefined: unreadable. */
 function wchanWaits(
   pid: number,
   tid: number,
@@ -195,25 +215,24 @@ function wchanWaits(
   ours: (target: string | undefined) => boolean,
   foreground: boolean,
   promptDrawn: boolean,
-): boolean {
+): boolean | undefined {
   if (!foreground) return false;
   const wchan = threadWchan(pid, tid, reader);
-  if (!wchan) return false;
+  if (!wchan) return undefined;
   const reads = READ_WCHANS.has(wchan);
   // `wait_woken` is where a terminal read sleeps on newer kernels, but a socket wait sleeps there too.
   const polls = POLL_WCHANS.test(wchan) || wchan === "wait_woken";
   if (!reads && !(polls && promptDrawn)) return false;
-  return ours(fdTarget(pid, 0, reader));
+  const target = fdTarget(pid, 0, reader);
+  return target === undefined ? undefined : ours(target);
 }
 
 /** Whether the job is likely blocked waiting for input on its own stdin, and which signal says so. */
 export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realProcReader): InputWait {
   // Inside a listing or a result (a sweep), the process table read for it serves this probe too.
   const table = query.table ?? sweepTable();
-  const scan: Scan = process.platform === "linux" ? scanJob(table ? { ...query, table } : query, reader) : { running: false };
-  if (scan.waiting) return scan.waiting;
-  if (!scan.running && query.quietMs >= INPUT_WAIT_QUIET_MS && looksLikePrompt(query.lastLine)) return { likely: true, reason: "prompt" };
-  return { likely: false };
+  const scan = process.platform === "linux" ? scanJob(table ? { ...query, table } : query, reader) : UNTOLD;
+  return decideInputWait(scan, query.lastLine, query.quietMs);
 }
 
 /** Answers each job once per tool call: results and listings built in one call share the reading. */

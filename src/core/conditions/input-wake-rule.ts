@@ -10,6 +10,7 @@
  * - `new InputWakeRule(afterMs)`, then `observe(now, held, bytes, probe)` at each probe: `held` a call
  *   or the user holds the job, `bytes` its output so far, `probe()` whether it waits for input now
  *   (called only when the answer matters). Returns true when the wake is due (once per prompt).
+ * - `stillDue(bytes, probe)` at the decision point: the wake still holds, else it is dropped.
  */
 import { INPUT_WAKE_ENV, INPUT_WAKE_S, MAX_INPUT_WAKE_S, MIN_INPUT_WAKE_S } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
@@ -47,5 +48,12 @@ export class InputWakeRule {
     this.wokeFor = bytes;
     this.since = undefined;
     return true;
+  }
+
+  /** As the wake goes out: the job printed nothing since and still waits. If not, a later wait may wake again. */
+  stillDue(bytes: number, probe: () => boolean): boolean {
+    if (this.wokeFor === bytes && probe()) return true;
+    this.wokeFor = undefined;
+    return false;
   }
 }

@@ -10,6 +10,8 @@ export interface InputOutcome {
   pendingBytes?: number;
   /** Bytes of this input that did not fit in the job's bounded stdin within the call's window. */
   refusedBytes?: number;
+  /** Bytes of this input the job's stdin took (a failed write's bytes the OS never had are not). */
+  sentBytes: number;
 }
 
 /**
@@ -56,18 +58,19 @@ export class JobStdin {
   private async deliver(input: JobInput, deadlineMono: number, by: "model" | "user"): Promise<InputOutcome> {
     const tty = this.transport.kind === "pty";
     const kind = tty ? "bytes" : input.kind;
-    if (this.job.over()) return { input: kind, failure: "stdin write failed: the job has already exited" };
+    if (this.job.over()) return { input: kind, sentBytes: 0, failure: "stdin write failed: the job has already exited" };
     if (!tty && input.kind === "interrupt") {
       try {
         this.transport.signal("SIGINT");
-        return { input: kind };
+        return { input: kind, sentBytes: 0 };
       } catch (error) {
-        return { input: kind, failure: `stdin write failed: ${(error as Error).message}` };
+        return { input: kind, sentBytes: 0, failure: `stdin write failed: ${(error as Error).message}` };
       }
     }
+    const start = this.queue.accepted;
     if (!tty && input.kind === "eof") {
       this.queue.end();
-      return this.outcome(kind, 0, Number.POSITIVE_INFINITY); // an end of input fails with the stream
+      return this.outcome(kind, 0, start, Number.POSITIVE_INFINITY); // an end of input fails with the stream
     }
     const bytes = terminalBytes(input);
     // The user's keys are never kept waiting behind more of a model's write than the queue holds already.
@@ -80,13 +83,12 @@ export class JobStdin {
     // already under way when the job ended is waited for, since the job may have read it.
     const end = this.queue.accepted;
     while (this.queue.flushed < end && (!this.queue.failed || this.queue.writeInFlight) && (await this.changed(deadlineMono)));
-    return this.outcome(kind, bytes.length - offset, end, offset < bytes.length && yielded());
+    return this.outcome(kind, bytes.length - offset, start, end, offset < bytes.length && yielded());
   }
 
   /** Sends what the user typed; resolves to how many of its bytes the job's stdin took. */
   async sendTyped(bytes: Buffer, deadlineMono: number): Promise<number> {
-    const outcome = await this.send({ kind: "bytes", bytes }, deadlineMono, "user");
-    return outcome.failure && !outcome.refusedBytes ? 0 : bytes.length - (outcome.refusedBytes ?? 0);
+    return (await this.send({ kind: "bytes", bytes }, deadlineMono, "user")).sentBytes;
   }
 
   /** The job is gone: input nobody will read is dropped, and a send waiting on it returns. */
@@ -108,20 +110,23 @@ export class JobStdin {
     }
   }
 
-  /** `end`: the position just after this call's last byte; a failure after the OS had them all is not this call's. */
-  private outcome(kind: InputOutcome["input"], refusedBytes: number, end: number, yielded = false): InputOutcome {
+  /** `start`, `end`: the positions of this call's first byte and just after its last; a failure after the OS had them all is not this call's. */
+  private outcome(kind: InputOutcome["input"], refusedBytes: number, start: number, end: number, yielded = false): InputOutcome {
     const pendingBytes = this.queue.pendingBytes;
-    const failure =
-      this.queue.failed && this.queue.flushed < end
-        ? this.queue.failed
-        : yielded
-          ? `the user took over the job's keyboard while this input was being sent: its last ${refusedBytes} bytes were not sent`
-          : refusedBytes > 0
-            ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
-              "send them again once it reads (for bulk data, give the command a file instead)"
-            : undefined;
+    const failed = this.queue.failed !== undefined && this.queue.flushed < end;
+    // What a failed stream never wrote is lost with it, so only the bytes the OS had were sent.
+    const sentBytes = Math.max(0, (failed ? this.queue.flushed : Math.min(end, this.queue.accepted)) - start);
+    const failure = failed
+      ? this.queue.failed
+      : yielded
+        ? `the user took over the job's keyboard while this input was being sent: its last ${refusedBytes} bytes were not sent`
+        : refusedBytes > 0
+          ? `stdin is full: the job has not read ${pendingBytes} bytes yet, so ${refusedBytes} bytes of this input were refused; ` +
+            "send them again once it reads (for bulk data, give the command a file instead)"
+          : undefined;
     return {
       input: kind,
+      sentBytes,
       ...(failure ? { failure } : {}),
       ...(pendingBytes > 0 ? { pendingBytes } : {}),
       ...(refusedBytes > 0 ? { refusedBytes } : {}),

@@ -70,8 +70,6 @@ export interface JobResultExtras {
   login?: boolean | undefined;
   /** The model's text: our lean header (default) or Codex's own. */
   format?: ResultFormat | undefined;
-  /** Bytes of the model's input this call wrote, for the text's `input: N bytes sent`. */
-  sentBytes?: number | undefined;
   /** A line of guidance just in time (`guidance/hints.ts`): in the text and `details`, not `structuredContent`. */
   hint?: string | undefined;
 }
@@ -264,7 +262,7 @@ function defaultText(
       named,
       TEXT_ORDER.filter((key) => carriesNews(key, facts)),
     ),
-    { sentBytes: extras.sentBytes, window: report.window, hint: extras.hint },
+    { sentBytes: report.input?.sentBytes, window: report.window, hint: extras.hint },
   );
   const header = `${headerLines(titleOf(status, all.killed_by !== undefined), fields)}\n---\n`;
   return {

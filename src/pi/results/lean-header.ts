@@ -117,7 +117,7 @@ export function outputCut(printed: Printed, truncation: TruncationResult): Outpu
 
 /** What the text says beside the fields, or says differently: written for the model, never in `structuredContent`. */
 export interface TextOnly {
-  /** Bytes of the model's own input this call wrote (`input: 6 bytes sent`). */
+  /** Bytes of the model's own input the job's stdin took (`input: 6 bytes sent`). */
   sentBytes?: number | undefined;
   /** The window, with what the model asked when it was clamped (`yield_time_ms: 45000 → 30000`). */
   window: { ms: number; requestedMs?: number | undefined };
@@ -131,8 +131,7 @@ export interface TextOnly {
  */
 export function inTextWords(fields: Record<string, unknown>, extra: TextOnly): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const refused = typeof fields.input_refused_bytes === "number" ? fields.input_refused_bytes : 0;
-  const sent = extra.sentBytes === undefined ? undefined : extra.sentBytes - refused;
+  const sent = extra.sentBytes;
   for (const [key, value] of Object.entries(fields)) {
     out[key] = key === "input" && value === "bytes" && sent !== undefined ? `${sent} byte${sent === 1 ? "" : "s"} sent` : value;
     if (key === "wall_time_seconds" && extra.window.requestedMs !== undefined)

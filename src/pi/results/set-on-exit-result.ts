@@ -6,13 +6,9 @@ import { userNewsFields, userNewsSchema } from "./job-fields.ts";
 
 /** Result of `set_on_exit`: what became of the job's exit wake and of its pattern. */
 
-const STATUS = Type.Union([
-  Type.Literal("disarmed"),
-  Type.Literal("already_none"),
-  Type.Literal("armed"),
-  Type.Literal("already_armed"),
-  Type.Literal("too_late"),
-]);
+const PATTERN_STATUS = [Type.Literal("disarmed"), Type.Literal("already_none"), Type.Literal("armed"), Type.Literal("too_late")];
+/** A pattern is replaced when armed again, so only the exit wake can be `already_armed`. */
+const STATUS = Type.Union([...PATTERN_STATUS, Type.Literal("already_armed")]);
 
 export const setOnExitResultSchema = Type.Object({
   session_id: Type.Integer(),
@@ -20,7 +16,7 @@ export const setOnExitResultSchema = Type.Object({
   on_exit: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
   status: Type.Optional(STATUS),
   wake_on_pattern: Type.Optional(Type.String({ description: 'The pattern as given; "" disarms it.' })),
-  wake_on_pattern_status: Type.Optional(STATUS),
+  wake_on_pattern_status: Type.Optional(Type.Union(PATTERN_STATUS)),
   ...userNewsSchema,
 });
 

@@ -106,8 +106,6 @@ export function writeStdinTool(
         resized: params.cols !== undefined || params.rows !== undefined,
         maxOutputTokens: params.max_output_tokens,
         format: format.format,
-        // On a PTY Ctrl-C and Ctrl-D are one byte each to the terminal (the result then says bytes, not interrupt or eof).
-        sentBytes: request.input ? (request.input.kind === "bytes" ? request.input.bytes.length : 1) : undefined,
         hint: jobHint(runtime, report, { plainPoll: isPlainPoll(request) }),
       });
     },

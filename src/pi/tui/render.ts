@@ -187,9 +187,10 @@ function jobFooter(details: Record<string, unknown>, options: { expanded: boolea
   const cut = details.truncation !== undefined;
   if (options.isPartial) {
     const left = typeof details.yield_until === "string" ? Date.parse(details.yield_until) - Date.now() : Number.NaN;
+    // A person typing for `ask_user` has no time limit: the window starts once they are done.
     const window = !Number.isNaN(left)
       ? ` · ${duration(Math.max(0, left))} left`
-      : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0
+      : typeof details.yield_time_ms === "number" && details.yield_time_ms > 0 && details.user_typing !== true
         ? ` · wait ≤ ${duration(details.yield_time_ms)}`
         : "";
     return { text: `elapsed ${time}${window}${details.session_id !== undefined ? ` · ${session}` : ""}`, failed: false };
@@ -222,7 +223,7 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(details.wait_status === "deadline" ? ["deadline reached"] : []),
     // A count only: what the user typed is never in details, so it cannot be drawn.
     ...(typeof details.user_input === "string" ? [`» you typed ${inline(details.user_input)}`] : []),
-    ...(details.user_typing === true ? ["the user is typing"] : []),
+    ...(details.user_typing === true ? ["the user is typing (no time limit)"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
     ...(details.input_wait === "likely" ? ["waiting for input"] : []),
     ...notShownNote(details.truncation),

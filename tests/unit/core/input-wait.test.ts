@@ -1,99 +1,18 @@
 /** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
 import assert from "node:assert/strict";
-import { readlinkSync } from "node:fs";
 import { describe, it } from "node:test";
-import {
-  InputWaitProbe,
-  type InputWaitQuery,
-  looksLikePrompt,
-  probeInputWait,
-  readStdinIdentity,
-} from "../../../src/core/conditions/input-wait.ts";
+import { decideInputWait, InputWaitProbe, looksLikePrompt, probeInputWait, type Scan } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/conditions/proc-wait.ts";
-import { TerminalText } from "../../../src/core/output/terminal-text.ts";
 import { processTable } from "../../../src/core/processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
-import { PipeTransport } from "../../../src/core/transport/pipe.ts";
-import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
-import type { Transport } from "../../../src/core/transport/types.ts";
-import { StartedJobs } from "../../helpers/jobs.ts";
+import { answeredPrompt, becomesLikely, neverLikely, quietColonLine, run } from "../../helpers/input-wait-jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+import { scratchDirectory } from "../../helpers/runtime.ts";
 
 const LINUX = process.platform === "linux";
-const started = new StartedJobs();
-
-interface Running {
-  transport: Transport;
-  pid: number;
-  /** The query a result would make now. */
-  query(): InputWaitQuery;
-  stop(): void;
-}
-
-/** Starts `command` under bash on pipes or a PTY, rendering its output as the model would see it. */
-async function run(command: string, tty: boolean): Promise<Running> {
-  let text = "";
-  let lastOutput = performance.now();
-  const render = new TerminalText();
-  const events = {
-    data: (chunk: Buffer) => {
-      text += render.write(chunk.toString("utf8"), false);
-      lastOutput = performance.now();
-    },
-    exit: () => {},
-    closed: () => {},
-  };
-  const spec = {
-    file: "/bin/bash",
-    args: ["--norc", "--noprofile", "-c", command],
-    cwd: "/tmp",
-    env: { ...process.env, TERM: "xterm-256color" },
-  };
-  const transport = tty ? spawnPty({ ...spec, cols: 100, rows: 30 }, events, loadPtyModule()) : new PipeTransport(spec, events);
-  started.transport(transport);
-  const pid = transport.pid!;
-  // Pipes: the leader's fd 0 is set before spawn returns. A PTY's child sets it up after the fork, so
-  // the runtime takes the slave path from the spawn; here we wait until the leader's stderr shows it
-  // (its stdin may be redirected by the command itself, as `read </dev/tty` does).
-  let stdin = tty ? undefined : readStdinIdentity(pid);
-  if (tty) {
-    await waitFor(() => {
-      try {
-        stdin = readlinkSync(`/proc/${pid}/fd/2`);
-      } catch {
-        return false;
-      }
-      return stdin.startsWith("/dev/pts/");
-    }, "the PTY on fd 0");
-  }
-  return {
-    transport,
-    pid,
-    query: () => ({ pid, stdin, tty, lastLine: text.slice(text.lastIndexOf("\n") + 1), quietMs: performance.now() - lastOutput }),
-    stop: () => transport.signal("SIGKILL"),
-  };
-}
-
-/** Waits (with a deadline) until the probe says likely, and returns that answer. */
-async function becomesLikely(job: Running, reader: ProcReader = realProcReader) {
-  let answer = probeInputWait(job.query(), reader);
-  const probe = () => {
-    answer = probeInputWait(job.query(), reader);
-    return answer.likely;
-  };
-  await waitFor(probe, `input_wait: likely for ${JSON.stringify(job.query())}`, 15_000);
-  return answer;
-}
-
-/** Probes for `ms` (past the prompt rule's quiet time) and fails on any likely answer. */
-async function neverLikely(job: Running, ms = INPUT_WAIT_QUIET_MS + 500) {
-  await quietFor(ms, () => {
-    const answer = probeInputWait(job.query());
-    assert.equal(answer.likely, false, `likely (${answer.reason}) for ${JSON.stringify(job.query())}`);
-  });
-}
+const scratch = scratchDirectory("input-wait-");
 
 /** Starts every command at once and probes each for the whole span: none may ever be likely. */
 async function allNeverLikely(commands: string[], tty: boolean): Promise<void> {
@@ -143,6 +62,40 @@ describe("looksLikePrompt (the rule for an unfinished last line)", () => {
   ];
   for (const line of prompts) it(`${JSON.stringify(line)} looks like a prompt`, () => assert.equal(looksLikePrompt(line), true));
   for (const line of others) it(`${JSON.stringify(line)} does not`, () => assert.equal(looksLikePrompt(line), false));
+});
+
+describe("the decision on the scan's verdict and the last line", () => {
+  const quiet = INPUT_WAIT_QUIET_MS;
+  const waiting = { likely: true, reason: "syscall", pid: 7 } as const;
+  const cases: [string, Scan, string, number, boolean][] = [
+    // [what, scan, last line, quiet ms, likely]
+    ["a scan that saw a read of the job's stdin", { waiting, running: false, told: true }, "", 0, true],
+    ["a scan that could tell nothing waits, under a prompt-like line", { running: false, told: true }, "Name: ", quiet * 10, false],
+    [
+      "a scan that could tell, under `Downloading (step 1 of 2): `",
+      { running: false, told: true },
+      "Downloading (step 1 of 2): ",
+      quiet,
+      false,
+    ],
+    [
+      "no scan (macOS, or the scan could not read), a prompt-like line after the quiet",
+      { running: false, told: false },
+      "Name: ",
+      quiet,
+      true,
+    ],
+    ["no scan, a prompt-like line before the quiet", { running: false, told: false }, "Name: ", quiet - 1, false],
+    ["no scan, a line that is no prompt", { running: false, told: false }, "working", quiet * 10, false],
+    ["no scan of the waits, but a process running on a CPU", { running: true, told: false }, "Continue? ", quiet * 10, false],
+  ];
+  for (const [what, scan, line, quietMs, likely] of cases) {
+    it(`${what}: ${likely ? "likely" : "not likely"}`, () => {
+      const answer = decideInputWait(scan, line, quietMs);
+      assert.equal(answer.likely, likely);
+      if (likely) assert.equal(answer.reason, scan.waiting ? "syscall" : "prompt");
+    });
+  }
 });
 
 describe("system call tables and parsing", () => {
@@ -202,6 +155,18 @@ describe("input_wait on pipes (real processes)", { skip: LINUX ? false : "the sy
     );
   });
 
+  it("a quiet `Downloading weights (step 1 of 2): ` is not likely: the scan saw nothing read the job's stdin", async () => {
+    const job = await quietColonLine(false);
+    await neverLikely(job);
+    job.stop();
+  });
+
+  it("after Python's input() is answered and the program works on silently, it is no longer likely", async () => {
+    const job = await answeredPrompt(false, scratch);
+    await neverLikely(job);
+    job.stop();
+  });
+
   it("probing never acts: the waiting job still gets and answers its input afterwards", async () => {
     const job = await run("read -p 'Name: ' x; echo got $x; sleep 30", false);
     for (let i = 0; i < 20; i++) probeInputWait(job.query());
@@ -233,6 +198,18 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
   it("a password prompt read from /dev/tty is likely", async () => {
     const job = await run("read -s -p 'Password: ' x </dev/tty", true);
     assert.equal((await becomesLikely(job)).reason, "syscall");
+    job.stop();
+  });
+
+  it("a quiet `Downloading weights (step 1 of 2): ` is not likely on a terminal either", async () => {
+    const job = await quietColonLine(true);
+    await neverLikely(job);
+    job.stop();
+  });
+
+  it("after `read -s` is answered and the program works on silently, it is no longer likely", async () => {
+    const job = await answeredPrompt(true, scratch);
+    await neverLikely(job);
     job.stop();
   });
 
@@ -276,6 +253,9 @@ describe("fallbacks", { skip: LINUX ? false : "Linux only" }, () => {
       throw new Error("EACCES");
     },
   };
+  const refuse = (): never => {
+    throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+  };
   /** A reader that refuses everything about the process but its stat, as for a setuid `sudo` (simulated). */
   const nothing: ProcReader = {
     readFile: () => {
@@ -304,6 +284,24 @@ describe("fallbacks", { skip: LINUX ? false : "Linux only" }, () => {
     const early = probeInputWait({ ...job.query(), quietMs: INPUT_WAIT_QUIET_MS - 1 }, nothing);
     assert.equal(early.likely, false);
     assert.deepEqual(probeInputWait({ ...job.query(), quietMs: INPUT_WAIT_QUIET_MS }, nothing), { likely: true, reason: "prompt" });
+    job.stop();
+  });
+
+  it("a child the scan may not read (as a setuid sudo's, simulated) leaves the prompt rule to decide, though its shell was read", async () => {
+    const job = await run(`printf '[sudo] password for me: '; python3 -c 'import sys; sys.stdin.readline()'; echo done`, false);
+    const onlyTheLeader: ProcReader = {
+      readFile: (path) => (mine(path) ? realProcReader.readFile(path) : refuse()),
+      readLink: (path) => (mine(path) ? realProcReader.readLink(path) : refuse()),
+      readDir: (path) => (mine(path) ? realProcReader.readDir(path) : refuse()),
+      readMemory: () => refuse(),
+    };
+    function mine(path: string): boolean {
+      const pid = /^\/proc\/(\d+)\//.exec(path)?.[1];
+      return pid === undefined || Number(pid) === job.pid;
+    }
+    await becomesLikely(job); // the real scan sees python's read
+    await waitFor(() => job.query().quietMs >= INPUT_WAIT_QUIET_MS, "a second of quiet");
+    assert.deepEqual(probeInputWait(job.query(), onlyTheLeader), { likely: true, reason: "prompt" });
     job.stop();
   });
 

@@ -71,6 +71,29 @@ describe("the input wake's rule", () => {
     assert.equal(probes, 3, "the same prompt is not probed again");
   });
 
+  it("as the wake goes out it still holds only if the job printed nothing since and still waits; if not, a later wait wakes again", () => {
+    const rule = new InputWakeRule(2_000);
+    const fire = (from: number, bytes: number) => run(rule, from, from + 2_000, () => ({ bytes }));
+    assert.deepEqual(fire(0, 5), [2_000]);
+    assert.equal(
+      rule.stillDue(5, () => true),
+      true,
+      "the same prompt, still read",
+    );
+    assert.equal(
+      rule.stillDue(9, () => true),
+      false,
+      "it printed more: that prompt is gone",
+    );
+    assert.deepEqual(fire(10_000, 5), [12_000], "a wait at that count again is a new prompt");
+    assert.equal(
+      rule.stillDue(5, () => false),
+      false,
+      "it no longer reads its stdin",
+    );
+    assert.deepEqual(fire(20_000, 5), [22_000], "waiting again later wakes again");
+  });
+
   it("PI_UNIFIED_EXEC_INPUT_WAKE_S: 2–3600 s, 0 off, anything else the default 30 s", () => {
     assert.equal(inputWakeMs({}), 30_000);
     assert.equal(inputWakeMs({ PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" }), 2_000);
@@ -93,9 +116,10 @@ const prompt = (jobId: number, line = "Overwrite? [y/N]"): InputWakeJob => ({ jo
 describe("input wakes through the completion coordinator", () => {
   let clock: SteppedClock;
   let sent: WakeBatch[];
+  let answered: Set<number>;
   let coordinator: CompletionCoordinator;
   beforeEach(() => {
-    ({ clock, sent, coordinator } = steppedWakes());
+    ({ clock, sent, answered, coordinator } = steppedWakes());
   });
 
   it("goes out once after the debounce, naming the job, the command and the line", () => {
@@ -135,6 +159,23 @@ describe("input wakes through the completion coordinator", () => {
       sent[0]!.inputs?.map((wake) => wake.jobId),
       [1],
     );
+  });
+
+  it("a wake held during a run is asked again at the settle: the job that stopped waiting meanwhile wakes nobody", () => {
+    coordinator.runStarted();
+    coordinator.arm(1);
+    coordinator.arm(2);
+    coordinator.inputWaits(prompt(1));
+    coordinator.inputWaits(prompt(2));
+    clock.advance(10_000);
+    assert.equal(coordinator.waiting, 2, "both held for the run");
+    answered.add(1); // its prompt timed out and it printed more
+    coordinator.runSettled();
+    assert.deepEqual(
+      sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
+      [2],
+    );
+    assert.equal(coordinator.waiting, 0);
   });
 
   it("a call on the job, its lease, its exit, a kill or shutdown drops what waits", () => {

@@ -136,7 +136,7 @@ describe("waitForExit", () => {
 describe("Job input", () => {
   it("writes bytes to stdin exactly (cat echoes them)", async () => {
     const job = start("cat");
-    assert.deepEqual(await job.send({ kind: "bytes", bytes: Buffer.from("hello\n") }, soon()), { input: "bytes" });
+    assert.deepEqual(await job.send({ kind: "bytes", bytes: Buffer.from("hello\n") }, soon()), { input: "bytes", sentBytes: 6 });
     await waitFor(() => job.outputBytesTotal === 6, "the echo");
     assert.equal(text(job), "hello\n");
     killGroup(job);
@@ -154,7 +154,7 @@ describe("Job input", () => {
   it("closes stdin on EOF, and a later write says so", async () => {
     const job = start("cat; echo eof-seen");
     await job.send({ kind: "bytes", bytes: Buffer.from("line\n") }, soon());
-    assert.deepEqual(await job.send({ kind: "eof" }, soon()), { input: "eof" });
+    assert.deepEqual(await job.send({ kind: "eof" }, soon()), { input: "eof", sentBytes: 0 });
     await untilExit(job);
     assert.equal(text(job), "line\neof-seen\n");
     assert.match((await job.send({ kind: "bytes", bytes: Buffer.from("late") }, soon())).failure ?? "", /the job has already exited/);
@@ -163,7 +163,7 @@ describe("Job input", () => {
   it("interrupts the process group on Ctrl-C", async () => {
     const job = start("trap 'echo interrupted; exit 7' INT; echo ready; while :; do sleep 0.05; done");
     await waitFor(() => job.outputBytesTotal > 0, "ready");
-    assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "interrupt" });
+    assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "interrupt", sentBytes: 0 });
     await untilExit(job);
     assert.equal(job.exit?.exitCode, 7);
     assert.equal(text(job), "ready\ninterrupted\n");
@@ -174,6 +174,7 @@ describe("Job input", () => {
     await waitFor(() => job.outputBytesTotal > 0, "the child to close stdin");
     const first = await job.send({ kind: "bytes", bytes: Buffer.from("anyone?\n") }, soon());
     assert.match(first.failure ?? "", /^stdin write failed: .*EPIPE/);
+    assert.equal(first.sentBytes, 0, "nothing reached the job");
     const second = await job.send({ kind: "bytes", bytes: Buffer.from("again\n") }, soon());
     assert.match(second.failure ?? "", /^stdin write failed: /);
     assert.equal(statusOf(job), "running");

@@ -80,7 +80,11 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
   it("Ctrl-C goes through the line discipline and interrupts the foreground job", async () => {
     const job = startPty("echo ready; sleep 30");
     await waitFor(() => seen(job).includes("ready"), "ready");
-    assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes" }, "on a PTY the byte is written, not a signal sent");
+    assert.deepEqual(
+      await job.send({ kind: "interrupt" }, soon()),
+      { input: "bytes", sentBytes: 1 },
+      "on a PTY the byte is written, not a signal sent",
+    );
     await untilExit(job);
     assert.deepEqual(job.exit, { exitCode: 130, signal: "SIGINT" });
   });
@@ -92,7 +96,7 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
         const job = startPty("echo ready; sleep 30");
         await waitFor(() => seen(job).includes("ready"), "ready");
         // The job may be gone before the write's own callback: those bytes still reached it.
-        assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes" }, `run ${run}`);
+        assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes", sentBytes: 1 }, `run ${run}`);
         await untilExit(job);
       }
     } finally {

@@ -9,10 +9,11 @@ import { after, before, describe, it } from "node:test";
 import type { InputWakeJob } from "../../../src/core/completion/wakes.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { heldWakeAfterPromptEnds } from "../../helpers/held-input-wake.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, scratchDirectory } from "../../helpers/runtime.ts";
 
 const SKIP = process.platform === "win32" ? "no input-wait probe on Windows" : false;
 const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 30";
@@ -89,6 +90,37 @@ describe("the input wake with real jobs", { skip: SKIP }, () => {
       assert.equal(wake!.withheld, true);
       assert.equal(wake!.line, undefined);
       assert.doesNotMatch(JSON.stringify(batches), /secret-answer|Second\?/);
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+});
+
+describe("an input wake held during a run", { skip: SKIP }, () => {
+  const dir = scratchDirectory("held-input-wake-");
+  for (const [how, printed] of [
+    ["prints more", "timed out, going on\n"],
+    ["goes on silently", ""],
+  ] as const) {
+    it(`is dropped at the run's end when the prompt ended meanwhile and the job ${how}`, async () => {
+      const { runtime, batches } = runtimeWithWakes();
+      try {
+        assert.deepEqual(await heldWakeAfterPromptEnds(runtime, batches, dir, printed), []);
+        assert.equal(runtime.completions.waiting, 0);
+      } finally {
+        await runtime.shutdown();
+      }
+    });
+  }
+
+  it("a quiet `Downloading weights (step 1 of 2): ` with a wake armed never wakes for input", async () => {
+    const { runtime, batches } = runtimeWithWakes();
+    try {
+      const started = await runtime.exec(exec("printf 'Downloading weights (step 1 of 2): '; sleep 30"), { onExit: "wake" });
+      // The rule's 2 s and a probe's second, twice over: a wake would have been queued by then.
+      await quietFor(5_000, () => assert.equal(runtime.completions.waiting, 0));
+      assert.deepEqual(inputsOf(batches), []);
+      await runtime.kill(runningId(started)!, "SIGKILL");
     } finally {
       await runtime.shutdown();
     }

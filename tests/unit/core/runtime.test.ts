@@ -4,6 +4,7 @@ import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { UnknownJobError } from "../../../src/core/shared/errors.ts";
+import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
@@ -100,9 +101,24 @@ describe("ExecRuntime", () => {
     });
     assert.ok(performance.now() - t0 < 2_000);
     assert.equal(echoed.output.text, "hi\n");
-    assert.deepEqual(echoed.input, { input: "bytes" });
+    assert.deepEqual(echoed.input, { input: "bytes", sentBytes: 3 });
     const done = await runtime.interact({ jobId: started.job.jobId, window: poll });
     assert.equal(done.job.exit?.exitCode, 0);
+    await runtime.shutdown();
+  });
+
+  it("a write to a job whose shell exited (a background process keeps it) says 0 bytes sent beside the failure", async () => {
+    const runtime = new ExecRuntime();
+    const shellGone = await runtime.exec(request("sleep 30 & echo started", 1_000));
+    assert.ok(shellGone.job.shellExit, "the shell exited, the job runs on");
+    const wrote = await runtime.interact({
+      jobId: shellGone.job.jobId,
+      input: { kind: "bytes", bytes: Buffer.from("hello\n") },
+      window: { ms: 250 },
+    });
+    assert.match(wrote.input?.failure ?? "", /^stdin write failed/);
+    const header = (jobResult(wrote).content[0] as { text: string }).text.split("\n---\n")[0]!;
+    assert.match(header, /\ninput: 0 bytes sent\nfailure_message: stdin write failed/);
     await runtime.shutdown();
   });
 

@@ -84,8 +84,10 @@ describe("job result formatting", () => {
       /wall_time_seconds: 1\.234\noriginal_token_count: 26\nomitted_bytes: 99\n---/,
       "the dropped bytes count in the estimate",
     );
-    const epipe = text(report({ job: { exit: undefined }, input: { input: "bytes", failure: "stdin write failed: write EPIPE" } }));
-    assert.match(epipe, /wall_time_seconds: 1\.234\ninput: bytes\nfailure_message: stdin write failed: write EPIPE\n---/);
+    const epipe = text(
+      report({ job: { exit: undefined }, input: { input: "bytes", sentBytes: 0, failure: "stdin write failed: write EPIPE" } }),
+    );
+    assert.match(epipe, /wall_time_seconds: 1\.234\ninput: 0 bytes sent\nfailure_message: stdin write failed: write EPIPE\n---/);
     assert.match(
       text(report({ job: { logPartialReason: "log write failed: ENOSPC" } })),
       /wall_time_seconds: 1\.234\nlog_partial: true\n---/,
@@ -138,12 +140,12 @@ describe("job result formatting", () => {
   });
 
   it("the text says what the model's input was and what a clamped window became; a default is never said", () => {
-    const sent = text(jobResult(report({ job: { exit: undefined }, input: { input: "bytes" } }), { sentBytes: 6 }));
+    const sent = text(jobResult(report({ job: { exit: undefined }, input: { input: "bytes", sentBytes: 6 } })));
     assert.match(sent, /\ninput: 6 bytes sent\n/);
-    const refused = jobResult(report({ job: { exit: undefined }, input: { input: "bytes", refusedBytes: 2 } }), { sentBytes: 6 });
+    const refused = jobResult(report({ job: { exit: undefined }, input: { input: "bytes", sentBytes: 4, refusedBytes: 2 } }));
     assert.match(text(refused), /\ninput: 4 bytes sent\ninput_refused_bytes: 2\n/);
     assert.equal((refused.structuredContent as Record<string, unknown>).input, "bytes", "structuredContent keeps the kind");
-    assert.match(text(report({ job: { exit: undefined }, input: { input: "interrupt" } })), /\ninput: interrupt\n/);
+    assert.match(text(report({ job: { exit: undefined }, input: { input: "interrupt", sentBytes: 0 } })), /\ninput: interrupt\n/);
     const clamped = text(report({ window: { ms: 30_000, requestedMs: 45_000 } }));
     assert.match(clamped, /wall_time_seconds: 1\.234\nyield_time_ms: 45000 → 30000\n/);
     assert.doesNotMatch(text(report({ window: { ms: 5_000 } })), /yield_time_ms/);

@@ -29,11 +29,14 @@ import {
   MIN_YIELD_MS,
   SHELL_NAMES,
 } from "../../../src/core/index.ts";
+import type { WaitEnd } from "../../../src/core/job/wait.ts";
 import { LOGIN_SHELLS, shellInvocation } from "../../../src/core/request/shell.ts";
 import { MAX_ASK_USER_CHARS } from "../../../src/core/shared/constants.ts";
 import { MAX_CONDITIONAL_EXEC_YIELD_MS, MAX_QUIET_MS, MIN_QUIET_MS } from "../../../src/core/shared/pattern-limits.ts";
 import piUnifiedExec from "../../../src/index.ts";
+import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
+import { jobReport } from "../../helpers/reports.ts";
 
 interface Schema {
   type?: string;
@@ -167,6 +170,14 @@ describe("docs/reference.md and the README agree with the tools as registered", 
     });
   }
 
+  it("every parameter of every tool keeps a description (the model reads nothing else about it)", () => {
+    for (const [name, tool] of tools) {
+      for (const [param, schema] of Object.entries(tool.parameters.properties ?? {})) {
+        assert.ok((schema as { description?: string }).description?.trim(), `${name}.${param} has no description`);
+      }
+    }
+  });
+
   it("login: the flag the shell really gets, and every shell it is refused for", () => {
     const row = tableRows(section(reference, "### `exec_command`")).get("login")!.row;
     const flag = shellInvocation("bash", "true", true).args[0]!;
@@ -185,6 +196,35 @@ describe("docs/reference.md and the README agree with the tools as registered", 
     const waits = codeWords(section(reference, "## Waits"));
     for (const token of literals(tools.get("exec_command")!.outputSchema?.properties?.wait_status))
       assert.ok(waits.has(token), `wait_status ${token}`);
+  });
+
+  it("wait_status: the reference's two lists are exactly what a conditional wait and a wait until a UTC time return", () => {
+    const ends: WaitEnd[] = ["exited", "deadline", "aborted", "steered", "matched", "quiet", "listening", "background"];
+    const statusOf = (end: WaitEnd, conditional: boolean) =>
+      jobResult(
+        jobReport({ waitEnd: end, conditional, ...(end === "aborted" ? { cancelled: true } : {}), job: { exit: undefined } }),
+        conditional ? {} : { absoluteUntil: "2030-01-01T00:00:00Z" },
+      ).details.wait_status;
+    const conditional = new Set(ends.map((end) => statusOf(end, true)));
+    // A wait until a time alone ends only by the exit, its deadline, a cancel, a steer or the shell's exit.
+    const absolute = new Set((["exited", "deadline", "aborted", "steered", "background"] as const).map((end) => statusOf(end, false)));
+    const lists = [...section(reference, "## Waits").matchAll(/`wait_status: (\w+(?: \| \w+)+)`/g)].map(
+      (match) => new Set(match[1]!.split(" | ")),
+    );
+    assert.equal(lists.length, 2, "a conditional wait's list, then an absolute wait's");
+    assert.deepEqual(lists[0], conditional);
+    assert.deepEqual(lists[1], absolute);
+    const schema = literals(tools.get("exec_command")!.outputSchema?.properties?.wait_status);
+    assert.deepEqual(new Set(schema), new Set([...conditional, ...absolute]), "the result schema allows exactly those");
+  });
+
+  it("set_on_exit: the reference lists exactly the statuses its result schema allows, for the exit wake and for the pattern", () => {
+    const schema = tools.get("set_on_exit")!.outputSchema!.properties!;
+    const patternList = /`wake_on_pattern_status: (\w+(?: \| \w+)+)`/.exec(reference)?.[1] ?? "";
+    assert.deepEqual(new Set(patternList.split(" | ")), new Set(literals(schema.wake_on_pattern_status)));
+    const body = section(reference, "### `set_on_exit`");
+    const statuses = /The result says ((?:`\w+`(?:, | or )?)+)/.exec(body.replace(/\s+/g, " "))?.[1] ?? "";
+    assert.deepEqual(new Set([...statuses.matchAll(/`(\w+)`/g)].map((match) => match[1])), new Set(literals(schema.status)));
   });
 
   it("list_sessions: the reference names every field a listed job can carry", () => {

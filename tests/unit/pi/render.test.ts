@@ -161,6 +161,11 @@ describe("renderers", () => {
       update({ wall_time_seconds: 0, yield_time_ms: 5_400_000, yield_until: until })!,
       /^elapsed 0\.0s · (1h29m|1h30m) left · session 4$/,
     );
+    assert.equal(
+      update({ wall_time_seconds: 45, yield_time_ms: 30_000, user_typing: true }),
+      "elapsed 45.0s · session 4 · the user is typing (no time limit)",
+      "typing for ask_user has no window",
+    );
   });
 
   it("Esc says the job runs on, and whether its wake will come", () => {

@@ -1,7 +1,8 @@
 /**
- * One line being redrawn after a carriage return, as cells a terminal would show: the cursor goes
- * back to column 0 on CR and moves right one cell per character (one code point, one cell), later
- * characters overwrite earlier ones, and erase-in-line blanks part of the line.
+ * One line being redrawn (after a CR, a backspace, a cursor move or an erase), as cells a terminal
+ * would show: the cursor goes where it is sent and moves right one cell per character (one code
+ * point, one cell), later characters overwrite earlier ones, cells skipped over show blank, and
+ * erase-in-line blanks part of the line.
  *
  * Every operation is O(1) amortized, whatever the width of the line: an erase is not applied to the
  * cells but recorded with the time it happened, and the line is resolved once when it is finished.
@@ -12,6 +13,12 @@
  */
 
 const BLANK = 0x20;
+
+/**
+ * The furthest cell a cursor move reaches past the written line, 0-based: the last column of a job's
+ * default terminal (120 wide). A short sequence then adds at most that many blank cells to a line.
+ */
+const MAX_COLUMN = 119;
 
 /** Erases of one kind still able to matter: columns and times, oldest at index 0. */
 class EraseStack {
@@ -67,12 +74,32 @@ export class LineCells {
     this.toEnd.clear();
   }
 
-  carriageReturn(): void {
-    this.col = 0;
+  /** Moves the cursor to column `col` (0-based; past the written line, at most to {@link MAX_COLUMN}). */
+  moveTo(col: number): void {
+    this.col = Math.max(0, Math.min(col, Math.max(MAX_COLUMN, this.length)));
+  }
+
+  /** Moves the cursor `cells` left (negative: right), never past column 0. */
+  moveBy(cells: number): void {
+    this.moveTo(this.col - cells);
+  }
+
+  /**
+   * Cells the cursor skipped over past the written line show blank: made when a character is written
+   * there (a cursor moved past the line with nothing after it does not lengthen the line).
+   */
+  private fillGap(room: number): void {
+    if (room > this.chars.length) this.grow(room);
+    for (let j = this.length; j < this.col; j++) {
+      this.chars[j] = BLANK;
+      this.stamps[j] = 0;
+    }
+    this.length = this.col;
   }
 
   /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
   write(text: string, start: number, end: number): number {
+    if (this.col > this.length && start < end && text.charCodeAt(start) !== 0x0a) this.fillGap(this.col + (end - start));
     if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
     const { chars, stamps } = this;
     let col = this.col;
@@ -94,9 +121,9 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
+    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
-    if (col > this.length) this.length = col;
     return lf;
   }
 
@@ -106,6 +133,8 @@ export class LineCells {
    * returns where it stopped.
    */
   writeText(text: string, start: number, end: number, stops: Uint8Array): number {
+    if (this.col > this.length && start < end && text.charCodeAt(start) !== 0x0a && stops[text.charCodeAt(start)] !== 1)
+      this.fillGap(this.col + 2);
     let k = start;
     for (;;) {
       // As far as the cells have room (a pair may take one more), then make more.
@@ -135,14 +164,15 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
+    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
-    if (col > this.length) this.length = col;
     return k;
   }
 
   /** Writes code units (no LF among them), as {@link write} does characters. */
   writeUnits(units: Uint16Array, start: number, end: number): void {
+    if (this.col > this.length && start < end) this.fillGap(this.col + (end - start));
     if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
     const { chars, stamps } = this;
     let col = this.col;
@@ -159,9 +189,9 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
+    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
-    if (col > this.length) this.length = col;
   }
 
   /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */

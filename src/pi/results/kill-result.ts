@@ -103,7 +103,7 @@ export function killResult(report: KillReport, piCwd?: string): AgentToolResult<
     ...(failure ? { failure_message: failure } : {}),
     ...userNewsFields(report),
   };
-  const { cwd, output_bytes_total, ...shown } = fields;
+  const { cwd, output_bytes_total: _total, ...shown } = fields;
   const header = headerLines(TITLES[status], {
     ...shown,
     ...(fields.survivors ? { survivors: fields.survivors.join(", ") } : {}),

@@ -74,9 +74,17 @@ export class LineCells {
     this.toEnd.clear();
   }
 
-  /** Moves the cursor to column `col` (0-based; past the written line, at most to {@link MAX_COLUMN}). */
+  /**
+   * Moves the cursor to column `col` (0-based; past the written line, at most to {@link MAX_COLUMN}).
+   * Cells it skips past the line are blank, never written (stamp 0): left out when they end the line.
+   */
   moveTo(col: number): void {
     this.col = Math.max(0, Math.min(col, Math.max(MAX_COLUMN, this.length)));
+    if (this.col <= this.length) return;
+    if (this.col > this.chars.length) this.grow(this.col);
+    this.chars.fill(BLANK, this.length, this.col);
+    this.stamps.fill(0, this.length, this.col);
+    this.length = this.col;
   }
 
   /** Moves the cursor `cells` left (negative: right), never past column 0. */
@@ -84,22 +92,8 @@ export class LineCells {
     this.moveTo(this.col - cells);
   }
 
-  /**
-   * Cells the cursor skipped over past the written line show blank: made when a character is written
-   * there (a cursor moved past the line with nothing after it does not lengthen the line).
-   */
-  private fillGap(room: number): void {
-    if (room > this.chars.length) this.grow(room);
-    for (let j = this.length; j < this.col; j++) {
-      this.chars[j] = BLANK;
-      this.stamps[j] = 0;
-    }
-    this.length = this.col;
-  }
-
   /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
   write(text: string, start: number, end: number): number {
-    if (this.col > this.length && start < end && text.charCodeAt(start) !== 0x0a) this.fillGap(this.col + (end - start));
     if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
     const { chars, stamps } = this;
     let col = this.col;
@@ -121,9 +115,9 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
-    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
+    if (col > this.length) this.length = col;
     return lf;
   }
 
@@ -133,8 +127,6 @@ export class LineCells {
    * returns where it stopped.
    */
   writeText(text: string, start: number, end: number, stops: Uint8Array): number {
-    if (this.col > this.length && start < end && text.charCodeAt(start) !== 0x0a && stops[text.charCodeAt(start)] !== 1)
-      this.fillGap(this.col + 2);
     let k = start;
     for (;;) {
       // As far as the cells have room (a pair may take one more), then make more.
@@ -164,15 +156,14 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
-    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
+    if (col > this.length) this.length = col;
     return k;
   }
 
   /** Writes code units (no LF among them), as {@link write} does characters. */
   writeUnits(units: Uint16Array, start: number, end: number): void {
-    if (this.col > this.length && start < end) this.fillGap(this.col + (end - start));
     if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
     const { chars, stamps } = this;
     let col = this.col;
@@ -189,9 +180,9 @@ export class LineCells {
       chars[col] = cp;
       stamps[col++] = ++time;
     }
-    if (col > this.col && col > this.length) this.length = col;
     this.col = col;
     this.time = time;
+    if (col > this.length) this.length = col;
   }
 
   /** Erase in line: 0 from the cursor to the end, 1 from the start to the cursor (inclusive), 2 all of it. */
@@ -207,7 +198,9 @@ export class LineCells {
     appendUnits(units: Uint16Array, start: number, end: number): void;
     appendCodePoints(cells: Int32Array, length: number): void;
   }): void {
-    const { chars, stamps, toStart, toEnd, length } = this;
+    const { chars, stamps, toStart, toEnd } = this;
+    let length = this.length;
+    while (length > 0 && stamps[length - 1] === 0) length--; // cells a cursor skipped, at the end
     if (toStart.cols.length === 0 && toEnd.cols.length === 0) {
       sink.appendCodePoints(chars, length); // the common case of a progress bar: nothing erased
       return;

@@ -178,8 +178,9 @@ class Pass {
    * here, the rest of the line). An erase after the cursor on a line not being redrawn erases nothing.
    */
   private lineEdit(body: number, final: number, c: number): void {
-    const n = this.number(body, final);
-    if (n === -1) return;
+    const param = this.text.slice(body, final);
+    if (!/^\d*$/.test(param)) return; // a private or a second parameter: not one of these
+    const n = Math.min(Number(param), 1_000_000);
     if (c === 0x4b || c === 0x4a) {
       if (n > 2 || (c === 0x4a && n !== 0) || (n === 0 && !this.cells)) return;
       this.redraw().erase(n as 0 | 1 | 2);
@@ -188,17 +189,6 @@ class Pass {
     const steps = Math.max(1, n);
     if (c === 0x47) this.redraw().moveTo(steps - 1);
     else this.redraw().moveBy(c === 0x44 ? steps : -steps);
-  }
-
-  /** The parameter `text[body, final)` as a number (0 when empty, capped), or -1 when it is not plain digits. */
-  private number(body: number, final: number): number {
-    let n = 0;
-    for (let k = body; k < final; k++) {
-      const digit = this.text.charCodeAt(k) - 0x30;
-      if (digit < 0 || digit > 9) return -1;
-      if (n < 1_000_000) n = n * 10 + digit;
-    }
-    return n;
   }
 
   /**

@@ -13,6 +13,8 @@
  */
 
 const BLANK = 0x20;
+/** No code unit stops {@link LineCells.writeText} but a LF. */
+const NO_STOPS = new Uint8Array(0x10000);
 
 /**
  * The furthest cell a cursor move reaches past the written line, 0-based: the last column of a job's
@@ -94,31 +96,8 @@ export class LineCells {
 
   /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
   write(text: string, start: number, end: number): number {
-    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
-    const { chars, stamps } = this;
-    let col = this.col;
-    let time = this.time;
-    let lf = -1;
-    for (let k = start; k < end; k++) {
-      let cp = text.charCodeAt(k);
-      if (cp === 0x0a) {
-        lf = k;
-        break;
-      }
-      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
-        const low = text.charCodeAt(k + 1);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
-          k++;
-        }
-      }
-      chars[col] = cp;
-      stamps[col++] = ++time;
-    }
-    this.col = col;
-    this.time = time;
-    if (col > this.length) this.length = col;
-    return lf;
+    const stop = this.writeText(text, start, end, NO_STOPS);
+    return stop < end ? stop : -1;
   }
 
   /**

@@ -178,9 +178,13 @@ class Pass {
    * here, the rest of the line). An erase after the cursor on a line not being redrawn erases nothing.
    */
   private lineEdit(body: number, final: number, c: number): void {
-    const param = this.text.slice(body, final);
-    if (!/^\d*$/.test(param)) return; // a private or a second parameter: not one of these
-    const n = Math.min(Number(param), 1_000_000);
+    if (c === 0x4a && !this.cells) return; // below a cursor at the line's end, nothing to erase
+    let n = 0;
+    for (let k = body; k < final; k++) {
+      const digit = this.text.charCodeAt(k) - 0x30;
+      if (digit < 0 || digit > 9) return; // a private or a second parameter: not one of these
+      if (n < 1_000_000) n = n * 10 + digit;
+    }
     if (c === 0x4b || c === 0x4a) {
       if (n > 2 || (c === 0x4a && n !== 0) || (n === 0 && !this.cells)) return;
       this.redraw().erase(n as 0 | 1 | 2);

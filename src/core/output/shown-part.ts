@@ -58,9 +58,7 @@ export interface StreamOrigin {
 export const CLEAR_ORIGIN: StreamOrigin = { sequenceMayBeOpen: false, lineMayBeRedrawn: false, startsLine: false };
 
 const BEL = 0x07;
-const BS = 0x08;
 const LF = 0x0a;
-const CR = 0x0d;
 const CAN = 0x18;
 const SUB = 0x1a;
 const ESC = 0x1b;
@@ -68,7 +66,6 @@ const BACKSLASH = 0x5c;
 /** Lead byte of U+0080–U+00BF in UTF-8: a C1 control is C2 80–C2 9F. */
 const C1_LEAD = 0xc2;
 const C1_ST = 0x9c;
-const C1_CSI = 0x9b;
 
 /** A local binding: a loader that compiles imports to getters (tsx, jiti) would call one per use. */
 const MAX_CHARS = MAX_CONTROL_SEQUENCE_CHARS;
@@ -139,25 +136,12 @@ class LastByte {
   }
 }
 
-/** True when the CSI whose parameters start at `body` ends in G, C, D or K: it moves the cursor in the line or erases in it. */
-function editsLine(bytes: Buffer, body: number): boolean {
-  const stop = Math.min(bytes.length, body + MAX_CHARS + 1);
-  let k = body;
-  while (k < stop && bytes[k]! >= 0x20 && bytes[k]! <= 0x3f) k++;
-  const final = bytes[k];
-  return final === 0x47 || final === 0x43 || final === 0x44 || final === 0x4b;
-}
+/** What may redraw a line, in bytes read as Latin-1: a CR, a backspace, a CSI (ESC [ or C2 9B) that moves the cursor in the line or erases in it. */
+const REDRAW = /[\r\b]|(?:\x1b\[|\xc2\x9b)[\x20-\x3f]*[GCDK]/;
 
-/** True when `bytes[from, to)` hold what may redraw a line: a CR, a backspace, or a CSI that moves the cursor in the line or erases in it. */
+/** True when `bytes[from, to)` hold what may redraw a line (a native scan: a line of colours holds many ESCs). */
 function redrawsLine(bytes: Buffer, from: number, to: number): boolean {
-  if (to <= from) return false;
-  const line = bytes.subarray(from, to);
-  if (line.indexOf(CR) !== -1 || line.indexOf(BS) !== -1) return true;
-  for (let at = line.indexOf(ESC); at !== -1; at = line.indexOf(ESC, at + 1))
-    if (line[at + 1] === 0x5b && editsLine(line, at + 2)) return true;
-  for (let at = line.indexOf(C1_LEAD); at !== -1; at = line.indexOf(C1_LEAD, at + 1))
-    if (line[at + 1] === C1_CSI && editsLine(line, at + 2)) return true;
-  return false;
+  return to > from && REDRAW.test(bytes.toString("latin1", from, to));
 }
 
 /** The look back over one read's bytes; see the module comment. */

@@ -70,6 +70,8 @@ class Pass {
   private cells: LineCells | undefined;
   /** Cells no longer in use (read by {@link renderCarryingLine} for the next pass). */
   spareCells: LineCells | undefined;
+  /** The line the text began on was redrawn (it may hide what earlier text put on that line). */
+  redrewFirstLine = false;
 
   constructor(
     private readonly text: string,
@@ -247,6 +249,7 @@ class Pass {
    */
   private redraw(): LineCells {
     if (this.cells) return this.cells;
+    if (this.out.onFirstLine) this.redrewFirstLine = true;
     const cells = this.spareCells ?? new LineCells();
     cells.reset();
     this.out.moveLineTo(cells);
@@ -346,6 +349,8 @@ class Pass {
 export class TerminalText {
   private held = "";
   private last: number | undefined;
+  /** The last write redrew the line it began on: its first line replaces what the previous write left there. */
+  redrewFirstLine = false;
 
   /** Whether the end of an unfinished control sequence is held back for the next write. */
   get holding(): boolean {
@@ -369,6 +374,7 @@ export class TerminalText {
   write(input: string, final: boolean): string {
     const text = this.held ? this.held + input : input;
     this.held = "";
+    this.redrewFirstLine = false;
     SPECIAL.lastIndex = 0;
     if (!SPECIAL.test(text)) {
       this.last = codePointBefore(text, text.length) ?? this.last;
@@ -379,6 +385,7 @@ export class TerminalText {
     const end = heldFrom === -1 ? text.length : heldFrom;
     if (heldFrom !== -1) this.held = text.slice(heldFrom);
     this.last = codePointBefore(text, end) ?? this.last;
+    this.redrewFirstLine = pass.redrewFirstLine;
     return pass.result();
   }
 }

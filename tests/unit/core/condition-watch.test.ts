@@ -37,6 +37,21 @@ describe("until_pattern on lines redrawn across chunks", () => {
     assert.equal(matchedLine("^⠋ starting, ready$", [", ready"], "⠋ starting"), "⠋ starting, ready");
   });
 
+  it("starts from the line the job's last result ended on as a terminal shows it, a spinner frame redrawn by the next read included", () => {
+    const output = new JobOutput(performance.now());
+    output.push(Buffer.from("⠋ reify"));
+    output.take(false);
+    output.push(Buffer.from("\x1b[1G\x1b[0K⠙ reify"));
+    output.take(false);
+    assert.equal(output.lastLine, "⠙ reify", "not the frames glued");
+    output.push(Buffer.from("\rprogress"));
+    output.take(false);
+    assert.equal(output.lastLine, "progress");
+    output.push(Buffer.from(" 42%"));
+    output.take(false);
+    assert.equal(output.lastLine, "progress 42%", "a line that only grows is joined");
+  });
+
   it("leaves a line alone that only grows across chunks: each piece is new text, tested with what came before", () => {
     assert.equal(matchedLine("^abc$", ["a", "b", "c\n"]), "abc");
     assert.equal(matchedLine("^b", ["a", "b", "c\n"]), undefined);

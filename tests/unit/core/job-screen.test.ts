@@ -159,7 +159,9 @@ describe("the emulator behind a PTY job", () => {
   });
 
   it("a pipe job's view shows a spinner's last frame only, as a terminal would", async () => {
-    const job = jobs.start("printf '\\342\\240\\213 installing\\033[1G\\033[0K\\342\\240\\231 installing\\033[1G\\033[0Kadded 3 packages\\n'");
+    const job = jobs.start(
+      "printf '\\342\\240\\213 installing\\033[1G\\033[0K\\342\\240\\231 installing\\033[1G\\033[0Kadded 3 packages\\n'",
+    );
     await untilExit(job);
     const view = await humanView(job);
     assert.deepEqual(view.kind === "output" ? view.lines : [], ["added 3 packages"]);

@@ -20,6 +20,12 @@ const CACHE = process.env.PI_UNIFIED_EXEC_REAL_TOOLS_DIR ?? join(homedir(), ".ca
 /** An npm failure that says the registry is out of reach, not that the install is wrong. */
 const UNREACHABLE = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|socket hang up|network|E5\d\d/i;
 
+/** The skip of a tier whose registry cannot be reached, with npm's line that says why. */
+function unreachable(said: string): { skip: string } {
+  const why = said.split("\n").find((line) => UNREACHABLE.test(line)) ?? said.trim().split("\n")[0];
+  return { skip: `the npm registry cannot be reached (${why?.trim()})` };
+}
+
 export interface RealTools {
   /** The installed tools' directory (its `node_modules` resolves `ora` for a script placed there). */
   dir: string;
@@ -34,6 +40,16 @@ export function realTools(): { tools: RealTools; skip?: undefined } | { tools?: 
     .join("_");
   const dir = join(CACHE, key);
   const marker = join(dir, "installed.json");
+  // The spinner test fetches from the registry whatever the cache holds: ask it first.
+  const asked = spawnSync("npm", ["view", NPM_FETCHED, "version", "--fetch-retries=1", "--fetch-timeout=20000"], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (asked.status !== 0) {
+    const said = `${asked.stderr ?? ""}${asked.error?.message ?? ""}`;
+    if (UNREACHABLE.test(said) || asked.error) return unreachable(said);
+    throw new Error(`npm view ${NPM_FETCHED} failed (${asked.status}):\n${said}`);
+  }
   if (!existsSync(marker) || readFileSync(marker, "utf8") !== JSON.stringify(PINNED)) {
     // Installed beside, then moved in whole: an interrupted install never looks complete.
     const staging = `${dir}.partial-${process.pid}`;
@@ -49,7 +65,7 @@ export function realTools(): { tools: RealTools; skip?: undefined } | { tools?: 
     if (install.status !== 0) {
       rmSync(staging, { recursive: true, force: true });
       const said = `${install.stderr ?? ""}${install.error?.message ?? ""}`;
-      if (UNREACHABLE.test(said) || install.error) return { skip: `the npm registry cannot be reached: ${said.trim().split("\n").at(-1)}` };
+      if (UNREACHABLE.test(said) || install.error) return unreachable(said);
       throw new Error(`npm install ${specs.join(" ")} failed (${install.status}):\n${said}`);
     }
     writeFileSync(join(staging, "installed.json"), JSON.stringify(PINNED));

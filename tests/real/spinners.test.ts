@@ -40,14 +40,20 @@ for (const host of PI_HOSTS) {
 
     it("npm install's spinner leaves only its final line, which an anchored until_pattern matches", async () => {
       const project = join(dir, `npm-${host.name.replace(/\W+/g, "-")}`);
-      mkdirSync(project);
-      writeFileSync(join(project, "package.json"), JSON.stringify({ name: "spinner-test", version: "1.0.0", private: true }));
+      // A local dependency whose install script takes 2 s: npm spins all that time (it starts after 200 ms).
+      mkdirSync(join(project, "slow"), { recursive: true });
+      writeFileSync(
+        join(project, "slow", "package.json"),
+        JSON.stringify({ name: "slow", version: "1.0.0", scripts: { install: "sleep 2" } }),
+      );
+      const manifest = { name: "spinner-test", version: "1.0.0", private: true, dependencies: { slow: "file:./slow" } };
+      writeFileSync(join(project, "package.json"), JSON.stringify(manifest));
       const run = await pi.run(
         "install it",
         steps(
-          // A fresh cache (Pi's isolated HOME): npm fetches from the registry and draws its spinner meanwhile.
+          // A fresh cache (Pi's isolated HOME): npm fetches from the registry too.
           call("exec_command", {
-            cmd: `${DEVELOPER_ENV} npm install --no-audit --no-fund ${NPM_FETCHED}`,
+            cmd: `${DEVELOPER_ENV} npm install --no-audit --no-fund --no-update-notifier ${NPM_FETCHED}`,
             workdir: project,
             tty: true,
             until_pattern: "^added \\d+ packages? in",
@@ -60,8 +66,8 @@ for (const host of PI_HOSTS) {
       const result = run.tools[0]!.text;
       const header = headerOf(result);
       assert.equal(header.wait_status, "matched", result);
-      assert.match(header.matched_line ?? "", /^added 1 package in [\d.]+m?s$/);
-      assert.match(outputOf(result), /^added 1 package in [\d.]+m?s$/m);
+      assert.match(header.matched_line ?? "", /^added 2 packages in [\d.]+m?s$/);
+      assert.match(outputOf(result), /^added 2 packages in [\d.]+m?s$/m);
       assert.doesNotMatch(outputOf(result), FRAME, "no spinner frame is left in the text");
       const log = readFileSync(header.log_path!, "utf8");
       assert.match(log, /\x1b\[1G/, "npm drew its spinner (the log keeps every byte)");

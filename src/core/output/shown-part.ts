@@ -137,13 +137,23 @@ class LastByte {
 }
 
 /** What may redraw a line, in bytes read as Latin-1: a CR, a backspace, a CSI (ESC [ or C2 9B) that moves the cursor in the line or erases in it. */
-const REDRAW = /[\r\b]|(?:\x1b\[|\xc2\x9b)[\x20-\x3f]*[GCDK]/g;
+const REDRAW = /[\r\b]|(?:\x1b\[|\xc2\x9b)[\x20-\x3f]*[GCDK]/;
+
+/** True when `bytes[from, to)` hold what may redraw a line (a native scan: a line of colours holds many ESCs). */
+function redrawsLine(bytes: Buffer, from: number, to: number): boolean {
+  const line = bytes.subarray(from, Math.max(from, to));
+  if (line.indexOf(0x0d) !== -1 || line.indexOf(0x08) !== -1) return true;
+  // Plain text needs no copy: a CSI starts at the first ESC or C2 at the earliest.
+  const esc = line.indexOf(ESC);
+  const c1 = line.indexOf(C1_LEAD);
+  const sequence = esc === -1 ? c1 : c1 === -1 ? esc : Math.min(esc, c1);
+  return sequence !== -1 && REDRAW.test(line.toString("latin1", sequence));
+}
 
 /** The look back over one read's bytes; see the module comment. */
 class StartScan {
   private readonly lfs: LastByte;
-  /** The bytes as Latin-1, for a native scan of what may redraw a line (a line of colours holds many ESCs). */
-  private latin1: string | undefined;
+  private redraws: boolean | undefined;
 
   constructor(
     private readonly bytes: Buffer,
@@ -220,20 +230,14 @@ class StartScan {
     if (lf === -1 ? this.origin.lineMayBeRedrawn : (this.origin.lineMayBeRedrawn || this.anyRedraw()) && this.openStringAt(lf) !== -1)
       return false;
     const nextLf = bytes.indexOf(LF, at);
-    if (this.redrawFrom(lf + 1) < (nextLf === -1 ? bytes.length : nextLf)) return false;
+    if (redrawsLine(bytes, lf + 1, nextLf === -1 ? bytes.length : nextLf)) return false;
     return nextLf === -1 || !this.anyRedraw() || this.openStringAt(nextLf) === -1;
   }
 
-  /** Where the first thing at or after `from` that may redraw a line is, or the end of the bytes. */
-  private redrawFrom(from: number): number {
-    this.latin1 ??= this.bytes.toString("latin1");
-    REDRAW.lastIndex = from;
-    return REDRAW.exec(this.latin1)?.index ?? this.bytes.length;
-  }
-
-  /** Whether anything in the bytes may redraw a line. */
+  /** Whether anything in the bytes may redraw a line (looked for once, only where a control string may hide a LF). */
   private anyRedraw(): boolean {
-    return this.redrawFrom(0) < this.bytes.length;
+    this.redraws ??= redrawsLine(this.bytes, 0, this.bytes.length);
+    return this.redraws;
   }
 
   /**

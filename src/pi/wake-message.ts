@@ -62,7 +62,7 @@ const WITHHELD = "not quoted: a person typed into this job; write_stdin reads it
 
 /** One pattern wake; `exited` when the same prompt reports the job's exit (re-arming it is pointless then). */
 function describePattern(wake: PatternWakeJob, exited: boolean): string {
-  const more = wake.more > 0 ? ` (${wake.more} more matching line${wake.more === 1 ? "" : "s"} since)` : "";
+  const more = wake.more > 0 ? `, and ${wake.more} more after it` : "";
   const disarmed = `  wake_on_pattern disarmed after ${PATTERN_WAKE_BUDGET} wakes${exited ? "" : ": set_on_exit to arm it again"}`;
   return [
     `- session ${wake.jobId} printed a line matching /${wake.pattern}/${more} · \`${bounded(wake.command, 120)}\``,
@@ -121,9 +121,14 @@ export function wakeText(batch: WakeBatch): string {
     patterns.length === 0
       ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
         "that is still relevant to the user's request."
-      : "write_stdin(session_id) returns the output not read yet, the matched line with what surrounds it (the full output is in the log). " +
-        "Continue only with work that is still relevant to the user's request.",
+      : `${readAfterMatch(patterns)} returns the output not read yet, the matched line with what surrounds it, as soon as the job ` +
+        "has printed nothing for half a second (the full output is in the log). Continue only with work that is still relevant to the user's request.",
   ].join("\n");
+}
+
+/** The read to make after a pattern wake: a quiet wait ends at once on output already waiting, where a plain poll sits its floor. */
+function readAfterMatch(patterns: PatternWakeJob[]): string {
+  return `write_stdin(session_id${patterns.length === 1 ? `: ${patterns[0]!.jobId}` : ""}, until_quiet_ms: 500)`;
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Full-screen programs on a PTY through the real Pi CLI on every host, one Pi per host: vim shows
  * the file and its `~` filler and `ihello<Esc>:wq<CR>` writes it; a resize during vim redraws to the
- * new size; `top -d 1` with screen: true shows one frame with its header lines while its stream is
- * frames run together; less shows one screen of a 500-line file and `q` returns results to the
+ * new size; `top -d 1` repaints the normal screen, so its result is its screen (one frame with its
+ * header lines) and it is not called waiting, until it stops and a log scrolls; less shows one screen of a 500-line file and `q` returns results to the
  * stream; a cursor-position query gets its answer; screen: true without tty is refused before
  * anything runs; and /unified-exec-sessions "view" shows a job's screen without the model (RPC: a
  * notification). `.ci/run` installs vim, less and procps; here they must be present.
@@ -79,29 +79,39 @@ for (const host of PI_HOSTS) {
       assert.equal(headerOf(quit!.text).exit_code, "0");
     });
 
-    it("top -d 1 with screen: true shows one frame with its header lines, while its stream runs frames together", pty, async () => {
-      const run = await pi.run(
-        "run top",
-        steps(
-          call("exec_command", { cmd: "top -d 1", tty: true, cols: 120, rows: 30, yield_time_ms: 2_500 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: " ", screen: true, ...SETTLED }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "q", yield_time_ms: 10_000 }),
-        ),
-      );
-      const [stream, screen, quit] = inCallOrder(run);
-      assert.equal(headerOf(stream!.text).view, undefined, "top stays on the normal screen: the stream by default");
-      const frames = outputOf(stream!.text).match(/top - \d/g) ?? [];
-      assert.ok(frames.length >= 2, `the stream holds ${frames.length} frames:\n${stream!.text}`);
-      assert.equal(headerOf(screen!.text).view, "screen", screen!.text);
-      const rows = lines(screen!);
-      assert.match(rows[0]!, /^top - \d\d:\d\d:\d\d up /, screen!.text);
-      assert.match(rows[1]!, /^Tasks: +\d+ total/);
-      assert.match(rows[2]!, /^%Cpu\(s\):/);
-      assert.match(rows[3]!, /^MiB Mem :/);
-      assert.equal(rows.filter((row) => row.startsWith("Tasks:")).length, 1, "one frame");
-      assert.ok(rows.length <= 30);
-      assert.equal(headerOf(quit!.text).exit_code, "0", quit!.text);
-    });
+    it(
+      "top -d 1 returns its screen by itself (view: screen (repainting)) and is not called waiting; once it stops and a log scrolls, the stream",
+      pty,
+      async () => {
+        const run = await pi.run(
+          "run top",
+          steps(
+            call("exec_command", {
+              cmd: "top -d 1 -n 8; seq 1 60; echo top-done; exec sleep 60",
+              tty: true,
+              cols: 120,
+              rows: 30,
+              yield_time_ms: 5_000,
+            }),
+            (view) => call("write_stdin", { session_id: firstSession(view), until_pattern: "^top-done$", yield_time_ms: 30_000 }),
+            (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
+          ),
+        );
+        const [screen, after] = inCallOrder(run);
+        const header = headerOf(screen!.text);
+        assert.equal(header.view, "screen (repainting)", screen!.text);
+        assert.equal(header.input_wait, undefined, "top repaints by itself: polling moves it");
+        const rows = lines(screen!);
+        assert.match(rows[0]!, /^top - \d\d:\d\d:\d\d up /, screen!.text);
+        assert.match(rows[1]!, /^Tasks: +\d+ total/);
+        assert.match(rows[2]!, /^%Cpu\(s\):/);
+        assert.match(rows[3]!, /^MiB Mem :/);
+        assert.equal(rows.filter((row) => row.startsWith("Tasks:")).length, 1, "one frame");
+        assert.ok(rows.length <= 30);
+        assert.equal(headerOf(after!.text).view, undefined, after!.text);
+        assert.match(outputOf(after!.text), /\n59\n60\ntop-done\n$/);
+      },
+    );
 
     it("less shows one screen of a 500-line file; q leaves the alternate screen and results return to the stream", pty, async () => {
       writeFileSync(join(pi.dirs.cwd, "big.txt"), Array.from({ length: 500 }, (_, i) => `${i + 1}\n`).join(""));

@@ -5,7 +5,8 @@
  * an exit in one prompt, after /reload), the addresses a job listens on, and the note after a compaction.
  */
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
@@ -74,6 +75,52 @@ for (const host of PI_HOSTS) {
         await stop(id);
       } finally {
         pi.setWakeScript(() => say("noted"));
+      }
+    });
+
+    it("a watched test run's second failure wakes within 5 s of the edit that caused it, and the read each wake names returns at once", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "piue-watch-"));
+      const from = pi.records.length;
+      const reads: { id: number; ms: number; output: string }[] = [];
+      let asked = 0;
+      // The model makes the read the wake names, exactly as written there.
+      pi.setWakeScript(
+        steps(
+          (view) => {
+            const named = /write_stdin\(session_id: (\d+), until_quiet_ms: (\d+)\)/.exec(view.prompt);
+            assert.ok(named, `the wake names its read:\n${view.prompt}`);
+            asked = performance.now();
+            return call("write_stdin", { session_id: Number(named[1]), until_quiet_ms: Number(named[2]) });
+          },
+          (view) => {
+            reads.push({ id: 0, ms: performance.now() - asked, output: outputOf(view.last[0]!.text) });
+            return say("read it");
+          },
+        ),
+      );
+      try {
+        // A watcher: each edit (here, the file `edited` appearing) runs the tests again, which fail.
+        const watcher = "while :; do if [ -e edited ]; then rm -f edited; echo 'FAIL src/a.test.ts'; echo ' 1 failed'; fi; sleep 0.1; done";
+        const started = await start({ cmd: watcher, workdir: dir, wake_on_pattern: "FAIL" });
+        const id = Number(headerOf(started.text).session_id);
+        writeFileSync(join(dir, "edited"), "");
+        const first = await pi.waitForRecord(patternWake, from, 15_000, "the first failure's wake");
+        await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(first), 15_000, "the first wake's turn");
+        const edited = performance.now();
+        writeFileSync(join(dir, "edited"), "");
+        const second = await pi.waitForRecord(patternWake, pi.records.indexOf(first) + 1, 15_000, "the second failure's wake");
+        const after = performance.now() - edited;
+        assert.ok(after < 5_000, `the second wake came ${Math.round(after)} ms after the edit`);
+        await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(second), 15_000, "the second wake's turn");
+        assert.equal(reads.length, 2);
+        for (const read of reads) {
+          assert.equal(read.output, "FAIL src/a.test.ts\n 1 failed\n");
+          assert.ok(read.ms < 3_000, `the named read took ${Math.round(read.ms)} ms (a plain poll sits 5 s)`);
+        }
+        await stop(id);
+      } finally {
+        pi.setWakeScript(() => say("noted"));
+        rmSync(dir, { recursive: true, force: true });
       }
     });
 
@@ -213,7 +260,13 @@ for (const host of PI_HOSTS) {
       );
       const id = Number(headerOf(run.tools[0]!.text).session_id);
       const wakes = () => pi.records.slice(from).filter(isWake);
-      await waitFor(() => wakes().length >= 10, "ten wakes", 60_000, 100);
+      // Nobody calls on the job: it matches five times a second, and it wakes the model once per cooldown.
+      const first = await pi.waitForRecord(isWake, from, 15_000, "the first wake");
+      const firstAt = performance.now();
+      await waitFor(() => wakes().length >= 10, "ten wakes", 60_000, 20);
+      const spread = performance.now() - firstAt;
+      assert.ok(spread >= 8_000, `ten wakes within ${Math.round(spread)} ms of each other, the cooldown being 1 s`);
+      assert.equal(wakes()[0], first);
       await quietFor(3_000);
       assert.equal(wakes().length, 10);
       assert.match(wakeText(wakes()[9]!), /wake_on_pattern disarmed after 10 wakes: set_on_exit to arm it again/);

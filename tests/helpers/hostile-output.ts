@@ -87,7 +87,12 @@ const PIECES: Buffer[] = [
   "\u2028",
   "\u{e0041}",
 ].map((piece) => Buffer.from(piece));
-const LONE_CR = Buffer.from("\r");
+/** What redraws a line in place: a lone CR, a backspace, cursor moves and erases in the line. */
+const REDRAWS = ["\r", "\b", "\x1b[1G", "\x1b[G", "\x1b[5G", "\x1b[2D", "\x1b[C", "\x1b[2K", "\x1b[1K", "\x1b[K", "\u009b3G"].map((piece) =>
+  Buffer.from(piece),
+);
+/** Bytes that redraw a line alone or as the final byte of a CSI: left out of a stream without redraws. */
+const REDRAW_BYTES = new Set([0x0d, 0x08, 0x47, 0x43, 0x44, 0x4b]);
 const BROKEN_UTF8 = [
   Buffer.from([0xe2, 0x82]),
   Buffer.from([0xc2]),
@@ -96,8 +101,11 @@ const BROKEN_UTF8 = [
   Buffer.from([0xf0, 0x9f, 0x98]),
 ];
 
-/** A random stream for fuzzing, rich in escape introducers and terminators; `loneCr`: with CRs not before a LF. */
-export function fuzzStream(random: () => number, loneCr: boolean): Buffer {
+/**
+ * A random stream for fuzzing, rich in escape introducers and terminators; `redraws`: with what
+ * redraws a line (lone CRs, backspaces, cursor moves and erases in the line), else without any.
+ */
+export function fuzzStream(random: () => number, redraws: boolean): Buffer {
   const parts: Buffer[] = [];
   const count = 1 + Math.floor(random() * 200);
   for (let i = 0; i < count; i++) {
@@ -107,9 +115,12 @@ export function fuzzStream(random: () => number, loneCr: boolean): Buffer {
     else if (roll < 0.07) parts.push(BROKEN_UTF8[Math.floor(random() * BROKEN_UTF8.length)]!);
     else if (roll < 0.1) {
       const byte = Math.floor(random() * 256);
-      parts.push(Buffer.from([byte === 0x0d && !loneCr ? 0x0a : byte]));
-    } else if (loneCr && roll < 0.14) parts.push(LONE_CR);
-    else parts.push(PIECES[Math.floor(random() * PIECES.length)]!);
+      parts.push(Buffer.from([!redraws && REDRAW_BYTES.has(byte) ? 0x0a : byte]));
+    } else if (redraws && roll < 0.14) parts.push(REDRAWS[Math.floor(random() * REDRAWS.length)]!);
+    else {
+      const piece = PIECES[Math.floor(random() * PIECES.length)]!;
+      if (redraws || piece.length > 1 || !REDRAW_BYTES.has(piece[0]!)) parts.push(piece);
+    }
   }
   return Buffer.concat(parts);
 }
@@ -137,6 +148,9 @@ export const HOSTILE_SHAPES: HostileShape[] = [
   { name: "coloured one-character lines", bytes: () => repeated("\x1b[32mx\x1b[0m\r\n") },
   { name: "redrawn one-character lines", bytes: () => repeated("a\rb\n") },
   { name: "100 000 lone CRs", bytes: () => Buffer.from(`${"\r".repeat(100_000)}done\n`) },
+  { name: "spinner frames on one line", bytes: () => repeated("⠋ installing\x1b[1G\x1b[0K") },
+  { name: "cursor moves and backspaces on one line", bytes: () => repeated("ab\b\bcd\x1b[3C\x1b[9Dx\x1b[7G") },
+  { name: "cursor to a far column on every line", bytes: () => repeated("\x1b[999Gx\n") },
   { name: "1 MiB of progress redraws", bytes: () => repeated("\rprogress 42%") },
   { name: "deep CSI parameter list", bytes: () => repeated("1;", MiB, "\x1b[") },
   { name: "CSIs with 1 000 parameters", bytes: () => repeated(`\x1b[${"1;".repeat(1_000)}m`) },

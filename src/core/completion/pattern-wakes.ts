@@ -43,7 +43,7 @@ interface PatternRecord {
   /** The first match not yet announced, and how many followed it. */
   first?: string;
   more: number;
-  /** When the last wake of this record went out. */
+  /** When the last wake of this record went out, unless the model called on the job since. */
   lastWake?: number;
   /** Wakes since the model last called on the job. */
   wakes: number;
@@ -73,7 +73,7 @@ export class PatternWakes {
     private readonly ready: (jobId: number) => void,
   ) {}
 
-  /** Arms (or replaces) the job's pattern; setting it is a call of the model, so the budget starts over. */
+  /** Arms (or replaces) the job's pattern; setting it is a call of the model, so the budget and the cooldown start over. */
   arm(jobId: number, pattern: string, command: string): void {
     const old = this.records.get(jobId);
     if (old?.cooldown !== undefined) this.clock.clearTimeout(old.cooldown);
@@ -85,7 +85,6 @@ export class PatternWakes {
       held: false,
       through: old?.announced ?? 0,
       announced: old?.announced ?? 0,
-      ...(old?.lastWake !== undefined ? { lastWake: old.lastWake } : {}),
     });
   }
 
@@ -145,12 +144,17 @@ export class PatternWakes {
     return record !== undefined && record.first !== undefined && !record.held;
   }
 
-  /** The model called on the job: it reads those lines itself, so the count and the budget start over. */
+  /**
+   * The model called on the job: it reads those lines itself, so the count and the budget start
+   * over, and the next match wakes at once (the cooldown guards a job nobody looks at, not the answer
+   * to the model's own edit).
+   */
   called(jobId: number): void {
     const record = this.records.get(jobId);
     if (!record) return;
     this.clearPending(record);
     record.wakes = 0;
+    record.lastWake = undefined;
   }
 
   /** The wake that goes out now; the record counts it, and the budget's last one disarms the pattern. */

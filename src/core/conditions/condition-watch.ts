@@ -6,13 +6,15 @@
  * May import: shared, output, processes.
  */
 import type { RetainedOutput } from "../output/head-tail-buffer.ts";
-import { OutputDecoder } from "../output/output-decoder.ts";
+import { LineStream } from "../output/line-stream.ts";
 import { UntilConditions, type UntilOutcome, type UntilSpec } from "./until-conditions.ts";
 
 /**
  * A conditional wait (`until_pattern`, `until_quiet_ms`) watching a job's bytes as they arrive. The
- * conditions judge rendered text — what the model sees — so each chunk is rendered here by a decoder
- * of the watch's own (the model's decoder stays lazy: it decodes only when a call takes output). When
+ * conditions judge rendered text — what the model sees — so each chunk is rendered here by a renderer
+ * of the watch's own (the model's decoder stays lazy: it decodes only when a call takes output), which
+ * carries the unfinished line from chunk to chunk: a line redrawn across chunks (a spinner, a prompt
+ * drawn over it) is judged as a terminal finally shows it, not as its frames glued together. When
  * a line matches, the watch says where in the chunk's *bytes* the matched line ends, so the job can
  * return the output up to and including it and keep the rest unread: the byte position is found by
  * counting the line ends after the match, which rendering never adds or removes.
@@ -25,12 +27,17 @@ import { UntilConditions, type UntilOutcome, type UntilSpec } from "./until-cond
  */
 export class ConditionWatch {
   private readonly conditions: UntilConditions;
-  private readonly decoder = new OutputDecoder();
+  private readonly utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+  private readonly lines: LineStream;
+  /** The unfinished line as the conditions were last given it. */
+  private given: string;
   /** After a match: the matched line still goes on (it was unfinished), or it has ended. */
   private afterMatch: "line" | "ended" | undefined;
 
   constructor(spec: UntilSpec, partialLine: string, onMet: (outcome: UntilOutcome) => void, onSuspend?: () => void) {
     this.conditions = new UntilConditions(spec, { partialLine, onMet, ...(onSuspend ? { onSuspend } : {}) });
+    this.lines = new LineStream(partialLine);
+    this.given = partialLine;
   }
 
   get outcome(): UntilOutcome | undefined {
@@ -44,8 +51,8 @@ export class ConditionWatch {
    */
   begin(unread: RetainedOutput, unreadSince: number | undefined, now: number): number | undefined {
     const bytes = Buffer.concat([unread.head, unread.tail]);
-    const text = this.decoder.take({ head: bytes, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
-    const outcome = this.conditions.begin(text, unreadSince, now);
+    const { text, redrawn } = this.render(bytes);
+    const outcome = this.conditions.begin(text, unreadSince, now, redrawn);
     return this.cut(outcome, bytes, text);
   }
 
@@ -60,12 +67,24 @@ export class ConditionWatch {
    */
   feed(chunk: Buffer, now: number): number | undefined {
     if (this.afterMatch) return this.restOfLine(chunk);
-    const text = this.decoder.take({ head: chunk, tail: Buffer.alloc(0), omittedBytes: 0 }, false).text;
-    return this.cut(this.conditions.feed(text, now), chunk, text);
+    const { text, redrawn } = this.render(chunk);
+    return this.cut(this.conditions.feed(text, now, redrawn), chunk, text);
   }
 
   stop(): void {
     this.conditions.stop();
+  }
+
+  /**
+   * The text `bytes` add for the conditions: what follows the unfinished line they were given, or,
+   * when `bytes` redrew that line (it no longer starts the same), the whole line as it shows now
+   * (`redrawn`) and what follows it. Line ends are those of `bytes`, as {@link byteEnd} needs.
+   */
+  private render(bytes: Buffer): { text: string; redrawn: boolean } {
+    const before = this.given;
+    const whole = this.lines.write(this.utf8.decode(bytes, { stream: true })) + this.lines.pending();
+    this.given = this.lines.pending();
+    return whole.startsWith(before) ? { text: whole.slice(before.length), redrawn: false } : { text: whole, redrawn: true };
   }
 
   /** Where a match cuts `bytes` (rendered as `text`); an unfinished matched line takes what continues it later. */

@@ -147,10 +147,12 @@ export class LineWatch {
 
   /**
    * As {@link feed}, for a caller that tracks the echo itself: the first `echoChars` characters of
-   * `text` are echo (see `EchoFilter.take`). Do not mix with {@link ignoreEcho}.
+   * `text` are echo (see `EchoFilter.take`). Do not mix with {@link ignoreEcho}. `redrawn`: `text`
+   * starts with the unfinished line redrawn whole, which replaces what the line had.
    */
-  feedAfterEcho(text: string, echoChars: number): LineMatch | undefined {
+  feedAfterEcho(text: string, echoChars: number, redrawn = false): LineMatch | undefined {
     if (this.found || this.budget.spent) return undefined;
+    if (redrawn) this.line.clear();
     const base = this.fed;
     this.fed += text.length;
     let start = 0;

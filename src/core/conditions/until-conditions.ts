@@ -9,10 +9,12 @@
  *   `compileUntilPattern`, `quietMs` from `checkQuietMs` (both validated before anything runs);
  *   `partialLine` as for `LineWatch`; `onMet(outcome)` is called once, when the first condition is met
  *   (synchronously from `begin`/`feed` for a match, from the watch's timer for quiet).
- * - `begin(unread, unreadSince, now)`: the call begins with `unread`, the rendered output buffered
- *   but not yet returned (may be ""), last printed at `unreadSince`. Returns the outcome if met already.
+ * - `begin(unread, unreadSince, now, redrawn?)`: the call begins with `unread`, the rendered output
+ *   buffered but not yet returned (may be ""), last printed at `unreadSince`. Returns the outcome if
+ *   met already. `redrawn` (here and in `feed`): the text starts with the unfinished line redrawn
+ *   whole, replacing what the line had.
  * - `wrote(written)`: after the call wrote `written` to a PTY (not for pipes, which do not echo).
- * - `feed(text, now)`: each rendered chunk as it arrives. Returns the outcome when this chunk meets a
+ * - `feed(text, now, redrawn?)`: each rendered chunk as it arrives. Returns the outcome when this chunk meets a
  *   condition. For `matched`, `outcome.match.end` is the index in this `text` just after the matched
  *   line: return the output up to there, keep the rest unread.
  * - `outcome`: the condition that was met, once one was. `stop()`: the wait ended; cancels the timer.
@@ -69,9 +71,9 @@ export class UntilConditions {
     return this.quiet?.deadline();
   }
 
-  begin(unread: string, unreadSince: number | undefined, now: number): UntilOutcome | undefined {
-    if (this.met || unread.length === 0) return this.met;
-    const matched = this.take(unread, 0);
+  begin(unread: string, unreadSince: number | undefined, now: number, redrawn = false): UntilOutcome | undefined {
+    if (this.met || (unread.length === 0 && !redrawn)) return this.met;
+    const matched = this.take(unread, 0, redrawn);
     if (matched || !this.quiet) return matched;
     // Unread output is new to this call: the quiet time counts from when it was printed.
     this.quiet.start(now, unreadSince ?? now);
@@ -82,19 +84,19 @@ export class UntilConditions {
     this.echo.expect(written);
   }
 
-  feed(text: string, now: number): UntilOutcome | undefined {
-    if (this.met || text.length === 0) return undefined;
+  feed(text: string, now: number, redrawn = false): UntilOutcome | undefined {
+    if (this.met || (text.length === 0 && !redrawn)) return undefined;
     const echoChars = this.echo.take(text);
     if (echoChars < text.length) this.quiet?.output(now);
-    return this.take(text, echoChars);
+    return this.take(text, echoChars, redrawn);
   }
 
   stop(): void {
     this.quiet?.stop();
   }
 
-  private take(text: string, echoChars: number): UntilOutcome | undefined {
-    const match = this.lines?.feedAfterEcho(text, echoChars);
+  private take(text: string, echoChars: number, redrawn: boolean): UntilOutcome | undefined {
+    const match = this.lines?.feedAfterEcho(text, echoChars, redrawn);
     return match ? this.meet({ status: "matched", match }) : undefined;
   }
 

@@ -151,9 +151,9 @@ export class JobOutput {
     const retained = this.retained.drain();
     const last = retained.tail.length > 0 ? retained.tail : retained.head;
     if (last.length > 0) this.readEndsLine = last[last.length - 1] === 0x0a;
-    const { text, elided } = this.decoder.take(retained, final, shown);
-    // A part decoded from a line start on: the line the model was last given has ended.
-    if (elided) this.returnedLastLine = "";
+    const { text, elided, redrewLine } = this.decoder.take(retained, final, shown);
+    // A part decoded from a line start on: the line the model was last given has ended; a redrawn one shows anew.
+    if (elided || redrewLine) this.returnedLastLine = "";
     this.remember(text);
     this.readCount++;
     const printed = this.pending.count();

@@ -26,6 +26,9 @@ import { stopJob, type Termination } from "./job-stop.ts";
 import type { JobExit, JobSpec, StopReason } from "./job-types.ts";
 import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
+/** A repainting program that printed within this long still runs by itself (top repaints every 3 s by default). */
+const REPAINTING_QUIET_MS = 10_000;
+
 export type { JobExit, JobSpec, StepPlan, StepResult, StopReason } from "./job-types.ts";
 
 /**
@@ -246,6 +249,8 @@ export class Job {
   /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
   inputWait(lastLine: string = this.output.lastLine, holders?: InputWaitQuery["holders"]): InputWait {
     if (this.pid === undefined || this.end.state !== "running") return { likely: false };
+    // A program that keeps repainting its screen (top reads its keys between repaints) moves by itself.
+    if (this.screen?.repainting && this.output.quietMs() < REPAINTING_QUIET_MS) return { likely: false };
     const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs(), holders };
     const wait = probeInputWait(query);
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.

@@ -1,7 +1,8 @@
 /**
- * One line being redrawn after a carriage return, as cells a terminal would show: the cursor goes
- * back to column 0 on CR and moves right one cell per character (one code point, one cell), later
- * characters overwrite earlier ones, and erase-in-line blanks part of the line.
+ * One line being redrawn (after a CR, a backspace, a cursor move or an erase), as cells a terminal
+ * would show: the cursor goes where it is sent and moves right one cell per character (one code
+ * point, one cell), later characters overwrite earlier ones, cells skipped over show blank, and
+ * erase-in-line blanks part of the line.
  *
  * Every operation is O(1) amortized, whatever the width of the line: an erase is not applied to the
  * cells but recorded with the time it happened, and the line is resolved once when it is finished.
@@ -12,6 +13,14 @@
  */
 
 const BLANK = 0x20;
+/** No code unit stops {@link LineCells.writeText} but a LF. */
+const NO_STOPS = new Uint8Array(0x10000);
+
+/**
+ * The furthest cell a cursor move reaches past the written line, 0-based: the last column of a job's
+ * default terminal (120 wide). A short sequence then adds at most that many blank cells to a line.
+ */
+const MAX_COLUMN = 119;
 
 /** Erases of one kind still able to matter: columns and times, oldest at index 0. */
 class EraseStack {
@@ -67,37 +76,28 @@ export class LineCells {
     this.toEnd.clear();
   }
 
-  carriageReturn(): void {
-    this.col = 0;
+  /**
+   * Moves the cursor to column `col` (0-based; past the written line, at most to {@link MAX_COLUMN}).
+   * Cells it skips past the line are blank, never written (stamp 0): left out when they end the line.
+   */
+  moveTo(col: number): void {
+    this.col = Math.max(0, Math.min(col, Math.max(MAX_COLUMN, this.length)));
+    if (this.col <= this.length) return;
+    if (this.col > this.chars.length) this.grow(this.col);
+    this.chars.fill(BLANK, this.length, this.col);
+    this.stamps.fill(0, this.length, this.col);
+    this.length = this.col;
+  }
+
+  /** Moves the cursor `cells` left (negative: right), never past column 0. */
+  moveBy(cells: number): void {
+    this.moveTo(this.col - cells);
   }
 
   /** Writes the characters of `text` from `start` up to `end` or the first LF, whose index it returns (-1 when none). */
   write(text: string, start: number, end: number): number {
-    if (this.col + (end - start) > this.chars.length) this.grow(this.col + (end - start));
-    const { chars, stamps } = this;
-    let col = this.col;
-    let time = this.time;
-    let lf = -1;
-    for (let k = start; k < end; k++) {
-      let cp = text.charCodeAt(k);
-      if (cp === 0x0a) {
-        lf = k;
-        break;
-      }
-      if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < end) {
-        const low = text.charCodeAt(k + 1);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          cp = ((cp - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
-          k++;
-        }
-      }
-      chars[col] = cp;
-      stamps[col++] = ++time;
-    }
-    this.col = col;
-    this.time = time;
-    if (col > this.length) this.length = col;
-    return lf;
+    const stop = this.writeText(text, start, end, NO_STOPS);
+    return stop < end ? stop : -1;
   }
 
   /**
@@ -177,7 +177,9 @@ export class LineCells {
     appendUnits(units: Uint16Array, start: number, end: number): void;
     appendCodePoints(cells: Int32Array, length: number): void;
   }): void {
-    const { chars, stamps, toStart, toEnd, length } = this;
+    const { chars, stamps, toStart, toEnd } = this;
+    let length = this.length;
+    while (length > 0 && stamps[length - 1] === 0) length--; // cells a cursor skipped, at the end
     if (toStart.cols.length === 0 && toEnd.cols.length === 0) {
       sink.appendCodePoints(chars, length); // the common case of a progress bar: nothing erased
       return;

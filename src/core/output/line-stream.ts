@@ -29,8 +29,13 @@ const SPECIAL = SPECIAL_IN_TEXT;
 export class LineStream {
   private held = "";
   private last: number | undefined;
-  private line: CarriedLine = "";
+  private line: CarriedLine;
   private spare: LineCells | undefined;
+
+  /** `line`: the unfinished line the output continues, as text ("" at a line start). */
+  constructor(line = "") {
+    this.line = line;
+  }
 
   /** Something is held back for the next write (part of a control sequence, or a CR). */
   get holding(): boolean {

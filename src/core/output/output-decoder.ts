@@ -22,6 +22,8 @@ export function continuationPrefix(bytes: Buffer): number {
 export interface DecodedText {
   text: string;
   elided?: Elision;
+  /** The read redrew the line the previous read ended on (a spinner's next frame): its first line replaces that line. */
+  redrewLine?: boolean;
 }
 
 /** The end of a read, rendered from a start found in shown-part.ts on, by decoders of its own. */
@@ -92,7 +94,10 @@ export class OutputDecoder {
 
   /** Text of `output`; `final` when the job has ended and nothing more will follow; `shown` lets a large read be decoded in part. */
   take(output: RetainedOutput, final: boolean, shown?: ShownPart): DecodedText {
-    const decoded = (shown && this.takePart(output, final, shown)) || { text: this.takeAll(output, final) };
+    const decoded = (shown && this.takePart(output, final, shown)) || {
+      text: this.takeAll(output, final),
+      redrewLine: this.terminal.redrewFirstLine,
+    };
     const { head, tail, omittedBytes } = output;
     // Past a gap the head was flushed: only the tail can leave a byte held.
     const last = omittedBytes > 0 || tail.length > 0 ? tail.at(-1) : head.at(-1);

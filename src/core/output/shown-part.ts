@@ -19,9 +19,10 @@ import { MAX_CONTROL_SEQUENCE_CHARS } from "../shared/constants.ts";
  *   string abandoned later is shown as text from its first character, before the cut. With no control
  *   within a sequence's reach ({@link MAX_CONTROL_SEQUENCE_CHARS} characters, at most 3 bytes each),
  *   nothing can be open at the cut itself.
- * - A lone CR redraws its line from the line's start, until the LF that ends it; a LF ends a line
- *   unless a control string hides it (terminated after it) or holds it back (still open at the end of
- *   the read). So a start may be mid-line only on a line without a CR between two LFs the renderer
+ * - A lone CR, a backspace, a cursor move within the line or an erase in it (`CSI G`, `C`, `D`, `K`)
+ *   redraws its line from the line's start, until the LF that ends it; a LF ends a line unless a
+ *   control string hides it (terminated after it) or holds it back (still open at the end of the
+ *   read). So a start may be mid-line only on a line with none of them between two LFs the renderer
  *   takes (or the origin, or the end of the bytes); otherwise the latest line start it takes is used.
  * What precedes the bytes (a sequence held from the previous read, or past a retention gap, the head
  * and the omission marker) is summed up in a {@link StreamOrigin}.
@@ -58,7 +59,6 @@ export const CLEAR_ORIGIN: StreamOrigin = { sequenceMayBeOpen: false, lineMayBeR
 
 const BEL = 0x07;
 const LF = 0x0a;
-const CR = 0x0d;
 const CAN = 0x18;
 const SUB = 0x1a;
 const ESC = 0x1b;
@@ -136,17 +136,30 @@ class LastByte {
   }
 }
 
+/** What may redraw a line, in bytes read as Latin-1: a CR, a backspace, a CSI (ESC [ or C2 9B) that moves the cursor in the line or erases in it. */
+const REDRAW = /[\r\b]|(?:\x1b\[|\xc2\x9b)[\x20-\x3f]*[GCDK]/;
+
+/** True when `bytes[from, to)` hold what may redraw a line (a native scan: a line of colours holds many ESCs). */
+function redrawsLine(bytes: Buffer, from: number, to: number): boolean {
+  const line = bytes.subarray(from, Math.max(from, to));
+  if (line.indexOf(0x0d) !== -1 || line.indexOf(0x08) !== -1) return true;
+  // Plain text needs no copy: a CSI starts at the first ESC or C2 at the earliest.
+  const esc = line.indexOf(ESC);
+  const c1 = line.indexOf(C1_LEAD);
+  const sequence = esc === -1 ? c1 : c1 === -1 ? esc : Math.min(esc, c1);
+  return sequence !== -1 && REDRAW.test(line.toString("latin1", sequence));
+}
+
 /** The look back over one read's bytes; see the module comment. */
 class StartScan {
   private readonly lfs: LastByte;
-  private readonly crs: LastByte;
+  private redraws: boolean | undefined;
 
   constructor(
     private readonly bytes: Buffer,
     private readonly origin: StreamOrigin,
   ) {
     this.lfs = new LastByte(bytes, LF);
-    this.crs = new LastByte(bytes, CR);
   }
 
   /** The latest start at or before `limit` and at or after `floor`, mid-line if its line is not being redrawn, or -1. */
@@ -206,20 +219,25 @@ class StartScan {
   }
 
   /**
-   * True when the line at `at` (outside any sequence) has no lone CR before or after `at`, so the
-   * part's line is the end of the whole render's (a lone CR after `at` would redraw the line from its
-   * start): no CR between two LFs the renderer takes, or the origin and the end of the bytes.
+   * True when the line at `at` (outside any sequence) is not redrawn before or after `at`, so the
+   * part's line is the end of the whole render's (a redraw after `at` would start from the line's
+   * start): nothing that redraws between two LFs the renderer takes, or the origin and the end of the
+   * bytes. A LF a control string may hide is taken only when nothing in the bytes redraws.
    */
   private onLineNotRedrawn(at: number): boolean {
-    const cr = this.crs.before(at);
-    if (cr !== -1 || this.origin.lineMayBeRedrawn) {
-      const lf = this.lfs.before(at);
-      if (lf <= cr || this.openStringAt(lf) !== -1) return false;
-    }
-    const nextCr = this.bytes.indexOf(CR, at);
-    if (nextCr === -1) return true;
-    const nextLf = this.bytes.indexOf(LF, at);
-    return nextLf !== -1 && nextLf < nextCr && this.openStringAt(nextLf) === -1;
+    const { bytes } = this;
+    const lf = this.lfs.before(at);
+    if (lf === -1 ? this.origin.lineMayBeRedrawn : (this.origin.lineMayBeRedrawn || this.anyRedraw()) && this.openStringAt(lf) !== -1)
+      return false;
+    const nextLf = bytes.indexOf(LF, at);
+    if (redrawsLine(bytes, lf + 1, nextLf === -1 ? bytes.length : nextLf)) return false;
+    return nextLf === -1 || !this.anyRedraw() || this.openStringAt(nextLf) === -1;
+  }
+
+  /** Whether anything in the bytes may redraw a line (looked for once, only where a control string may hide a LF). */
+  private anyRedraw(): boolean {
+    this.redraws ??= redrawsLine(this.bytes, 0, this.bytes.length);
+    return this.redraws;
   }
 
   /**
@@ -292,7 +310,8 @@ export function safeLineStart(
  * (C2), which the bytes may complete.
  */
 export function originAfter(held: string, c1LeadHeld: boolean): StreamOrigin {
-  return { sequenceMayBeOpen: held.length > 0 || c1LeadHeld, lineMayBeRedrawn: held.includes("\r"), startsLine: false };
+  // What the held sequence holds is shown if it is abandoned: a CR, a backspace or a CSI in it may redraw the line.
+  return { sequenceMayBeOpen: held.length > 0 || c1LeadHeld, lineMayBeRedrawn: /[\r\b\x1b\x9b]/.test(held.slice(1)), startsLine: false };
 }
 
 /**

@@ -7,8 +7,9 @@
  * One pass, linear in its input: a native regex skips plain text between special characters; each
  * control sequence is parsed once from its introducer and never for more than
  * {@link MAX_CONTROL_SEQUENCE_CHARS} characters; a control string ends at the first ESC or C1
- * control, so no character is looked at more than twice; CR redraws go to {@link LineCells}, whose
- * operations are O(1). Text without a special character is returned as it is.
+ * control, so no character is looked at more than twice; a line redrawn in place (CR, backspace,
+ * `CSI n G`/`C`/`D`, erase in line) goes to {@link LineCells}, whose operations are O(1). Text
+ * without a special character is returned as it is.
  */
 import { MAX_CONTROL_SEQUENCE_CHARS } from "../shared/constants.ts";
 import { LineCells } from "./line-cells.ts";
@@ -16,6 +17,7 @@ import { TextBuilder } from "./text-builder.ts";
 import { codePointBefore, codePointName, isInvisible, joinsEmoji, SPECIAL_IN_TEXT, SPECIAL_UNITS } from "./visible-text.ts";
 
 const BEL = 0x07;
+const BS = 0x08;
 const LF = 0x0a;
 const CR = 0x0d;
 const CAN = 0x18;
@@ -68,6 +70,8 @@ class Pass {
   private cells: LineCells | undefined;
   /** Cells no longer in use (read by {@link renderCarryingLine} for the next pass). */
   spareCells: LineCells | undefined;
+  /** The line the text began on was redrawn (it may hide what earlier text put on that line). */
+  redrewFirstLine = false;
 
   constructor(
     private readonly text: string,
@@ -119,6 +123,10 @@ class Pass {
     if (c === ESC) return this.escape(j);
     if (c === CR) return this.carriageReturn(j);
     if (c >= 0x80 && c <= 0x9f) return this.c1(j);
+    if (c === BS) {
+      this.redraw().moveBy(1);
+      return j + 1;
+    }
     if (c < 0x20 || c === 0x7f) return j + 1; // any other control: dropped
     return this.invisible(j);
   }
@@ -158,7 +166,7 @@ class Pass {
     for (let k = body; k < text.length; k++) {
       const c = text.charCodeAt(k);
       if (c >= 0x40 && c <= 0x7e) {
-        if (c === 0x4b && this.cells) this.eraseInLine(body, k); // K
+        if (c === 0x47 || c === 0x43 || c === 0x44 || c === 0x4b || c === 0x4a) this.lineEdit(body, k, c); // G C D K J
         return k + 1;
       }
       if (c < 0x20 || c > 0x3f || k === last) return body; // malformed or too long: the introducer goes, the rest is text
@@ -166,10 +174,27 @@ class Pass {
     return this.unfinished(body);
   }
 
-  /** `ESC[K`, `ESC[0K`, `ESC[1K`, `ESC[2K` on a line being redrawn. */
-  private eraseInLine(body: number, final: number): void {
-    const param = final === body ? 0x30 : final === body + 1 ? this.text.charCodeAt(body) : 0;
-    if (param >= 0x30 && param <= 0x32) this.cells!.erase((param - 0x30) as 0 | 1 | 2);
+  /**
+   * What moves the cursor within the line or erases part of it: `CSI n G` (to column n), `CSI n C`
+   * and `CSI n D` (n right, left), `CSI 0K`/`1K`/`2K` (erase in line) and `CSI 0J` (erase below:
+   * here, the rest of the line). An erase after the cursor on a line not being redrawn erases nothing.
+   */
+  private lineEdit(body: number, final: number, c: number): void {
+    if (c === 0x4a && !this.cells) return; // below a cursor at the line's end, nothing to erase
+    let n = 0;
+    for (let k = body; k < final; k++) {
+      const digit = this.text.charCodeAt(k) - 0x30;
+      if (digit < 0 || digit > 9) return; // a private or a second parameter: not one of these
+      if (n < 1_000_000) n = n * 10 + digit;
+    }
+    if (c === 0x4b || c === 0x4a) {
+      if (n > 2 || (c === 0x4a && n !== 0) || (n === 0 && !this.cells)) return;
+      this.redraw().erase(n as 0 | 1 | 2);
+      return;
+    }
+    const steps = Math.max(1, n);
+    if (c === 0x47) this.redraw().moveTo(steps - 1);
+    else this.redraw().moveBy(c === 0x44 ? steps : -steps);
   }
 
   /**
@@ -205,9 +230,8 @@ class Pass {
   }
 
   /**
-   * CR before LF is part of the line end. A lone CR returns to column 0: from then on the line is
-   * kept as cells, where later characters overwrite earlier ones and erase-in-line applies. A run of
-   * CRs is taken at once: each but the last is lone, and returning to column 0 twice is once.
+   * CR before LF is part of the line end. A lone CR returns to column 0 (see {@link redraw}). A run
+   * of CRs is taken at once: each but the last is lone, and returning to column 0 twice is once.
    */
   private carriageReturn(j: number): number {
     const { text } = this;
@@ -215,17 +239,22 @@ class Pass {
     let k = j + 1;
     while (k < n && text.charCodeAt(k) === CR) k++;
     if (k === j + 1 && (k >= n || text.charCodeAt(k) === LF)) return k;
-    if (!this.cells) this.startRedraw();
-    this.cells!.carriageReturn();
+    this.redraw().moveTo(0);
     return k;
   }
 
-  /** Moves the current line, as written so far, into cells. */
-  private startRedraw(): void {
+  /**
+   * The current line as cells, where later characters overwrite earlier ones and erases apply: from
+   * its first redraw on, until its LF, the line is kept so (moved in as written so far, once).
+   */
+  private redraw(): LineCells {
+    if (this.cells) return this.cells;
+    if (this.out.onFirstLine) this.redrewFirstLine = true;
     const cells = this.spareCells ?? new LineCells();
     cells.reset();
     this.out.moveLineTo(cells);
     this.cells = cells;
+    return cells;
   }
 
   private invisible(j: number): number {
@@ -320,6 +349,8 @@ class Pass {
 export class TerminalText {
   private held = "";
   private last: number | undefined;
+  /** The last write redrew the line it began on: its first line replaces what the previous write left there. */
+  redrewFirstLine = false;
 
   /** Whether the end of an unfinished control sequence is held back for the next write. */
   get holding(): boolean {
@@ -343,6 +374,7 @@ export class TerminalText {
   write(input: string, final: boolean): string {
     const text = this.held ? this.held + input : input;
     this.held = "";
+    this.redrewFirstLine = false;
     SPECIAL.lastIndex = 0;
     if (!SPECIAL.test(text)) {
       this.last = codePointBefore(text, text.length) ?? this.last;
@@ -353,6 +385,7 @@ export class TerminalText {
     const end = heldFrom === -1 ? text.length : heldFrom;
     if (heldFrom !== -1) this.held = text.slice(heldFrom);
     this.last = codePointBefore(text, end) ?? this.last;
+    this.redrewFirstLine = pass.redrewFirstLine;
     return pass.result();
   }
 }

@@ -109,6 +109,11 @@ export class TextBuilder {
     return line;
   }
 
+  /** No LF was appended yet: the current line is the one the text began on. */
+  get onFirstLine(): boolean {
+    return this.done === "" && this.lineStart === 0;
+  }
+
   /** Everything appended, as one string. */
   result(): string {
     return this.done + this.lineHead + this.decode(0, this.count);

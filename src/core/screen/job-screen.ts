@@ -22,6 +22,8 @@ export interface ScreenView {
   cursor: { row: number; col: number };
   /** The program is on the alternate screen (vim, less): results show the screen unless told otherwise. */
   alternate: boolean;
+  /** The program repaints the normal screen by cursor addressing (`top`): results show the screen too. */
+  repainting: boolean;
   cols: number;
   rows: number;
 }
@@ -34,8 +36,8 @@ export interface ReplySink {
 }
 
 function viewOf(snapshot: ScreenSnapshot): ScreenView {
-  const { lines, cursor, alternate, cols, rows } = snapshot;
-  return { lines, cursor, alternate, cols, rows };
+  const { lines, cursor, alternate, repainting, cols, rows } = snapshot;
+  return { lines, cursor, alternate, repainting, cols, rows };
 }
 
 export class JobScreen {
@@ -61,15 +63,21 @@ export class JobScreen {
 
   /**
    * What a result shows: `asked` true (`screen: true`) always the screen; false (`screen: false`)
-   * the stream; absent, the screen while the program is on the alternate screen. Resolves once
-   * every byte printed before the call is parsed (a bounded wait, see {@link TerminalScreen.snapshot}).
+   * the stream; absent, the screen while the program is on the alternate screen or repaints the
+   * normal one. Resolves once every byte printed before the call is parsed (a bounded wait, see
+   * {@link TerminalScreen.snapshot}).
    */
   async view(asked: boolean | undefined): Promise<ScreenView | undefined> {
     if (asked === false) return undefined;
-    // Nothing unparsed and the normal screen: the stream, without waiting for a snapshot.
-    if (asked === undefined && !this.screen.alternate && this.screen.pendingBytes === 0) return undefined;
+    // Nothing unparsed and a screen that scrolls: the stream, without waiting for a snapshot.
+    if (asked === undefined && !this.screen.alternate && !this.screen.repainting && this.screen.pendingBytes === 0) return undefined;
     const snapshot = await this.screen.snapshot();
-    return asked || snapshot.alternate ? viewOf(snapshot) : undefined;
+    return asked || snapshot.alternate || snapshot.repainting ? viewOf(snapshot) : undefined;
+  }
+
+  /** The program repaints the normal screen by cursor addressing (see {@link TerminalScreen.repainting}). */
+  get repainting(): boolean {
+    return this.screen.repainting;
   }
 
   /**

@@ -43,6 +43,8 @@ export interface ScreenSnapshot {
   cursor: { row: number; col: number };
   /** The program is on the alternate screen (DECSET 1049, 1047 or 47): vim, less (procps `top` is not). */
   alternate: boolean;
+  /** The program repaints the normal screen by cursor addressing (`top`, some progress UIs); see {@link TerminalScreen.repainting}. */
+  repainting: boolean;
   cols: number;
   rows: number;
   /** Output bytes the emulator skipped since it was created because it fell behind a flood (0 normally). */
@@ -120,6 +122,8 @@ export class TerminalScreen {
   private waiters: Waiter[] = [];
   /** Set by `dispose`: the screen as it was then, returned from then on. */
   private final: ScreenSnapshot | undefined;
+  /** Absolute cursor moves up the normal screen since it last scrolled (or the program switched screens). */
+  private upwardMoves = 0;
 
   constructor(options: TerminalScreenOptions) {
     const size = screenSize(options.cols, options.rows);
@@ -145,8 +149,29 @@ export class TerminalScreen {
     });
     const alternate = guarded(options.onAlternateChange);
     this.term.buffer.onBufferChange((buffer) => {
+      this.upwardMoves = 0;
       if (!this.final) alternate(buffer.type === "alternate");
     });
+    // CUP, HVP and VPA to a row above the cursor: the program draws over what it drew (the handler only looks).
+    for (const final of ["H", "f", "d"]) this.term.parser.registerCsiHandler({ final }, (params) => this.moved(params[0]));
+    this.term.onScroll(() => {
+      this.upwardMoves = 0;
+    });
+  }
+
+  /**
+   * Whether the program repaints the normal screen by cursor addressing, without the alternate screen
+   * (`top`): it moved the cursor up by absolute addressing twice since the screen last scrolled. A
+   * program that cleared the screen once and then prints lines is not; printing past the bottom ends it.
+   */
+  get repainting(): boolean {
+    return this.final ? this.final.repainting : this.upwardMoves >= 2;
+  }
+
+  private moved(row: number | number[] | undefined): boolean {
+    const buffer = this.term.buffer.active;
+    if (buffer.type === "normal" && (typeof row === "number" && row > 0 ? row : 1) - 1 < buffer.cursorY) this.upwardMoves++;
+    return false;
   }
 
   /**
@@ -205,6 +230,7 @@ export class TerminalScreen {
       lines,
       cursor: { row: buffer.cursorY + 1, col: Math.min(buffer.cursorX, term.cols - 1) + 1 },
       alternate: buffer.type === "alternate",
+      repainting: this.repainting,
       cols: term.cols,
       rows: term.rows,
       skippedBytes: this.skipped,

@@ -181,9 +181,10 @@ function waitStatus(report: JobReport, absolute: boolean) {
 }
 
 /** `view` and `cursor` of a result that shows the terminal's screen instead of the stream. */
-function screenFields(screen: ScreenView | undefined): { view?: "screen" | "screen (alternate screen)"; cursor?: string } {
+function screenFields(screen: ScreenView | undefined): { view?: `screen${"" | " (alternate screen)" | " (repainting)"}`; cursor?: string } {
   if (!screen) return {};
-  return { view: screen.alternate ? "screen (alternate screen)" : "screen", cursor: `${screen.cursor.row},${screen.cursor.col}` };
+  const view = screen.alternate ? "screen (alternate screen)" : screen.repainting ? "screen (repainting)" : "screen";
+  return { view, cursor: `${screen.cursor.row},${screen.cursor.col}` };
 }
 
 /**

@@ -77,7 +77,7 @@ export const jobResultSchema = Type.Object({
   ),
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
   view: Type.Optional(
-    Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)")], {
+    Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)"), Type.Literal("screen (repainting)")], {
       description:
         "output is the terminal's screen (its rows, trailing blanks trimmed), not the stream; the stream since the previous call was still read and is in the log.",
     }),

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DisarmedWake, KillReport } from "../../core/index.ts";
@@ -69,8 +70,12 @@ const TITLES: Record<KillDetails["status"], string> = {
   still_running: "[still running after SIGKILL]",
 };
 
-/** A kill that could not stop the job is an error result: the model must know the job lives on. */
-export function killResult(report: KillReport): AgentToolResult<KillDetails> {
+/**
+ * A kill that could not stop the job is an error result: the model must know the job lives on. The
+ * text follows the lean header's rules: `cwd` only where it differs from Pi's (`piCwd`), never
+ * `output_bytes_total` (both stay in `structuredContent` and `details`).
+ */
+export function killResult(report: KillReport, piCwd?: string): AgentToolResult<KillDetails> {
   const { job, termination } = report;
   const status = statusOf(report);
   const logPath = metadata(job.logPath);
@@ -98,7 +103,12 @@ export function killResult(report: KillReport): AgentToolResult<KillDetails> {
     ...(failure ? { failure_message: failure } : {}),
     ...userNewsFields(report),
   };
-  const header = headerLines(TITLES[status], { ...fields, ...(fields.survivors ? { survivors: fields.survivors.join(", ") } : {}) });
+  const { cwd, output_bytes_total: _total, ...shown } = fields;
+  const header = headerLines(TITLES[status], {
+    ...shown,
+    ...(fields.survivors ? { survivors: fields.survivors.join(", ") } : {}),
+    ...(piCwd === undefined || resolve(piCwd) !== job.cwd ? { cwd } : {}),
+  });
   const separated = `${header}\n---\n`;
   const details: KillDetails = {
     status,

@@ -34,7 +34,7 @@ export function killSessionTool(runtimes: SessionRuntimes): ToolDefinition<typeo
       const report = await runtimes
         .runtimeFor(ctx.sessionManager)
         .kill(params.session_id, signal, toolCallId, "model", shownPart("default"));
-      return killResult(report);
+      return killResult(report, ctx.cwd);
     },
   };
 }

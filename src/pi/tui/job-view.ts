@@ -20,7 +20,7 @@ export function viewLines(job: JobSnapshot, view: HumanView): { title: string; l
   }
   const { screen } = view;
   const where = `screen ${screen.cols}×${screen.rows}, cursor ${screen.cursor.row},${screen.cursor.col}`;
-  const title = `${jobLabel(job)} — ${where}${screen.alternate ? " (alternate screen)" : ""}`;
+  const title = `${jobLabel(job)} — ${where}${screen.alternate ? " (alternate screen)" : screen.repainting ? " (repainting)" : ""}`;
   return { title, lines: screen.lines };
 }
 

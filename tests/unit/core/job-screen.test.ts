@@ -94,6 +94,30 @@ describe("the automatic screen view", () => {
   );
 });
 
+describe("the screen view of a program that repaints the normal screen", () => {
+  it(
+    "shows the screen while it repaints, is not waiting for input meanwhile, and returns to the stream once the screen scrolls",
+    pty,
+    async () => {
+      const runtime = new ExecRuntime();
+      // Like top: paints by cursor addressing and reads its keys between paints; the call ends while it
+      // sits in the read after its fifth paint. Then it prints a log that scrolls the screen.
+      const paint = (i: number, wait: number) => `printf '\\033[Hframe ${i}\\033[K\\r\\nload 0.${i}\\033[K'; read -t ${wait} -n 1 key`;
+      const frames = [1, 2, 3, 4].map((i) => paint(i, 0.2)).join("; ");
+      const script = `printf '\\033[H\\033[2J'; ${frames}; ${paint(5, 4)}; seq 1 40; echo done; exec sleep 30`;
+      const started = await runtime.exec(exec(script, { tty: true, cols: 40, rows: 10, until_quiet_ms: 700, yield_time_ms: 15_000 }));
+      const id = runningId(started)!;
+      assert.equal(started.screen?.repainting, true, started.output.text);
+      assert.deepEqual(started.screen?.lines, ["frame 5", "load 0.5"]);
+      assert.equal(started.inputWait?.likely ?? false, false, "it repaints by itself");
+      const after = await runtime.interact(write(id, { yield_time_ms: 15_000, until_pattern: "^done$" }));
+      assert.equal(after.screen, undefined, "back to the stream once its log scrolled the screen");
+      assert.match(after.output.text, /\n40\ndone\n$/);
+      await runtime.shutdown();
+    },
+  );
+});
+
 describe("the emulator behind a PTY job", () => {
   it("answers a cursor-position query into the terminal", pty, async () => {
     const runtime = new ExecRuntime();
@@ -132,6 +156,15 @@ describe("the emulator behind a PTY job", () => {
       view.kind === "output" ? view.lines : [],
       Array.from({ length: 40 }, (_, i) => String(61 + i)),
     );
+  });
+
+  it("a pipe job's view shows a spinner's last frame only, as a terminal would", async () => {
+    const job = jobs.start(
+      "printf '\\342\\240\\213 installing\\033[1G\\033[0K\\342\\240\\231 installing\\033[1G\\033[0Kadded 3 packages\\n'",
+    );
+    await untilExit(job);
+    const view = await humanView(job);
+    assert.deepEqual(view.kind === "output" ? view.lines : [], ["added 3 packages"]);
   });
 
   it("is freed once the job is final; the last screen stays for the exit's report and the human's view", pty, async () => {

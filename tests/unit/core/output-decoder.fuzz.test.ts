@@ -1,9 +1,11 @@
 /**
  * Seeded fuzzing of the output path: random byte streams, rich in escape introducers, terminators,
- * C1 controls, CRs, invisible characters and broken UTF-8, fed to an OutputDecoder whole and split
- * across reads at random points. Checks: no control character ever comes out, every stream is done
- * in bounded time, and (for streams without a lone CR, whose redraw may straddle reads, and without
- * retention gaps) the text does not depend on where the reads were split. A failure names its seed.
+ * C1 controls, CRs, cursor moves, invisible characters and broken UTF-8, fed to an OutputDecoder
+ * whole and split across reads at random points. Checks: no control character ever comes out, every
+ * stream is done in bounded time, and (for streams without what redraws a line — a lone CR, a
+ * backspace, a cursor move or erase in the line — whose redraw may straddle reads, and without
+ * retention gaps) the text does not depend on where the reads were split; and random redraws agree
+ * with a cell-by-cell model of a terminal line. A failure names its seed.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -35,7 +37,7 @@ function randomCuts(random: () => number, length: number): number[] {
 const show = (text: string) => JSON.stringify(text.length > 300 ? `${text.slice(0, 300)}…` : text);
 
 describe("output fuzzing (seeded)", () => {
-  it(`${CASES} random streams with lone CRs: never a control character, always quick, whole or split`, () => {
+  it(`${CASES} random streams with redraws: never a control character, always quick, whole or split`, () => {
     for (let seed = 1; seed <= CASES; seed++) {
       const random = prng(seed);
       const bytes = fuzzStream(random, true);
@@ -49,7 +51,7 @@ describe("output fuzzing (seeded)", () => {
     }
   });
 
-  it(`${CASES} random streams without lone CRs: the text is the same however the reads were split`, () => {
+  it(`${CASES} random streams without redraws: the text is the same however the reads were split`, () => {
     for (let seed = 1; seed <= CASES; seed++) {
       const random = prng(1_000_000 + seed);
       const bytes = fuzzStream(random, false);
@@ -87,7 +89,11 @@ describe("output fuzzing (seeded)", () => {
   });
 });
 
-/** Tokens whose meaning is unambiguous: characters (one astral), line ends, erases, a colour, a bidi override. */
+/**
+ * Tokens whose meaning is unambiguous: characters (one astral), line ends, cursor moves within the
+ * line (CR, backspace, `CSI G`, `C`, `D`, a move far past the line), erases in line and below, a
+ * colour, a bidi override.
+ */
 const REDRAW_TOKENS = [
   "a",
   "b",
@@ -99,30 +105,47 @@ const REDRAW_TOKENS = [
   "\r",
   "\n",
   "\r\n",
+  "\b",
+  "\x1b[G",
+  "\x1b[1G",
+  "\x1b[4G",
+  "\x1b[0G",
+  "\x1b[C",
+  "\x1b[3C",
+  "\x1b[D",
+  "\x1b[2D",
+  "\x1b[700G",
   "\x1b[K",
   "\x1b[0K",
   "\x1b[1K",
   "\x1b[2K",
+  "\x1b[J",
   "\x1b[31m",
   "\u202e",
 ];
 
+/** The furthest cell a cursor move reaches past the written line, 0-based (line-cells.ts). */
+const MAX_COLUMN = 119;
+
 /**
- * The redraw rules done the obvious way, one cell at a time (quadratic, fine for a few tokens): a
- * line is appended to until a lone CR; from then on the cursor overwrites cells, erases blank them at
- * once, and the line ends at LF with erased cells as spaces and the erased end left out.
+ * A terminal line done the obvious way, one cell at a time (quadratic, fine for a few tokens): the
+ * cursor writes a character into its cell and moves right, cells skipped over are blank, CR (not
+ * before a LF) and `CSI G` move it to a column, backspace and `CSI C`/`D` by some, erases blank
+ * cells at once; at LF the line ends, erased and skipped cells as spaces, trailing ones left out.
  */
 function referenceRender(tokens: string[]): string {
   let out = "";
   let line: (string | null)[] = [];
-  let redraw = false;
   let col = 0;
+  const move = (to: number) => {
+    col = Math.max(0, Math.min(to, Math.max(MAX_COLUMN, line.length)));
+  };
   const put = (char: string) => {
-    if (!redraw) {
-      line.push(char);
-      return;
-    }
+    while (line.length < col) line.push(null);
     line[col++] = char;
+  };
+  const erase = (from: number, to: number) => {
+    for (let j = from; j < Math.min(to, line.length); j++) line[j] = null;
   };
   const endLine = () => {
     let end = line.length;
@@ -132,23 +155,27 @@ function referenceRender(tokens: string[]): string {
       .map((cell) => cell ?? " ")
       .join("");
     line = [];
-    redraw = false;
     col = 0;
   };
   tokens.forEach((token, i) => {
+    const csi = /^\x1b\[(\d*)([GCDKJm])$/.exec(token);
+    const n = Number(csi?.[1] || 0);
     if (token === "\n" || token === "\r\n") {
       endLine();
       out += "\n";
     } else if (token === "\r") {
       const next = tokens[i + 1];
       if (next === undefined || next.startsWith("\n")) return; // CR before LF (or at the end) changes nothing
-      redraw = true;
-      col = 0;
-    } else if (token.startsWith("\x1b[") && token.endsWith("K")) {
-      if (!redraw) return;
-      const mode = token.length === 3 ? 0 : Number(token[2]);
-      for (let j = 0; j < line.length; j++) if (mode === 2 || (mode === 0 && j >= col) || (mode === 1 && j <= col)) line[j] = null;
-    } else if (token === "\x1b[31m") {
+      move(0);
+    } else if (token === "\b") move(col - 1);
+    else if (csi?.[2] === "G") move(Math.max(1, n) - 1);
+    else if (csi?.[2] === "C") move(col + Math.max(1, n));
+    else if (csi?.[2] === "D") move(col - Math.max(1, n));
+    else if (csi?.[2] === "K" || csi?.[2] === "J") {
+      if (n === 0) erase(col, Number.POSITIVE_INFINITY);
+      else if (n === 1) erase(0, col + 1);
+      else erase(0, Number.POSITIVE_INFINITY);
+    } else if (csi?.[2] === "m") {
       // a colour: nothing to show
     } else if (token === "\u202e") {
       for (const char of "<U+202E>") put(char);

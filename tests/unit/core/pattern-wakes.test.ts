@@ -88,6 +88,39 @@ describe("pattern wakes through the completion coordinator", () => {
     );
   });
 
+  it("a match after the model called on the job since the last wake wakes at once: the cooldown restarts from its call", () => {
+    coordinator.armPattern(10, "FAIL", "vitest");
+    coordinator.patternHit(10, "FAIL first run", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 1);
+    clock.advance(4_000); // the model reads the failure, fixes it, breaks it again by another edit
+    coordinator.jobCalled(10);
+    clock.advance(3_000);
+    coordinator.patternHit(10, "FAIL second run", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 2, "woken within the batch window, not after the cooldown");
+    assert.equal(sent[1]!.patterns![0]!.line, "FAIL second run");
+    // No call since that wake: the next match waits for the cooldown again.
+    coordinator.patternHit(10, "FAIL third run", 1);
+    clock.advance(TEST_COOLDOWN_MS - 1_000);
+    assert.equal(sent.length, 2);
+    clock.advance(1_000 + WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 3);
+  });
+
+  it("a job printing its pattern every second with nobody calling on it wakes at most once per cooldown", () => {
+    coordinator.armPattern(11, "tick", "ticker");
+    const wokeAt: number[] = [];
+    for (let second = 0; second < 125; second++) {
+      coordinator.patternHit(11, `tick ${second}`, 1);
+      const before = sent.length;
+      clock.advance(1_000);
+      if (sent.length > before) wokeAt.push(second);
+    }
+    assert.equal(wokeAt.length, 5, `woken after seconds ${wokeAt.join(", ")}`);
+    for (let i = 1; i < wokeAt.length; i++) assert.ok(wokeAt[i]! - wokeAt[i - 1]! >= TEST_COOLDOWN_MS / 1000 - 1, `${wokeAt}`);
+  });
+
   it("a match held while a call's lease is on the job never goes out", () => {
     coordinator.armPattern(5, "ERR", "server");
     coordinator.lease("call-1", 5);

@@ -49,7 +49,9 @@ function line(random: () => number): string {
 function longLine(random: () => number, n: number): string {
   const roll = random();
   if (roll < 0.2) return `${"\x1b]0;t".repeat(20 * n)}\n`; // unterminated OSCs, each abandoned by the next
-  if (roll < 0.35) return `${"word ".repeat(30 * n)}\rredrawn from the start\n`; // a CR after any mid-line start
+  if (roll < 0.27) return `${"word ".repeat(30 * n)}\rredrawn from the start\n`; // a CR after any mid-line start
+  // A cursor move or an erase after any mid-line start, before it, or as the line's last byte before its LF.
+  if (roll < 0.35) return `${"word ".repeat(30 * n)}${["\x1b[1G", "\x08", "\x1b[3D", "\x1b[2K", "\u009b7G"][n % 5]}moved\n`;
   if (roll < 0.5) return `${"中😀👨\u200d👩 ".repeat(10 * n)}\n`; // joiners and 3- and 4-byte characters
   if (roll < 0.6) return `\x1bPa\x07${"b\n".repeat(n)}c\x1b\\shown\n`; // BEL does not end a DCS
   if (roll < 0.7) return `\x1b]0;${"ab\rcd\n".repeat(n)}\x18after CAN\n`; // abandoned: its CRs and LFs are shown
@@ -230,6 +232,15 @@ describe("partStart", () => {
     assert.equal(start(`one\n${"x".repeat(50_000)}\rY\n`, 30_000), 4);
     assert.equal(start(`one\n\r${"x".repeat(50_000)}\n`, 30_000), 4);
     assert.equal(start(`${"x".repeat(50_000)}\rY\n`, 30_000), -1); // no line start at all
+  });
+
+  it("starts at the line's start when a cursor move or an erase redraws the line, before or after the cut", () => {
+    for (const redraw of ["\x1b[1G", "\x1b[G", "\x08", "\x1b[3D", "\x1b[2C", "\x1b[1K", "\x1b[2K", "\u009b5G"]) {
+      assert.equal(start(`one\n${"x".repeat(50_000)}${redraw}Y\n`, 30_000), 4, JSON.stringify(redraw));
+      assert.equal(start(`one\n${redraw}${"x".repeat(50_000)}\n`, 30_000), 4, JSON.stringify(redraw));
+    }
+    // Colours and other sequences leave the line as it is.
+    assert.ok(start(`one\n${"\x1b[31mx\x1b[0m".repeat(5_000)}\n`, 30_001) > 29_990);
   });
 
   it("after a sequence held back from the previous read, starts only where it can no longer be open", () => {

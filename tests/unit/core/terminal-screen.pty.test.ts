@@ -100,8 +100,9 @@ describe("a PTY job's screen: top and less", () => {
     assert.ok(header > 4, "the process table's header is on the screen");
     assert.equal(screen.lines.filter((line) => line.includes("top - ")).length, 1);
     assert.ok(screen.lines.length <= 30);
-    // procps top redraws the normal screen in place: no alternate screen to switch the view by itself.
+    // procps top redraws the normal screen in place, by cursor addressing: no alternate screen, but repainting.
     assert.equal(screen.alternate, false);
+    assert.equal(screen.repainting, true);
     // The stream as text: top redraws only what changed, so its latest frame lacks lines the screen
     // still shows (the table header is drawn once), and frames run into each other.
     const latest = stream().slice(stream().lastIndexOf("top - "));

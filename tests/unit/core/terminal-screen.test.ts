@@ -33,7 +33,15 @@ describe("TerminalScreen: what a snapshot shows", () => {
 
   it("a fresh screen is one empty row with the cursor at 1,1", async () => {
     const s = screen();
-    assert.deepEqual(await s.snapshot(), { lines: [""], cursor: { row: 1, col: 1 }, alternate: false, cols: 20, rows: 5, skippedBytes: 0 });
+    assert.deepEqual(await s.snapshot(), {
+      lines: [""],
+      cursor: { row: 1, col: 1 },
+      alternate: false,
+      repainting: false,
+      cols: 20,
+      rows: 5,
+      skippedBytes: 0,
+    });
     s.dispose();
   });
 
@@ -171,6 +179,50 @@ describe("TerminalScreen: ordering", () => {
     }
     assert.deepEqual(changes, [true, false, true, false, true, false]);
     assert.deepEqual((await s.snapshot()).lines[0]!.startsWith("normal text"), true);
+    s.dispose();
+  });
+});
+
+describe("TerminalScreen: a program that repaints the normal screen", () => {
+  const frame = (n: number) => `\x1b[Hframe ${n}\x1b[K\r\nrow two\x1b[K\r\nrow three`;
+
+  it("repaints once it drew over what it drew twice by cursor addressing (top), not after a single clear", async () => {
+    const s = screen();
+    s.write(b(`\x1b[H\x1b[2J${frame(1)}`));
+    assert.equal((await s.snapshot()).repainting, false, "the first paint of a fresh screen");
+    s.write(b(frame(2)));
+    assert.equal((await s.snapshot()).repainting, false, "one repaint could be a clear");
+    s.write(b(frame(3)));
+    const snap = await s.snapshot();
+    assert.equal(snap.repainting, true);
+    assert.equal(s.repainting, true);
+    assert.deepEqual(snap.lines, ["frame 3", "row two", "row three"]);
+    s.write(b("\x1b[2;1Hx\x1b[5;3H"));
+    assert.equal((await s.snapshot()).repainting, true, "moves down or within a paint change nothing");
+    s.dispose();
+  });
+
+  it("counts a move to a row above the cursor by CUP, HVP and VPA alike", async () => {
+    for (const up of ["\x1b[1;1H", "\x1b[2f", "\x1b[1d"]) {
+      const s = screen();
+      s.write(b(`a\r\nb\r\nc${up}x\x1b[3;1H${up}y`));
+      assert.equal((await s.snapshot()).repainting, true, JSON.stringify(up));
+      s.dispose();
+    }
+  });
+
+  it("stops when the screen scrolls (a clear, then a log) and when the program switches screens", async () => {
+    const s = screen();
+    s.write(b(`${frame(1)}${frame(2)}${frame(3)}`));
+    assert.equal((await s.snapshot()).repainting, true);
+    s.write(b("\r\n1\r\n2\r\n3\r\n4\r\n"));
+    assert.equal((await s.snapshot()).repainting, false, "printed past the bottom");
+    s.write(b(`${frame(4)}${frame(5)}\x1b[?1049h${frame(6)}${frame(7)}`));
+    const alternate = await s.snapshot();
+    assert.equal(alternate.alternate, true);
+    assert.equal(alternate.repainting, false, "on the alternate screen it is the alternate view");
+    s.write(b("\x1b[?1049l"));
+    assert.equal((await s.snapshot()).repainting, false, "back on the normal screen: not until it repaints twice more");
     s.dispose();
   });
 });

@@ -8,7 +8,7 @@ describe("renderTerminalText strips control sequences", () => {
     ["plain text stays", "hello\tworld\n", "hello\tworld\n"],
     ["SGR colours", "\x1b[31mred\x1b[0m ok", "red ok"],
     ["CSI with private parameters", "\x1b[?25lhidden\x1b[?25h", "hidden"],
-    ["cursor movement and erase", "a\x1b[2K\x1b[1Gb", "ab"],
+    ["cursor moves to other lines and erases of the screen", "a\x1b[2A\x1b[5;3H\x1b[2Jb\x1b[1J", "ab"],
     ["OSC title ended by BEL", "\x1b]0;title\x07text", "text"],
     ["OSC hyperlink ended by ST", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"],
     ["DCS ended by ST", "\x1bPq#0;2;0;0;0\x1b\\after", "after"],
@@ -18,7 +18,7 @@ describe("renderTerminalText strips control sequences", () => {
     ["two-character escapes", "\x1b7saved\x1b8", "saved"],
     ["C1 CSI on a decoded code point", "\u009b31mred", "red"],
     ["CRLF becomes LF", "one\r\ntwo\r\n", "one\ntwo\n"],
-    ["other C0 and DEL go", "a\x00b\x07c\x08d\x7fe", "abcde"],
+    ["other C0 and DEL go", "a\x00b\x07cd\x7fe", "abcde"],
     ["C1 controls go", "a\u0085b\u009fc", "abc"],
     ["non-ASCII text stays (UTF-8 continuation bytes are not C1)", "héllo — ü 😀 中文", "héllo — ü 😀 中文"],
     ["a lone trailing ESC goes", "end\x1b", "end"],
@@ -69,8 +69,10 @@ describe("renderTerminalText makes invisible characters visible", () => {
 });
 
 describe("renderTerminalText redraws lines like a terminal", () => {
-  it("applies erase-in-line only after a lone CR on the same line", () => {
-    assert.equal(renderTerminalText("abc\x1b[2Kdef\n"), "abcdef\n");
+  it("applies erase-in-line where the cursor is, after a lone CR or not", () => {
+    assert.equal(renderTerminalText("abc\x1b[2Kdef\n"), "   def\n");
+    assert.equal(renderTerminalText("abc\x1b[1Kd\n"), "   d\n");
+    assert.equal(renderTerminalText("abc\x1b[Kd\x1b[0J\n"), "abcd\n");
     assert.equal(renderTerminalText("abcdef\rxy\x1b[K\n"), "xy\n");
     assert.equal(renderTerminalText("abcdef\rxyz\x1b[1K!\n"), "   !ef\n");
     assert.equal(renderTerminalText("abcdef\rxy\x1b[2Kz\n"), "  z\n");
@@ -84,6 +86,37 @@ describe("renderTerminalText redraws lines like a terminal", () => {
 
   it("keeps a line's text before its first lone CR in the redraw", () => {
     assert.equal(renderTerminalText("\x1b[32mdownloading\x1b[0m 10%\rdownloading 20%\nnext\n"), "downloading 20%\nnext\n");
+  });
+});
+
+describe("renderTerminalText moves the cursor within a line like a terminal", () => {
+  it("leaves only a spinner's last frame: cursor to column 1 and erase to the end (npm, ora, readline)", () => {
+    const frames = ["⠋", "⠙", "⠹"].map((frame) => `${frame} installing\x1b[1G\x1b[0K`).join("");
+    assert.equal(renderTerminalText(`${frames}added 3 packages in 1s\n`), "added 3 packages in 1s\n");
+    assert.equal(renderTerminalText(`⠋ idealTree\x1b[G\x1b[2K? package name: `), "? package name: ");
+  });
+
+  it("goes to column n with CSI n G, n cells right or left with CSI n C and CSI n D, one left with a backspace", () => {
+    assert.equal(renderTerminalText("abcdef\x1b[3GX\n"), "abXdef\n");
+    assert.equal(renderTerminalText("abcdef\x1b[GX\x1b[0GY\n"), "Ybcdef\n");
+    assert.equal(renderTerminalText("abcdef\x1b[3DX\x1b[CY\n"), "abcXeY\n");
+    assert.equal(renderTerminalText("abc\b\bX\n"), "aXc\n");
+    assert.equal(renderTerminalText("\b\bab\n"), "ab\n"); // never left of column 1
+  });
+
+  it("shows cells it skipped over as blanks, and moves at most to column 120 past the written line", () => {
+    assert.equal(renderTerminalText("ab\x1b[6Gx\x1b[2Cy\n"), "ab   x  y\n");
+    assert.equal(renderTerminalText("ab\x1b[9G\n"), "ab\n");
+    assert.equal(renderTerminalText("a\x1b[100000000Gx\n"), `a${" ".repeat(118)}x\n`);
+    assert.equal(renderTerminalText(`${"a".repeat(200)}\x1b[150GX\n`), `${"a".repeat(149)}X${"a".repeat(50)}\n`);
+  });
+
+  it("redraws what readline redraws: the prompt and the line after a backspace, the cursor back into the line", () => {
+    assert.equal(renderTerminalText("> 1+12\x1b[1G\x1b[0J> 1+1\x1b[6G\r\n2\n"), "> 1+1\n2\n");
+  });
+
+  it("leaves sequences with other parameters or finals alone", () => {
+    assert.equal(renderTerminalText("abc\x1b[?1K\x1b[1;2G\x1b[3J\x1b[5Hd\n"), "abcd\n");
   });
 });
 

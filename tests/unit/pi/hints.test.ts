@@ -81,7 +81,7 @@ describe("hints: guidance in the result that needs it, once", () => {
     const ledger = new HintLedger();
     const screen = running({
       job: { jobId: 3, tty: true },
-      screen: { lines: ["~"], cursor: { row: 1, col: 1 }, alternate: true, cols: 80, rows: 24 },
+      screen: { lines: ["~"], cursor: { row: 1, col: 1 }, alternate: true, repainting: false, cols: 80, rows: 24 },
     });
     assert.match(ledger.take(JOB_HINTS, screen, PLAIN) ?? "", /send keys with write_stdin chars \(\\e Esc, \\r Enter/);
     assert.equal(ledger.take(JOB_HINTS, { ...screen, job: { ...screen.job, jobId: 8 } }, PLAIN), undefined);

@@ -41,6 +41,16 @@ describe("kill_session results", () => {
     assert.equal((result.structuredContent as { status: string }).status, "killed");
   });
 
+  it("keeps the lean header's rules: cwd only where it differs from Pi's, output_bytes_total never in the text, both in structuredContent and details", () => {
+    const same = killResult(kill(), "/work");
+    assert.doesNotMatch(text(same), /^cwd: /m);
+    assert.doesNotMatch(text(same), /output_bytes_total/);
+    assert.equal((same.structuredContent as { cwd: string }).cwd, "/work");
+    assert.equal((same.structuredContent as { output_bytes_total: number }).output_bytes_total, 100);
+    assert.equal(same.details.output_bytes_total, 100);
+    assert.match(text(killResult(kill(), "/elsewhere")), /^cwd: \/work$/m);
+  });
+
   it("names escaped survivors and keeps cleanup unconfirmed", () => {
     const result = killResult(kill({ termination: { cleanup: "unconfirmed", survivors: [4242, 4243], escalated: true } }));
     assert.match(text(result), /escalated: true\n[\s\S]*cleanup: unconfirmed\nsurvivors: 4242, 4243\n/);

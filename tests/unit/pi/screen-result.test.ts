@@ -19,6 +19,7 @@ const screen = (over: Partial<ScreenView> = {}): ScreenView => ({
   lines: ["alpha", "beta", "~", "~", '"notes.txt" 2L, 11B'],
   cursor: { row: 1, col: 1 },
   alternate: true,
+  repainting: false,
   cols: 80,
   rows: 5,
   ...over,

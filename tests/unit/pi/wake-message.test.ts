@@ -50,6 +50,15 @@ describe("wake prompt", () => {
     assert.match(running, /wake_on_pattern disarmed after 10 wakes: set_on_exit to arm it again/);
   });
 
+  it("says plainly how many more lines matched, and names the read that returns at once when the output already waits", () => {
+    const pattern = { jobId: 7, pattern: "FAIL", line: "FAIL a.test.ts", command: "vitest", more: 4, disarmed: false };
+    const text = wakeText({ jobs: [], more: 0, patterns: [pattern] });
+    assert.match(text, /- session 7 printed a line matching \/FAIL\/, and 4 more after it · `vitest`\n {2}line: FAIL a\.test\.ts\n/);
+    assert.match(text, /write_stdin\(session_id: 7, until_quiet_ms: 500\)/);
+    assert.match(wakeText({ jobs: [], more: 0, patterns: [{ ...pattern, more: 1 }] }), /, and 1 more after it · /);
+    assert.doesNotMatch(wakeText({ jobs: [], more: 0, patterns: [{ ...pattern, more: 0 }] }), /more after it/);
+  });
+
   it("quotes a long line as a window around the match, in the prompt (≤ 300 characters) and in the row (≤ 80)", () => {
     const line = `${"a".repeat(380)} ERROR disk full ${"b".repeat(24)}`;
     const pattern = { jobId: 3, pattern: "ERROR", line, command: "srv", more: 0, disarmed: false };

@@ -5,7 +5,7 @@
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
-export { checkUntilListening } from "./conditions/listen-watch.ts";
+export { checkUntilListening, MAX_LISTEN_PORT } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
 export type { Background } from "./job/background.ts";

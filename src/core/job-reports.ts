@@ -1,4 +1,5 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { InputWait } from "./conditions/input-wait.ts";
 import type { Job, StepResult } from "./job/job.ts";
 import {
   type JobListing,
@@ -13,16 +14,23 @@ import {
 } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
-import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";
 import type { ShownPart } from "./output/shown-part.ts";
-import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
+import { CALL_SCAN, type Freshness, LISTEN_SCAN, LISTING_SCAN, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { oneTableFor } from "./processes/process-table.ts";
-import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
+import { INPUT_WAIT_QUIET_MS, WARN_JOBS } from "./shared/constants.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
 
-/** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
-const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, recheckMaxMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
+/** What a listing reads of a running job from the operating system. */
+interface JobFacts {
+  listening: string[] | undefined;
+  inputWait?: InputWait;
+}
+
+/** Changes whenever the job moves: a byte of output, a send's start or end, its shell's exit, crossing the input-wait quiet time. */
+export function stampOf(job: Job, now: number = performance.now()): string {
+  return `${job.outputBytesTotal}:${job.stdin.movements}:${job.leaderExited}:${job.quietMs(now) >= INPUT_WAIT_QUIET_MS}`;
+}
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };
@@ -38,8 +46,8 @@ export class JobReports {
   private readonly shownListening = new WeakMap<Job, string>();
   /** The pids each job's previous result named as left running by its shell. */
   private readonly shownBackground = new WeakMap<Job, string>();
-  /** What listings read of running jobs, reused while nothing of a job moved (listing-facts.ts). */
-  private readonly facts = new ListingFacts();
+  /** The input wait a listing read beside each job's latest port scan: reused with it. */
+  private readonly inputWaits = new WeakMap<Job, { readAt: number | undefined; wait: InputWait }>();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -58,42 +66,52 @@ export class JobReports {
    * The listening addresses of the running jobs among `jobs`, one scan for all of them (undefined
    * for a job where they cannot be read). What the scan knew of other jobs stays known.
    */
-  listening(jobs: readonly Job[], fresh?: Freshness): Map<number, string[]> {
+  listening(jobs: readonly Job[], fresh: Freshness = CALL_SCAN): Map<number, string[]> {
+    const now = performance.now();
     const scanned: ListenerJob[] = [];
     for (const job of jobs) {
       if (job.exit || job.pid === undefined) continue;
-      scanned.push({ jobId: job.id, leader: job.pid, groups: job.groups(), motion: motionOf(job) });
+      // A getter: a job's groups read the process table, which a job answered from the cache never needs.
+      scanned.push({
+        jobId: job.id,
+        leader: job.pid,
+        stamp: stampOf(job, now),
+        get groups() {
+          return job.groups();
+        },
+      });
     }
     const running = new Set(this.registry.jobs().flatMap((job) => (job.exit ? [] : [job.id])));
     return this.ports.scan(scanned, fresh, running) ?? new Map();
   }
 
-  /** The facts of the running jobs among `jobs`: reused where nothing of a job moved, else read (one table read for all). */
-  private factsOf(jobs: readonly Job[], now: number, inputWait: boolean): Map<number, JobFacts> {
+  /**
+   * A listing's facts of the running jobs among `jobs`: a job that did not move within a second is
+   * answered from its previous read, its input wait with it; the others with one table read.
+   */
+  private factsOf(jobs: readonly Job[], withInputWait: boolean): Map<number, JobFacts> {
     const running = jobs.filter((job) => !job.exit && job.pid !== undefined);
-    return this.facts.of(
-      running,
-      now,
-      (stale, withInputWait) =>
-        oneTableFor(() => {
-          const ports = this.listening(stale);
-          return new Map(
-            stale.map((job) => {
-              // The scan just read which of the job's processes hold its stdin: only they are probed.
-              const inputWait = withInputWait
-                ? job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty))
-                : undefined;
-              return [job.id, { listening: ports.get(job.id), ...(inputWait ? { inputWait } : {}) }];
-            }),
-          );
-        }),
-      inputWait,
-    );
+    return oneTableFor(() => {
+      const ports = this.listening(running, LISTING_SCAN);
+      return new Map(
+        running.map((job) => [job.id, { listening: ports.get(job.id), ...(withInputWait ? { inputWait: this.inputWaitOf(job) } : {}) }]),
+      );
+    });
+  }
+
+  private inputWaitOf(job: Job): InputWait {
+    const readAt = this.ports.readAt(job.id);
+    const known = this.inputWaits.get(job);
+    if (known && readAt !== undefined && known.readAt === readAt) return known.wait;
+    // The scan just read which of the job's processes hold its stdin: only they are probed.
+    const wait = job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty));
+    this.inputWaits.set(job, { readAt, wait });
+    return wait;
   }
 
   /** Reads one job's listening addresses now (an `until_listening` wait checks them this way). */
   listenReader(job: Job): () => string[] | undefined {
-    return () => this.listening([job], LISTEN_FRESHNESS).get(job.id);
+    return () => this.listening([job], LISTEN_SCAN).get(job.id);
   }
 
   /** A job leaves the registry: its exit was reported; a pattern it had is over with it. */
@@ -193,7 +211,7 @@ export class JobReports {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const facts = this.factsOf(registered, now, true);
+    const facts = this.factsOf(registered, true);
     const listing: JobListing[] = registered.map((job) => {
       const { listening, inputWait } = facts.get(job.id) ?? { listening: undefined };
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
@@ -218,7 +236,7 @@ export class JobReports {
   live(options: { ports?: boolean } = {}): JobSnapshot[] {
     const now = performance.now();
     const jobs = this.registry.jobs().filter((job) => !job.exit);
-    const facts = options.ports ? this.factsOf(jobs, now, false) : undefined;
+    const facts = options.ports ? this.factsOf(jobs, false) : undefined;
     return jobs.map((job) => this.snapshot(job, { now, listening: facts?.get(job.id)?.listening }));
   }
 

@@ -14,9 +14,12 @@
  *   it and `listening` what the check that ended it read (the result shows that read: a result never
  *   says `listening` beside `none`); `stop()` ends the checks.
  */
-import { LISTEN_CHECK_MS, MAX_LISTEN_PORT } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
+
+/** How often a wait reads the job's sockets: a bind is seen within about this long, one scan of one job costs a few ms at most. */
+export const LISTEN_CHECK_MS = 100;
+export const MAX_LISTEN_PORT = 65_535;
 
 /** What ends the wait: any address the job did not hold at the call's start, or one port. */
 export type ListenTarget = { kind: "new" } | { kind: "port"; port: number };

@@ -392,7 +392,6 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).
+// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c).
 export * from "./input-wait-limits.ts";
 export * from "./pattern-limits.ts";
-export * from "./scan-limits.ts";

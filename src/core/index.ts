@@ -19,9 +19,7 @@ export { omissionMarker } from "./output/head-tail-buffer.ts";
 export { newlinesIn } from "./output/printed-tally.ts";
 export type { Elision, ShownPart } from "./output/shown-part.ts";
 export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts";
-export { aliveGroups } from "./processes/process-group.ts";
-export { holdSignalsWhile } from "./processes/signal-hold.ts";
-export { KILL_SIGNALS, normalizeSignal } from "./processes/signals.ts";
+export { aliveGroups, KILL_SIGNALS, normalizeSignal } from "./processes/process-group.ts";
 export { decodeEscapes } from "./request/escapes.ts";
 export {
   compileWakePattern,
@@ -38,3 +36,4 @@ export type { ScreenView } from "./screen/job-screen.ts";
 export type { KeyModes } from "./screen/terminal-screen.ts";
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";
+export { holdSignalsWhile } from "./supervision/tracked-jobs.ts";

@@ -1,18 +1,8 @@
 /**
- * `until_listening`: a wait that ends when the job listens — on an address it did not listen on when
- * the call began (`true`), or on a given port. The job's sockets are read by a function the runtime
- * gives (one scan of this job only), at most every {@link LISTEN_CHECK_MS} while the wait runs, and
- * never again once it ends. An address ends the wait only when two checks in a row see it: vite,
- * get-port and portfinder listen on a port for an instant to probe it, close, then bind for real.
- *
- * Interface:
- * - `checkUntilListening(value, untouched)`: the model's value checked before anything runs — absent
- *   or `false` is no condition, `true` a new address, a whole number 1–65535 that port; anything else
- *   throws a clear error ending in `untouched` (what did not happen).
- * - `new ListenWatch(target, read, onMet, clock?)`, then `start()`: reads the sockets once for the
- *   baseline, then every check interval; `onMet(address)` once. `address` says which address ended
- *   it and `listening` what the check that ended it read (the result shows that read: a result never
- *   says `listening` beside `none`); `stop()` ends the checks.
+ * `until_listening`: a wait that ends when the job listens on an address it did not hold when the
+ * call began (`true`) or on a given port. The runtime's reader scans this job only, at most every
+ * {@link LISTEN_CHECK_MS}, never after the end. An address ends the wait only when two checks in a row
+ * see it: vite, get-port and portfinder listen on a port for an instant to probe it, close, then bind.
  */
 import { ExecRequestError } from "../shared/errors.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
@@ -33,7 +23,7 @@ function shown(value: unknown): string {
   return typeof value === "object" ? "an object" : String(value);
 }
 
-/** The model's `until_listening`, checked before anything runs; undefined for no condition. */
+/** The model's `until_listening`, checked before anything runs (a clear error ending in `untouched`); undefined for no condition. */
 export function checkUntilListening(value: unknown, untouched: string): ListenTarget | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return { kind: "new" };
@@ -70,7 +60,7 @@ export class ListenWatch {
     return this.met;
   }
 
-  /** Every address the check that ended the wait read. */
+  /** Every address the check that ended the wait read (the result shows that read, never `listening` beside none). */
   get listening(): readonly string[] | undefined {
     return this.addresses;
   }

@@ -1,18 +1,10 @@
 import { accessSync, constants, openSync } from "node:fs";
 
 /**
- * Keeps one job's descriptors out of every other child. Node opens everything close-on-exec, but a
- * PTY master from node-pty's `forkpty` is not, and Node has no call to mark it: every child started
- * after a PTY job would inherit the master, could type into that job's terminal, and would keep it
- * open (and the job alive) after Pi is gone. So each spawn covers the masters we hold:
- * - `child_process.spawn` gets /dev/null placed over each of them (an extra stdio entry at that
- *   number, which libuv installs with dup2 in the child), at no cost;
- * - a PTY child on Linux starts through a shell that closes them and `exec`s the real program with
- *   the same argv (the same shell makes the terminal's hangup harmless: `ptyCommand`). That shell is
- *   bash, in POSIX mode so that it reads no startup file (not even `BASH_ENV`; its `exec` gives back
- *   the `SHLVL` it added): dash, Debian's `/bin/sh`, cannot name descriptors above 9. Without a bash
- *   nothing is closed. (macOS spawns PTY children with close-on-exec as the default.)
- * The set lives on `globalThis`: `/reload` re-evaluates this module while the masters stay open.
+ * Keeps PTY masters (node-pty's `forkpty` leaves them inheritable) out of every other child, which
+ * could type into that terminal and keep the job alive after Pi: `spawn` gets /dev/null over each
+ * (extra stdio entries), a PTY child starts through `bash --posix` (no startup file; dash cannot name
+ * fds above 9) that closes them and `exec`s the program. The set lives on `globalThis` (`/reload`).
  */
 
 interface FdState {
@@ -85,11 +77,9 @@ export function systemBash(): string | null {
 }
 
 /**
- * The program and arguments a PTY child is forked with: a shell that ignores SIGHUP, closes the other
- * masters (Linux, while any is open), then `exec`s `file` with `args` (same pid, same argv). The job's
- * shell leads the terminal's session, and when it exits the kernel hangs up the terminal's foreground
- * group, which holds what it started with `&` (no job control), before `nohup` can ignore it. Ignored
- * from the start and inherited, the hangup ends none of them: a PTY job keeps them as a pipe job does.
+ * What a PTY child is forked with: a shell that ignores SIGHUP, closes the other masters (Linux), then
+ * `exec`s `file` with `args`. At the job's shell's exit the kernel hangs up the terminal's foreground
+ * group, which holds what it started with `&`: ignored from the start, the hangup ends none of them.
  */
 export function ptyCommand(
   file: string,

@@ -1,10 +1,11 @@
-import { accessSync, constants, openSync } from "node:fs";
+import { accessSync, constants, openSync, readFileSync, writeFileSync } from "node:fs";
 
 /**
- * Keeps PTY masters (node-pty's `forkpty` leaves them inheritable) out of every other child, which
- * could type into that terminal and keep the job alive after Pi: `spawn` gets /dev/null over each
- * (extra stdio entries), a PTY child starts through `bash --posix` (no startup file; dash cannot name
- * fds above 9) that closes them and `exec`s the program. The set lives on `globalThis` (`/reload`).
+ * What every child starts with. No PTY master of another job (node-pty leaves them inheritable: a
+ * child could type into that terminal and keep the job alive after Pi): `spawn` gets /dev/null over
+ * each, a PTY child starts through `bash --posix` (dash cannot name fds above 9) that closes them and
+ * `exec`s the program. And, on Linux, a raised `oom_score_adj`, so the kernel takes a job before Pi.
+ * The set lives on `globalThis` (`/reload`).
  */
 
 interface FdState {
@@ -89,6 +90,59 @@ export function ptyCommand(
   const shared = state();
   const bash = closerShell(shared);
   const closes = bash && platform === "linux" ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
-  const script = `trap '' HUP; ${closes}exec "$0" "$@"`;
+  const script = `trap '' HUP; ${raiseScript(platform)}${closes}exec "$0" "$@"`;
   return bash ? { file: bash, args: ["--posix", "-c", script, file, ...args] } : { file: "/bin/sh", args: ["-c", script, file, ...args] };
+}
+
+/**
+ * What a pipe job is spawned with on Linux: the PTY's wrapper without the hangup, so its
+ * `oom_score_adj` is raised before the program runs. Raised after the spawn instead, a process the
+ * shell forked first kept Pi's (4 of 30 beside two burners). Not where bash would change the
+ * environment it passes on (`SHELLOPTS`, `BASHOPTS`): there `raiseOomScore` follows the spawn.
+ */
+export function pipeCommand(file: string, args: readonly string[], env: NodeJS.ProcessEnv, platform = process.platform) {
+  const bash = closerShell(state());
+  const raise = raiseScript(platform);
+  if (!bash || !raise || env.SHELLOPTS !== undefined || env.BASHOPTS !== undefined) return { file, args: [...args], raised: false };
+  // `--norc`: on a socket stdin, with no SHLVL, Debian's bash would read ~/.bashrc (as for rsh).
+  return { file: bash, args: ["--posix", "--norc", "-c", `${raise}exec "$0" "$@"`, file, ...args], raised: true };
+}
+
+function raiseScript(platform: NodeJS.Platform): string {
+  const score = platform === "linux" ? jobOomScore() : undefined;
+  return score !== undefined ? `{ echo ${score} >/proc/self/oom_score_adj; } 2>/dev/null; ` : "";
+}
+
+let oomScore: number | undefined | null = null;
+
+/** The `oom_score_adj` jobs start with: Pi's own plus 500 (at most 1000); Pi's stays as it is. Linux only. */
+export function jobOomScore(): number | undefined {
+  if (oomScore !== null) return oomScore;
+  try {
+    oomScore = Math.min(1000, Math.max(0, Number(readFileSync("/proc/self/oom_score_adj", "utf8"))) + 500);
+  } catch {
+    oomScore = undefined;
+  }
+  return oomScore;
+}
+
+/** Raises a child's `oom_score_adj` right after its spawn (a warm shell, idle, forks nothing), and its first children's. */
+export function raiseOomScore(pid: number | undefined, platform: NodeJS.Platform = process.platform): boolean {
+  const score = platform === "linux" ? jobOomScore() : undefined;
+  if (pid === undefined || score === undefined) return false;
+  let children: string[] = [];
+  try {
+    writeFileSync(`/proc/${pid}/oom_score_adj`, String(score));
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean);
+  } catch {
+    // gone already, or the kernel does not list children
+  }
+  for (const child of children) {
+    try {
+      writeFileSync(`/proc/${child}/oom_score_adj`, String(score));
+    } catch {
+      // gone already
+    }
+  }
+  return true;
 }

@@ -11,7 +11,8 @@ export { socketAddress } from "./socket-tables.ts";
  * A job is one of its session, its groups, their descendants, or a process carrying its marker
  * (orphans re-parented to a subreaper). Linux reads the jobs' `fd` links and, only for a socket not
  * known yet or due for another look, the listening part of `/proc/net/tcp*`; macOS asks `lsof`.
- * A listing of 64 idle jobs beside 20 000 sockets reuses every job: 0.5 ms (SPEC §3c: ≤ 5 ms).
+ * The same walk sums each job's resident memory and CPU time, and remembers what it last listened on
+ * (a server gone deaf). A listing of 64 idle jobs beside 20 000 sockets reuses every job: 0.5 ms (≤ 5 ms).
  */
 
 /** A running job as the scan needs it. */
@@ -43,6 +44,8 @@ export const LISTING_SCAN: Freshness = { ...CALL_SCAN, reuseMs: 1_000 };
 export const LISTEN_SCAN: Freshness = { reuseMs: 0, recheckMs: 200, recheckMaxMs: 200, descriptorsTrustedMs: 0 };
 
 const DESCRIPTORS_TRUSTED_MAX_MS = 8_000;
+/** A job that listened and has listened on nothing this long, its processes running, has gone deaf (SPEC §3c). */
+export const DEAF_AFTER_MS = 2_000;
 /** Longest parent chain followed from a process to a job. */
 const MAX_ANCESTRY = 64;
 
@@ -57,11 +60,44 @@ interface Descriptors {
   stable: number;
 }
 
+/** A job's resident memory and CPU time, summed over its processes (Linux). */
+export interface Usage {
+  rssBytes: number;
+  cpuMs: number;
+}
+
+/** What a job last listened on, and since when it listens on nothing (while its processes run). */
+export interface Hearing {
+  was: string[];
+  closedAt?: number;
+}
+
+/** A server gone deaf: what it listened on, when it was first seen closed (the loss's identity), and how long ago. */
+export interface Deafness {
+  was: string[];
+  closedAt: number;
+  closedMs: number;
+}
+
+/** The hearing after a read that found `addresses` at `now`: a job that never listened has none. */
+export function hear(previous: Hearing | undefined, addresses: readonly string[], now: number): Hearing | undefined {
+  if (addresses.length > 0) return { was: [...addresses] };
+  if (!previous || previous.closedAt !== undefined) return previous;
+  return { was: previous.was, closedAt: now };
+}
+
+/** Deaf once it has listened on nothing for {@link DEAF_AFTER_MS}. */
+export function deafness(hearing: Hearing | undefined, now: number): Deafness | undefined {
+  if (hearing?.closedAt === undefined || now - hearing.closedAt < DEAF_AFTER_MS) return undefined;
+  return { was: hearing.was, closedAt: hearing.closedAt, closedMs: now - hearing.closedAt };
+}
+
 /** What the latest read of a job found. */
 interface JobEntry {
   stamp: string | undefined;
   readAt: number;
   addresses: string[];
+  usage?: Usage;
   /** Its processes (`pid`, `pid:start`) and the socket inodes they held. */
   members: [number, string][];
   held: string[];
@@ -72,6 +108,7 @@ type SocketState = { address: string } | { lookedAt: number; looks: number };
 
 export class ListeningPorts {
   private readonly jobs = new Map<number, JobEntry>();
+  private readonly heard = new Map<number, Hearing>();
   private readonly sockets = new Map<string, SocketState>();
   /** Per process (`pid:start`). */
   private readonly descriptors = new Map<string, Descriptors>();
@@ -117,6 +154,36 @@ export class ListeningPorts {
     return this.jobs.get(jobId)?.readAt;
   }
 
+  /** The job's memory and CPU time at its latest read (Linux). */
+  usage(jobId: number): Usage | undefined {
+    return this.jobs.get(jobId)?.usage;
+  }
+
+  /** Whether the job has listened since it started: a scan watching for deafness reads only these. */
+  listened(jobId: number): boolean {
+    return this.heard.has(jobId);
+  }
+
+  /** The job as a server gone deaf, at its latest read. */
+  deafness(jobId: number): Deafness | undefined {
+    return deafness(this.heard.get(jobId), this.now());
+  }
+
+  /** Each job's memory and CPU time now, from one read of the process table (Linux; elsewhere undefined). */
+  measure(jobs: readonly ListenerJob[]): Map<number, Usage> | undefined {
+    const table = this.platform === "linux" ? processTable() : undefined;
+    if (!table) return undefined;
+    const usage = new Map<number, Usage>(jobs.map((job) => [job.jobId, { rssBytes: 0, cpuMs: 0 }]));
+    for (const [process, jobId] of jobOwners(jobs, table, (entry) => this.markerJob(entry))) add(usage.get(jobId)!, process);
+    return usage;
+  }
+
+  /** Remembers what a read of the job found, for {@link deafness}. */
+  private noteHeard(jobId: number, addresses: readonly string[], now: number): void {
+    const hearing = hear(this.heard.get(jobId), addresses, now);
+    if (hearing) this.heard.set(jobId, hearing);
+  }
+
   /** macOS: the sockets `lsof` lists by pid, each given to the job owning the pid. */
   private scanLsof(jobs: readonly ListenerJob[]): Map<number, string[]> | undefined {
     const sockets = this.lsof.listening(this.now());
@@ -127,7 +194,10 @@ export class ListeningPorts {
     if (!table) return undefined;
     const result = new Map<number, string[]>(jobs.map((job) => [job.jobId, []]));
     for (const [entry, jobId] of jobOwners(jobs, table, () => undefined)) result.get(jobId)!.push(...(sockets.get(entry.pid) ?? []));
-    for (const [jobId, addresses] of result) result.set(jobId, ordered(addresses));
+    for (const [jobId, addresses] of result) {
+      result.set(jobId, ordered(addresses));
+      this.noteHeard(jobId, addresses, this.now());
+    }
     this.lastLsof = { key, result };
     return new Map(result);
   }
@@ -139,15 +209,17 @@ export class ListeningPorts {
     const still = new Set<number>();
     for (const job of jobs) {
       if (job.stamp !== undefined && this.jobs.get(job.jobId)?.stamp === job.stamp) still.add(job.jobId);
-      entries.set(job.jobId, { stamp: job.stamp, readAt: now, addresses: [], members: [], held: [] });
+      entries.set(job.jobId, { stamp: job.stamp, readAt: now, addresses: [], members: [], held: [], usage: { rssBytes: 0, cpuMs: 0 } });
     }
     for (const jobId of this.jobs.keys()) if (!running.has(jobId)) this.jobs.delete(jobId);
+    for (const jobId of this.heard.keys()) if (!running.has(jobId)) this.heard.delete(jobId);
     const seen = new Set<string>();
     for (const [process, jobId] of jobOwners(jobs, table, (entry) => this.markerJob(entry))) {
       const id = `${process.pid}:${process.start ?? ""}`;
       seen.add(id);
       const entry = entries.get(jobId)!;
       entry.members.push([process.pid, id]);
+      add(entry.usage!, process);
       entry.held.push(...this.socketsOf(process, id, jobId, now, fresh.descriptorsTrustedMs, still.has(jobId)));
     }
     for (const [id, known] of this.descriptors)
@@ -165,6 +237,7 @@ export class ListeningPorts {
         return state && "address" in state ? [state.address] : [];
       });
       entry.addresses = ordered(addresses);
+      this.noteHeard(jobId, entry.addresses, now);
       result.set(jobId, entry.addresses);
     }
     return result;
@@ -234,6 +307,11 @@ export class ListeningPorts {
       if (holds) holders.add(pid);
     }
     return holders;
+  }
+
+  /** The job of this runtime whose marker `pid` carries (Linux), else undefined. */
+  markedJob(pid: number): number | undefined {
+    return this.platform === "linux" ? markedJob(pid, this.markerPrefix) : undefined;
   }
 
   private markerJob(entry: ProcessEntry): number | undefined {
@@ -323,6 +401,11 @@ function descriptorsOf(pid: number): { inodes: string[]; streams: string[] } {
     }
   }
   return { inodes, streams };
+}
+
+function add(usage: Usage, process: ProcessEntry): void {
+  usage.rssBytes += process.rssBytes ?? 0;
+  usage.cpuMs += process.cpuMs ?? 0;
 }
 
 /** Addresses once each, by port, then address. */

@@ -2,9 +2,9 @@
  * processes/ — the operating system's processes as the core sees them. At a glance:
  * 1. this file reads the process table (`/proc`, else `ps`), once per sweep (`oneTableFor`);
  * 2. process-group.ts signals a job's groups, proves them empty and names the signals;
- * 3. listening.ts finds what each job listens on (socket-tables.ts: the machine's listeners) and
- *    keeps the one cache of what scans read;
- * 4. spawn-gate.ts spawns one process per turn of the loop; fd-hygiene.ts keeps PTY masters out of children.
+ * 3. listening.ts finds what each job listens on and holds (socket-tables.ts: the machine's
+ *    listeners) and keeps the one cache of what scans read; port-conflicts.ts: a port a job cannot get;
+ * 4. spawn-gate.ts spawns one process per turn of the loop; fd-hygiene.ts: what every child starts with.
  *
  * May import: shared, output.
  */
@@ -29,6 +29,25 @@ export interface ProcessEntry {
   threads?: number;
   /** Linux: minor faults, user and system time; unchanged, the process did not run (listening.ts trusts its descriptors). */
   activity?: string;
+  /** Linux: resident memory in bytes and CPU time (user + system) in ms, from the same `stat` line. */
+  rssBytes?: number;
+  cpuMs?: number;
+}
+
+/** `stat` counts CPU time in USER_HZ ticks, 100 a second on every Linux architecture Node runs on. */
+const MS_PER_TICK = 10;
+let pageBytes: number | undefined;
+
+/** The size of a memory page: this process's resident bytes over its resident pages (`statm`), rounded to a power of two. */
+function pageSize(): number {
+  if (pageBytes !== undefined) return pageBytes;
+  try {
+    const pages = Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]);
+    pageBytes = 2 ** Math.round(Math.log2(process.memoryUsage.rss() / pages));
+  } catch {
+    pageBytes = 4096;
+  }
+  return pageBytes;
 }
 
 /** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
@@ -74,6 +93,8 @@ function fromProc(): ProcessEntry[] | undefined {
       tpgid: Number(fields[5]),
       threads: Number(fields[17]),
       activity: `${fields[7]}:${fields[11]}:${fields[12]}`,
+      rssBytes: Number(fields[21]) * pageSize(),
+      cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
     });
   }
   return table;

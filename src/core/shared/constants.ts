@@ -322,6 +322,9 @@ export const JOB_MARKER_ENV = "PI_UNIFIED_EXEC_JOB";
  */
 export const WATCHDOG_KILL_GRACE_MS = 1_000;
 
+/** A job whose processes together hold more resident memory (MB) is stopped; `0` turns it off (the person's setting). */
+export const MAX_JOB_RSS_ENV = "PI_UNIFIED_EXEC_MAX_JOB_RSS_MB";
+
 /** Private log directories of runtimes whose Pi process is gone are removed this many days after their last write. */
 export const LOG_RETENTION_DAYS = 7;
 /** Overrides {@link LOG_RETENTION_DAYS}: a whole number of days, 0 keeps every directory. */

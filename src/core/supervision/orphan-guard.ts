@@ -5,7 +5,8 @@
  *    the runtime's watchdog process (watchdog.ts, watchdog.sh, its registry in watchdog-registry.ts);
  * 3. shutdown stops every tracked group, holding SIGTERM/SIGHUP meanwhile (tracked-jobs.ts);
  * 4. a Node exit without shutdown SIGKILLs what is left (the exit guard, this file), and a Pi that
- *    dies is covered by its watchdog.
+ *    dies is covered by its watchdog;
+ * 5. while jobs run, job-monitor.ts stops one over the memory cap and tells of a server gone deaf.
  *
  * May import: shared, processes, log, job.
  */

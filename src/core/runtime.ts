@@ -81,7 +81,8 @@ export class ExecRuntime {
     this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
     this.monitor = new JobMonitor(
       {
-        running: () => this.registry.jobs().filter((job) => !job.exit),
+        // Tracked from the spawn: a job is published only after the early-exit grace.
+        running: () => this.tracked.all().filter((job) => !job.exit),
         measure: (jobs) => this.reports.measure(jobs),
         deafness: (jobs) => this.reports.deafness(jobs),
         overCap: (job, usage, capBytes) => {

@@ -72,10 +72,15 @@ for (const host of PI_HOSTS) {
       const stamp = join(pi.dirs.root, "crossed");
       const run = await pi.run(
         "grow",
-        steps(call("exec_command", { cmd: memoryGrower(50, 0.25, 300, stamp), on_exit: "wake", yield_time_ms: 250 }), say("started")),
+        steps(call("exec_command", { cmd: memoryGrower(50, 0.25, 250, stamp), on_exit: "wake", yield_time_ms: 250 }), say("started")),
       );
       const id = idOf(run.tools[0]!.text);
-      const wake = await pi.waitForRecord((r) => isWake(r) && /has exited/.test(wakeText(r)), from, 20_000, "the exit notice");
+      const wake = await pi.waitForRecord(
+        (r) => isWake(r) && new RegExp(`session ${id} · exit_code`).test(wakeText(r)),
+        from,
+        20_000,
+        "the exit notice",
+      );
       assert.match(wakeText(wake), new RegExp(`session ${id} · exit_code 137 \\(SIGKILL\\) · .*over the 300 MB cap`));
       await pi.waitIdle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "one notice");

@@ -59,14 +59,17 @@ export function memoryHolder(mb: number): string {
   return `python3 -c "import time; b = b'x' * (${mb} * 1024 * 1024); print('holding', flush=True); time.sleep(300)"`;
 }
 
-/** A Python job that grows by `stepMb` every `everyS` seconds, writing the epoch ms to `stamp` once it holds more than `markMb`. */
+/**
+ * A Python job that grows by `stepMb` every `everyS` seconds; before the step that takes it past
+ * `markMb` of data it writes the epoch ms to `stamp` (the cap may stop it within that step).
+ */
 export function memoryGrower(stepMb: number, everyS: number, markMb: number, stamp: string): string {
   const script = [
     "import time",
     "held = []",
     "while True:",
+    `    if (len(held) + 1) * ${stepMb} > ${markMb}: open('${stamp}', 'a').write('%d\\n' % (time.time() * 1000))`,
     `    held.append(b'x' * (${stepMb} * 1024 * 1024))`,
-    `    if len(held) * ${stepMb} > ${markMb}: open('${stamp}', 'a').write('%d\\n' % (time.time() * 1000))`,
     `    time.sleep(${everyS})`,
   ].join("\n");
   return `python3 -c "${script.replace(/"/g, '\\"')}"`;

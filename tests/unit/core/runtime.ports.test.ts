@@ -214,6 +214,23 @@ describe("a job's memory and the kernel's choice", { skip: SKIP }, () => {
     await runtime.kill(runningId(started)!, "SIGKILL");
   });
 
+  it("the monitor watches a job from its spawn: a look before the job is published (its first 150 ms) keeps watching", async () => {
+    const own = new ExecRuntime();
+    try {
+      const started = own.exec(exec("sleep 30", { yield_time_ms: 1_000 }));
+      const tracked = (own as unknown as { tracked: { size: number } }).tracked;
+      while (tracked.size === 0) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(own.jobs().length, 0, "not published yet");
+      const ticks = own.monitor.ticks;
+      own.monitor.tick();
+      assert.equal(own.monitor.ticks, ticks + 1, "the look saw the job");
+      await started;
+      await waitFor(() => own.monitor.ticks > ticks + 1, "the next look", 5_000, 20);
+    } finally {
+      await own.shutdown();
+    }
+  });
+
   it("a job that grows past a 300 MB cap is stopped within 2 s with killed_by memory and the figure, and wakes once", async () => {
     const saved = process.env.PI_UNIFIED_EXEC_MAX_JOB_RSS_MB;
     process.env.PI_UNIFIED_EXEC_MAX_JOB_RSS_MB = "300";
@@ -222,7 +239,7 @@ describe("a job's memory and the kernel's choice", { skip: SKIP }, () => {
     else process.env.PI_UNIFIED_EXEC_MAX_JOB_RSS_MB = saved;
     try {
       const stamp = join(dir, "crossed");
-      const started = await capped.exec(exec(memoryGrower(50, 0.25, 300, stamp), { yield_time_ms: 250 }), { onExit: "wake" });
+      const started = await capped.exec(exec(memoryGrower(50, 0.25, 250, stamp), { yield_time_ms: 250 }), { onExit: "wake" });
       const job = capped.jobs().find((candidate) => candidate.id === runningId(started))!;
       await waitFor(() => job.exit !== undefined, "the stop", 15_000, 20);
       const stopped = Date.now();

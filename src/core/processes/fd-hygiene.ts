@@ -72,6 +72,15 @@ function closerShell(shared: FdState): string | null {
   return shared.closer;
 }
 
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A bash of the system (looked up once), for helpers that need one whatever the job's shell; null when none. */
 export function systemBash(): string | null {
   return closerShell(state());
@@ -103,7 +112,9 @@ export function ptyCommand(
 export function pipeCommand(file: string, args: readonly string[], env: NodeJS.ProcessEnv, platform = process.platform) {
   const bash = closerShell(state());
   const raise = raiseScript(platform);
-  if (!bash || !raise || env.SHELLOPTS !== undefined || env.BASHOPTS !== undefined) return { file, args: [...args], raised: false };
+  // A program that cannot run is left to the spawn, whose error names it (the wrapper would exit 127).
+  const wrap = bash && raise && env.SHELLOPTS === undefined && env.BASHOPTS === undefined && executable(file);
+  if (!wrap) return { file, args: [...args], raised: false };
   // `--norc`: on a socket stdin, with no SHLVL, Debian's bash would read ~/.bashrc (as for rsh).
   return { file: bash, args: ["--posix", "--norc", "-c", `${raise}exec "$0" "$@"`, file, ...args], raised: true };
 }

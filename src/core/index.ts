@@ -4,14 +4,23 @@
  */
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
-export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export type { DeafWakeJob, InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
 export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
-export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
+export {
+  type JobListing,
+  type JobReport,
+  type JobSnapshot,
+  type KillReport,
+  type PortConflict,
+  portConflictText,
+  type SlotUse,
+  type WaitProgress,
+} from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
 export { type HumanView, humanView } from "./job/job-view.ts";
 export type { DisarmedWake } from "./job/person-news.ts";
@@ -19,9 +28,8 @@ export { omissionMarker } from "./output/head-tail-buffer.ts";
 export { newlinesIn } from "./output/printed-tally.ts";
 export type { Elision, ShownPart } from "./output/shown-part.ts";
 export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts";
-export { aliveGroups } from "./processes/process-group.ts";
-export { holdSignalsWhile } from "./processes/signal-hold.ts";
-export { KILL_SIGNALS, normalizeSignal } from "./processes/signals.ts";
+export type { Deafness, Usage } from "./processes/listening.ts";
+export { aliveGroups, KILL_SIGNALS, normalizeSignal } from "./processes/process-group.ts";
 export { decodeEscapes } from "./request/escapes.ts";
 export {
   compileWakePattern,
@@ -38,3 +46,4 @@ export type { ScreenView } from "./screen/job-screen.ts";
 export type { KeyModes } from "./screen/terminal-screen.ts";
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";
+export { holdSignalsWhile } from "./supervision/tracked-jobs.ts";

@@ -3,8 +3,7 @@ import { Job } from "./job/job.ts";
 import type { LogDirectory } from "./log/job-log.ts";
 import type { ExecRequest } from "./request/request.ts";
 import { JOB_MARKER_ENV } from "./shared/constants.ts";
-import { guardAtExit } from "./supervision/exit-guard.ts";
-import type { OrphanGuard } from "./supervision/orphan-guard.ts";
+import { guardAtExit, type OrphanGuard } from "./supervision/orphan-guard.ts";
 import { JobStarter } from "./transport/spawn.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 

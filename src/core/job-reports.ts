@@ -1,4 +1,6 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { WakeJob } from "./completion/wakes.ts";
+import type { InputWait } from "./conditions/input-wait.ts";
 import type { Job, StepResult } from "./job/job.ts";
 import {
   type JobListing,
@@ -7,22 +9,45 @@ import {
   type KillReport,
   type NewsFields,
   newsFields,
+  type PortConflict,
+  portConflictText,
   type SlotUse,
   type SnapshotContext,
   snapshotOf,
+  wakeOf,
 } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
-import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";
 import type { ShownPart } from "./output/shown-part.ts";
-import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
+import {
+  CALL_SCAN,
+  type Deafness,
+  type Freshness,
+  LISTEN_SCAN,
+  LISTING_SCAN,
+  type ListenerJob,
+  ListeningPorts,
+  type Usage,
+} from "./processes/listening.ts";
+import { bindFailures, failedPorts, portHolder } from "./processes/port-conflicts.ts";
 import { aliveGroups } from "./processes/process-group.ts";
-import { oneTableFor } from "./processes/process-table.ts";
-import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
+import { oneTableFor, processTable } from "./processes/process-table.ts";
+import { INPUT_WAIT_QUIET_MS, WARN_JOBS } from "./shared/constants.ts";
+import { noticeable } from "./supervision/job-monitor.ts";
 import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
 
-/** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
-const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, recheckMaxMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
+/** What a listing reads of a running job from the operating system. */
+interface JobFacts {
+  listening: string[] | undefined;
+  deaf?: Deafness | undefined;
+  usage?: Usage | undefined;
+  inputWait?: InputWait;
+}
+
+/** Changes whenever the job moves: a byte of output, a send's start or end, its shell's exit, crossing the input-wait quiet time. */
+export function stampOf(job: Job, now: number = performance.now()): string {
+  return `${job.outputBytesTotal}:${job.stdin.movements}:${job.leaderExited}:${job.quietMs(now) >= INPUT_WAIT_QUIET_MS}`;
+}
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };
@@ -36,10 +61,12 @@ export class JobReports {
   private readonly ports: ListeningPorts;
   /** What each job's previous result showed of its listening addresses (a result says only news). */
   private readonly shownListening = new WeakMap<Job, string>();
+  /** The memory each job's previous result showed (a result says it again when it changed noticeably). */
+  private readonly shownUsage = new WeakMap<Job, number>();
   /** The pids each job's previous result named as left running by its shell. */
   private readonly shownBackground = new WeakMap<Job, string>();
-  /** What listings read of running jobs, reused while nothing of a job moved (listing-facts.ts). */
-  private readonly facts = new ListingFacts();
+  /** The input wait a listing read beside each job's latest port scan: reused with it. */
+  private readonly inputWaits = new WeakMap<Job, { readAt: number | undefined; wait: InputWait }>();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -58,42 +85,107 @@ export class JobReports {
    * The listening addresses of the running jobs among `jobs`, one scan for all of them (undefined
    * for a job where they cannot be read). What the scan knew of other jobs stays known.
    */
-  listening(jobs: readonly Job[], fresh?: Freshness): Map<number, string[]> {
-    const scanned: ListenerJob[] = [];
-    for (const job of jobs) {
-      if (job.exit || job.pid === undefined) continue;
-      scanned.push({ jobId: job.id, leader: job.pid, groups: job.groups(), motion: motionOf(job) });
-    }
+  listening(jobs: readonly Job[], fresh: Freshness = CALL_SCAN): Map<number, string[]> {
+    const now = performance.now();
+    const scanned = jobs.flatMap((job) => (job.exit || job.pid === undefined ? [] : [this.listenerJob(job, now)]));
     const running = new Set(this.registry.jobs().flatMap((job) => (job.exit ? [] : [job.id])));
     return this.ports.scan(scanned, fresh, running) ?? new Map();
   }
 
-  /** The facts of the running jobs among `jobs`: reused where nothing of a job moved, else read (one table read for all). */
-  private factsOf(jobs: readonly Job[], now: number, inputWait: boolean): Map<number, JobFacts> {
+  /**
+   * A listing's facts of the running jobs among `jobs`: a job that did not move within a second is
+   * answered from its previous read, its input wait with it; the others with one table read.
+   */
+  private factsOf(jobs: readonly Job[], withInputWait: boolean): Map<number, JobFacts> {
     const running = jobs.filter((job) => !job.exit && job.pid !== undefined);
-    return this.facts.of(
-      running,
-      now,
-      (stale, withInputWait) =>
-        oneTableFor(() => {
-          const ports = this.listening(stale);
-          return new Map(
-            stale.map((job) => {
-              // The scan just read which of the job's processes hold its stdin: only they are probed.
-              const inputWait = withInputWait
-                ? job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty))
-                : undefined;
-              return [job.id, { listening: ports.get(job.id), ...(inputWait ? { inputWait } : {}) }];
-            }),
-          );
-        }),
-      inputWait,
-    );
+    return oneTableFor(() => {
+      const ports = this.listening(running, LISTING_SCAN);
+      return new Map(
+        running.map((job) => [
+          job.id,
+          {
+            listening: ports.get(job.id),
+            deaf: this.ports.deafness(job.id),
+            usage: this.ports.usage(job.id),
+            ...(withInputWait ? { inputWait: this.inputWaitOf(job) } : {}),
+          },
+        ]),
+      );
+    });
+  }
+
+  private inputWaitOf(job: Job): InputWait {
+    const readAt = this.ports.readAt(job.id);
+    const known = this.inputWaits.get(job);
+    if (known && readAt !== undefined && known.readAt === readAt) return known.wait;
+    // The scan just read which of the job's processes hold its stdin: only they are probed.
+    const wait = job.inputWait(undefined, (stdin, tty) => this.ports.stdinHolders(job.id, stdin, tty));
+    this.inputWaits.set(job, { readAt, wait });
+    return wait;
+  }
+
+  /** Each running job's memory now, from one table read (the monitor's cap). */
+  measure(jobs: readonly Job[]): Map<number, Usage> | undefined {
+    return this.ports.measure(jobs.flatMap((job) => (job.pid === undefined ? [] : [this.listenerJob(job)])));
+  }
+
+  /** The deaf servers among `jobs` (those that listened, scanned as a listing would). */
+  deafness(jobs: readonly Job[]): Map<number, Deafness> {
+    const servers = jobs.filter((job) => this.ports.listened(job.id));
+    if (servers.length > 0) this.listening(servers, LISTING_SCAN);
+    const deaf = new Map<number, Deafness>();
+    for (const job of servers) {
+      const loss = this.ports.deafness(job.id);
+      if (loss) deaf.set(job.id, loss);
+    }
+    return deaf;
+  }
+
+  /** The held ports among those `text` says the job could not get, with who holds each. */
+  portConflicts(job: Job, text: string | undefined): PortConflict[] | undefined {
+    const ports = text ? failedPorts(bindFailures(text), job.command) : [];
+    const conflicts = ports.flatMap((port) => {
+      const holder = portHolder(port);
+      if (!holder) return [];
+      const owner = this.ownerOf(holder.pid);
+      return [{ port, ...holder, ...(owner ? { job: { jobId: owner.id, command: owner.command } } : {}) }];
+    });
+    return conflicts.length > 0 ? conflicts : undefined;
+  }
+
+  /** The job of this runtime a process belongs to: by its marker (Linux), else by its process group. */
+  private ownerOf(pid: number): Job | undefined {
+    const jobs = this.tracked.all();
+    const marked = this.ports.markedJob(pid);
+    if (marked !== undefined) return jobs.find((job) => job.id === marked);
+    const pgid = processTable()?.find((entry) => entry.pid === pid)?.pgid;
+    return pgid === undefined ? undefined : jobs.find((job) => !job.exit && job.groups().includes(pgid));
+  }
+
+  /** The exit as its wake says it, with the ports its last output says it could not get. */
+  exitWake(job: Job): WakeJob {
+    const wake = wakeOf(this.snapshot(job));
+    const conflicts = this.portConflicts(job, job.previewText());
+    if (!conflicts) return wake;
+    const reasons = [wake.reason, `port_conflict: ${portConflictText(conflicts, (text) => text)}`];
+    return { ...wake, reason: reasons.filter(Boolean).join("; ") };
+  }
+
+  private listenerJob(job: Job, now = performance.now()): ListenerJob {
+    // A getter: a job's groups read the process table, which a job answered from the cache never needs.
+    return {
+      jobId: job.id,
+      leader: job.pid!,
+      stamp: stampOf(job, now),
+      get groups() {
+        return job.groups();
+      },
+    };
   }
 
   /** Reads one job's listening addresses now (an `until_listening` wait checks them this way). */
   listenReader(job: Job): () => string[] | undefined {
-    return () => this.listening([job], LISTEN_FRESHNESS).get(job.id);
+    return () => this.listening([job], LISTEN_SCAN).get(job.id);
   }
 
   /** A job leaves the registry: its exit was reported; a pattern it had is over with it. */
@@ -122,14 +214,19 @@ export class JobReports {
           job.backgroundNow(!cancelled, false),
         ] as const,
     );
-    const shown = listening?.join(", ") ?? "";
+    const deaf = listening !== undefined && !job.exit ? this.ports.deafness(job.id) : undefined;
+    const usage = job.exit ? undefined : this.ports.usage(job.id);
+    const shown = deaf ? `none, was ${deaf.was.join(", ")}` : (listening?.join(", ") ?? "");
     // A wait `until_listening` ended names the address even when an earlier result showed it.
     const listeningChanged = listening !== undefined && (step.end === "listening" || shown !== (this.shownListening.get(job) ?? ""));
     if (listening !== undefined) this.shownListening.set(job, shown);
+    const usageChanged = usage !== undefined && noticeable(this.shownUsage.get(job), usage.rssBytes);
+    if (usageChanged) this.shownUsage.set(job, usage.rssBytes);
+    const portConflicts = cancelled ? undefined : this.portConflicts(job, step.output?.text);
     const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
     const patternsSuspended = cancelled ? undefined : job.holders.takeSuspended();
     return {
-      job: this.snapshot(job, { hideExit: cancelled, listening, background }),
+      job: this.snapshot(job, { hideExit: cancelled, listening, deaf, usage, background }),
       window: step.window,
       waitEnd: step.end,
       wallMs: performance.now() - step.startMono,
@@ -142,6 +239,9 @@ export class JobReports {
       ...(slots ? { slots } : {}),
       ...(cancelled ? { cancelled } : {}),
       ...(listeningChanged ? { listeningChanged } : {}),
+      ...(usageChanged ? { usageChanged } : {}),
+      ...(portConflicts ? { portConflicts } : {}),
+      ...(step.httpStatus !== undefined ? { httpStatus: step.httpStatus } : {}),
       ...(patternsSuspended ? { patternsSuspended } : {}),
       ...this.news(job),
       ...(backgroundChanged ? { backgroundChanged } : {}),
@@ -161,7 +261,14 @@ export class JobReports {
     job: Job,
     startMono: number,
     termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined; forModel: boolean },
+    options: {
+      alreadyExited: boolean;
+      consume: boolean;
+      callId: string | undefined;
+      shown: ShownPart | undefined;
+      forModel: boolean;
+      ports?: Pick<KillReport, "portsReleased" | "portsStillHeld">;
+    },
   ): KillReport {
     if (job.exit && options.consume) {
       this.forget(job);
@@ -176,6 +283,7 @@ export class JobReports {
       alreadyExited: options.alreadyExited,
       wallMs: performance.now() - startMono,
       output,
+      ...options.ports,
       ...news,
     };
   }
@@ -193,12 +301,12 @@ export class JobReports {
     this.tracked.prune();
     const now = performance.now();
     const registered = this.registry.jobs();
-    const facts = this.factsOf(registered, now, true);
+    const facts = this.factsOf(registered, true);
     const listing: JobListing[] = registered.map((job) => {
-      const { listening, inputWait } = facts.get(job.id) ?? { listening: undefined };
+      const { listening, deaf, usage, inputWait } = facts.get(job.id) ?? { listening: undefined };
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
-        ...this.snapshot(job, { now, lingering, listening, background: job.backgroundNow(true) }),
+        ...this.snapshot(job, { now, lingering, listening, deaf, usage, background: job.backgroundNow(true) }),
         ...(inputWait?.likely ? { inputWait } : {}),
         ...this.news(job),
       };
@@ -218,8 +326,8 @@ export class JobReports {
   live(options: { ports?: boolean } = {}): JobSnapshot[] {
     const now = performance.now();
     const jobs = this.registry.jobs().filter((job) => !job.exit);
-    const facts = options.ports ? this.factsOf(jobs, now, false) : undefined;
-    return jobs.map((job) => this.snapshot(job, { now, listening: facts?.get(job.id)?.listening }));
+    const facts = options.ports ? this.factsOf(jobs, false) : undefined;
+    return jobs.map((job) => this.snapshot(job, { now, ...facts?.get(job.id) }));
   }
 
   private slotUse(): SlotUse | undefined {

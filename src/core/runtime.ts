@@ -2,7 +2,7 @@ import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
-import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
+import type { JobListing, JobReport, JobSnapshot, KillReport } from "./job/job-snapshot.ts";
 import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
@@ -12,11 +12,13 @@ import { JobReports } from "./job-reports.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import type { ShownPart } from "./output/shown-part.ts";
+import { portsAfterKill } from "./processes/port-conflicts.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
 import { terminalSize } from "./screen/terminal-size.ts";
 import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, PRUNE_BACKLOG_JOBS, PRUNE_IDLE_MS } from "./shared/constants.ts";
 import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
+import { JobMonitor, memoryCap } from "./supervision/job-monitor.ts";
 import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
@@ -67,6 +69,8 @@ export class ExecRuntime {
   private readonly changeListeners = new Set<() => void>();
   /** Calls attached to jobs right now (a steer ends all their waits). */
   private readonly attachedCalls = new Set<AttachedCall>();
+  /** Once a second while jobs run: the memory cap, servers gone deaf. */
+  readonly monitor: JobMonitor;
   private closed = false;
   private pruneTimer: NodeJS.Timeout | undefined;
 
@@ -78,6 +82,22 @@ export class ExecRuntime {
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
     this.wakes = new JobWakes(this.registry, this.completions);
     this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
+    this.monitor = new JobMonitor(
+      {
+        // Tracked from the spawn: a job is published only after the early-exit grace.
+        running: () => this.tracked.all().filter((job) => !job.exit),
+        measure: (jobs) => this.reports.measure(jobs),
+        deafness: (jobs) => this.reports.deafness(jobs),
+        overCap: (job, usage, capBytes) => {
+          const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+          const note = `stopped at ${mb(usage.rssBytes)} MB of resident memory, over the ${mb(capBytes)} MB cap (PI_UNIFIED_EXEC_MAX_JOB_RSS_MB)`;
+          // Memory runs out fast: no grace. A job already being stopped is left to that stop.
+          if (!job.stopRequested) void job.terminate("SIGKILL", "memory", note).then(() => this.changed());
+        },
+        deaf: (job, loss) => this.completions.deafServer({ jobId: job.id, command: job.command, was: loss.was, closedMs: loss.closedMs }),
+      },
+      memoryCap(),
+    );
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
@@ -107,6 +127,7 @@ export class ExecRuntime {
       }
       const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
       const listening = end === "listening" ? watch?.listening() : undefined;
+      const httpStatus = end === "listening" ? watch?.httpStatus() : undefined;
       if (end !== "matched") job.endWatch();
       // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
       if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
@@ -120,13 +141,14 @@ export class ExecRuntime {
         ...(output ? { output } : {}),
         ...(matchedLine ? { matchedLine } : {}),
         ...(listening ? { listening } : {}),
+        ...(httpStatus !== undefined ? { httpStatus } : {}),
         ...(screen ? { screen } : {}),
       });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
         this.wakes.armExit(job.id);
-        if (job.exit) this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
+        if (job.exit) this.completions.jobExited(this.reports.exitWake(job));
       }
       return report;
     } finally {
@@ -249,13 +271,16 @@ export class ExecRuntime {
       const done: Termination = { signal, escalated: false, cleanup: "confirmed", survivors: [] };
       return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown, forModel });
     }
+    // The ports it listened on, to say once it ended whether they are free again.
+    const listened = forModel && !job.exit ? this.reports.listening([job]).get(job.id) : undefined;
     // A stop on purpose wakes nobody; the wake is held before the signal and restored if the kill fails.
     const restore = this.completions.hold(job.id);
     const termination = await job.terminate(signal, forModel ? "killed" : "user");
     if (termination.failure || !job.exit) restore();
     else this.completions.drop(job.id);
     const consume = forModel && registered !== undefined;
-    const report = this.reports.kill(job, startMono, termination, { alreadyExited: false, consume, callId, shown, forModel });
+    const ports = listened?.length && job.exit ? await portsAfterKill(listened) : undefined;
+    const report = this.reports.kill(job, startMono, termination, { alreadyExited: false, consume, callId, shown, forModel, ports });
     this.changed();
     return report;
   }
@@ -305,6 +330,7 @@ export class ExecRuntime {
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
     clearTimeout(this.pruneTimer);
+    this.monitor.stop();
     this.launcher.stop();
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
@@ -374,9 +400,10 @@ export class ExecRuntime {
     // The watchdog learns when the shell exited, even when what it started runs on in the job.
     job.onShellExit(() => this.orphans.leaderExited(job));
     job.onExit(() => {
-      this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
+      this.completions.jobExited(this.reports.exitWake(job));
       this.changed();
     });
+    this.monitor.poke();
     return job;
   }
 

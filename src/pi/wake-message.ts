@@ -1,6 +1,7 @@
 import type { ExtensionAPI, MessageRenderer, Theme } from "@earendil-works/pi-coding-agent";
 import { Box, Text } from "@earendil-works/pi-tui";
 import {
+  type DeafWakeJob,
   INPUT_WAKE_LINE_CHARS,
   type InputWakeJob,
   PATTERN_WAKE_BUDGET,
@@ -13,6 +14,7 @@ import {
 } from "../core/index.ts";
 import { matchWindow } from "./match-window.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
+import { deafText } from "./results/job-fields.ts";
 
 /**
  * Completion wakes as Pi messages: the prompt the model reads, the `details` kept in the session, and
@@ -89,13 +91,29 @@ function describeInput(wake: InputWakeJob): string {
   ].join("\n");
 }
 
+/** A deaf server's metadata, inert; one line: the job, what it listened on, how long ago it closed. */
+function inertDeaf(wake: DeafWakeJob): DeafWakeJob {
+  return { ...wake, command: oneLine(wake.command, 200), was: wake.was.map((address) => metadata(address)) };
+}
+
+function describeDeaf(wake: DeafWakeJob): string {
+  return `- session ${wake.jobId} stopped listening while its processes run: listening: none (${deafText(wake)}) · \`${bounded(wake.command, 120)}\``;
+}
+
+/** What to do about a server gone deaf. */
+const ANSWER_DEAF =
+  "Its output since your last read says why (write_stdin reads it); once fixed it may listen again, or stop it with kill_session.";
+
 /** The first line of a wake prompt: who has news, and of which kind (a job that matched and exited counts once). */
 function opening(batch: WakeBatch): string {
   const exits = batch.jobs.length;
   const patterns = batch.patterns?.length ?? 0;
-  const inputs = batch.inputs?.length ?? 0;
-  const count = new Set([...batch.jobs, ...(batch.patterns ?? []), ...(batch.inputs ?? [])].map((job) => job.jobId)).size + batch.more;
+  const inputs = (batch.inputs?.length ?? 0) + (batch.deaf?.length ?? 0);
+  const all = [...batch.jobs, ...(batch.patterns ?? []), ...(batch.inputs ?? []), ...(batch.deaf ?? [])];
+  const count = new Set(all.map((job) => job.jobId)).size + batch.more;
   const jobs = count === 1 ? "A background job" : `${count} background jobs`;
+  if (batch.deaf && exits + patterns + (batch.inputs?.length ?? 0) === 0)
+    return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} stopped listening:`;
   if (patterns === 0 && inputs === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
   if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
   if (exits === 0 && patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "waits" : "wait"} for input:`;
@@ -116,8 +134,10 @@ export function wakeText(batch: WakeBatch): string {
     ...batch.jobs.map(inert).map(describeJob),
     ...patterns.map(inertPattern).map((wake) => describePattern(wake, exited.has(wake.jobId))),
     ...(batch.inputs ?? []).map(inertInput).map(describeInput),
+    ...(batch.deaf ?? []).map(inertDeaf).map(describeDeaf),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
     ...(batch.inputs ? [ANSWER_INPUT] : []),
+    ...(batch.deaf ? [ANSWER_DEAF] : []),
     patterns.length === 0
       ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
         "that is still relevant to the user's request."
@@ -148,6 +168,7 @@ export function wakeSender(pi: ExtensionAPI): WakeSender {
           more: batch.more,
           ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
           ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
+          ...(batch.deaf ? { deaf: batch.deaf.map(inertDeaf) } : {}),
         },
       },
       { triggerTurn: true, deliverAs: "followUp" },
@@ -203,9 +224,21 @@ function inputRow(wake: Partial<InputWakeJob>, theme: Theme, expanded: boolean):
   return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
 }
 
+/** One deaf server: `🔇 session 3 stopped listening · was :3000`. */
+function deafRow(wake: Partial<DeafWakeJob>, theme: Theme): string {
+  const was = Array.isArray(wake.was) ? wake.was.map((address) => line(address, 60)).join(", ") : "";
+  return `${theme.fg("warning", `🔇 session ${line(wake.jobId)} stopped listening`)}${theme.fg("muted", ` · was ${was} · ${line(wake.command, 60)}`)}`;
+}
+
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const details = message.details as
-    | { jobs?: Partial<WakeJob>[]; more?: number; patterns?: Partial<PatternWakeJob>[]; inputs?: Partial<InputWakeJob>[] }
+    | {
+        jobs?: Partial<WakeJob>[];
+        more?: number;
+        patterns?: Partial<PatternWakeJob>[];
+        inputs?: Partial<InputWakeJob>[];
+        deaf?: Partial<DeafWakeJob>[];
+      }
     | undefined;
   const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
   const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
@@ -220,6 +253,7 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const rows = jobs.map((job) => jobRow(job, theme, options.expanded));
   if (Array.isArray(details?.patterns)) rows.push(...details.patterns.map((wake) => patternRow(wake, theme, options.expanded)));
   if (Array.isArray(details?.inputs)) rows.push(...details.inputs.map((wake) => inputRow(wake, theme, options.expanded)));
+  if (Array.isArray(details?.deaf)) rows.push(...details.deaf.map((wake) => deafRow(wake, theme)));
   if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
   box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;

@@ -10,19 +10,18 @@
  *   loopback (10 000 connected pairs; they stop by themselves): what the tool's `execute` does (the
  *   runtime's listing and the result built from it; Pi's own dispatch around it is the same for every
  *   tool), 30 back to back (a listing reuses what the previous one read of a job nothing happened to,
- *   listing-facts.ts) and 5 after a pause past that reuse (every job read again), with how many times
+ *   the scan's reuse, listening.ts) and 5 after a pause past that reuse (every job read again), with how many times
  *   the timed listings read the process table and the socket tables (none back to back once the jobs'
  *   sockets were looked at).
  */
 import { pathToFileURL } from "node:url";
 import type { Job } from "../../src/core/job/job.ts";
-import { motionOf } from "../../src/core/listing-facts.ts";
-import { ListeningPorts } from "../../src/core/processes/listening.ts";
+import { stampOf } from "../../src/core/job-reports.ts";
+import { LISTING_SCAN, ListeningPorts } from "../../src/core/processes/listening.ts";
 import { oneTableFor, processTable, processTableReads } from "../../src/core/processes/process-table.ts";
 import { socketTableReads } from "../../src/core/processes/socket-tables.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
-import { LISTING_FACTS_REUSE_MS } from "../../src/core/shared/constants.ts";
 import { listResult } from "../../src/pi/results/list-result.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { socketCrowd } from "../helpers/sockets.ts";
@@ -130,7 +129,7 @@ export async function listeningScan(runtime: ExecRuntime): Promise<SpeakUpFigure
     const batch = Array.from({ length: Math.min(8, JOBS - i) }, (_, k) => (i + k === 0 ? server : ten));
     await Promise.all(batch.map((cmd) => runtime.exec(prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env))));
   }
-  const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups(), motion: motionOf(job) }));
+  const jobs = runtime.jobs().map((job: Job) => ({ jobId: job.id, leader: job.pid!, groups: job.groups(), stamp: stampOf(job) }));
   const leaders = new Set(jobs.map((job) => job.leader));
   const inJobs = () => (processTable() ?? []).filter((entry) => entry.sid !== undefined && leaders.has(entry.sid)).length;
   // Every job's processes started: the server alone, each other job a shell and nine `sleep`s.
@@ -187,7 +186,7 @@ export async function crowdedListing(runtime: ExecRuntime): Promise<SpeakUpFigur
     const processTableReadsBackToBack = processTableReads() - processReads;
     const afterPause: number[] = [];
     for (let i = 0; i < 5; i++) {
-      await new Promise((resolve) => setTimeout(resolve, LISTING_FACTS_REUSE_MS + 50));
+      await new Promise((resolve) => setTimeout(resolve, LISTING_SCAN.reuseMs + 50));
       afterPause.push(timedList());
     }
     return {
@@ -223,7 +222,7 @@ export function speakUpRows(figures: SpeakUpFigures): [string, string][] {
     ],
     [
       `list_sessions, ${crowded.jobs} jobs, ${crowded.other_sockets} other sockets (ms)`,
-      `back to back: median ${crowded.median} · max ${crowded.max} over ${crowded.listings} listings (without them: median ${crowded.without_other_sockets_median}) · socket tables read ${crowded.table_reads} times, the process table ${crowded.process_table_reads} · after a ${LISTING_FACTS_REUSE_MS / 1000} s pause (every job read): median ${crowded.after_pause_median} · max ${crowded.after_pause_max} over ${crowded.after_pause_listings}`,
+      `back to back: median ${crowded.median} · max ${crowded.max} over ${crowded.listings} listings (without them: median ${crowded.without_other_sockets_median}) · socket tables read ${crowded.table_reads} times, the process table ${crowded.process_table_reads} · after a ${LISTING_SCAN.reuseMs / 1000} s pause (every job read): median ${crowded.after_pause_median} · max ${crowded.after_pause_max} over ${crowded.after_pause_listings}`,
     ],
   ];
 }

@@ -199,7 +199,7 @@ for (const host of PI_HOSTS) {
       await waitFor(() => !processAlive(first!.pid), "the chosen job to be killed");
       assert.match(
         (requests[0]!.options as string[]).join("\n"),
-        new RegExp(`^${first!.id} · running \\S+ · echo \\$\\$; sleep 300 \\[wake\\]$`, "m"),
+        new RegExp(`^${first!.id} · running \\S+ · echo \\$\\$; sleep 300 \\[wake\\] · \\d+ MB, \\d+ s CPU$`, "m"),
       );
       assert.ok((requests[0]!.options as string[]).includes("Kill all"));
       await pi.run("/unified-exec-sessions", steps());

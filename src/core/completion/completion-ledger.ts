@@ -8,6 +8,7 @@
 import { RECEIPT_MAX_KEPT, RECEIPT_MAX_SHOWN } from "../shared/constants.ts";
 import {
   CompletionCoordinator,
+  type DeafWakeJob,
   type InputWakeJob,
   type SetOnExitStatus,
   type WakeBatch,
@@ -235,6 +236,11 @@ export class CompletionLedger<Report> {
   /** The job has waited for input long enough while its wake is armed: one wake, through the decision point. */
   inputWaits(wake: InputWakeJob): void {
     this.wakes.inputWaits(wake);
+  }
+
+  /** A server of the job went deaf: one notice at the next decision (see `CompletionCoordinator.deafServer`). */
+  deafServer(wake: DeafWakeJob): void {
+    this.wakes.deafServer(wake);
   }
 
   /** The job has a wake armed (its exit's or a pattern): only such a job may wake the model for a prompt. */

@@ -17,11 +17,19 @@ export interface InputWakeJob {
   waitedMs: number;
 }
 
-/** The input wakes due and not yet decided, one per job (the decision point asks for them by job). */
-export class InputWakes {
-  private readonly pending = new Map<number, InputWakeJob>();
+/** A server gone deaf (SPEC §3c), as the notice names it: what it listened on and how long ago it closed. */
+export interface DeafWakeJob {
+  jobId: number;
+  command: string;
+  was: string[];
+  closedMs: number;
+}
 
-  add(wake: InputWakeJob): void {
+/** The input (or deaf-server) wakes due and not yet decided, one per job (the decision point asks for them by job). */
+export class InputWakes<Wake extends { jobId: number } = InputWakeJob> {
+  private readonly pending = new Map<number, Wake>();
+
+  add(wake: Wake): void {
     this.pending.set(wake.jobId, wake);
   }
 
@@ -34,7 +42,7 @@ export class InputWakes {
   }
 
   /** The job's wake as it goes out now; none waits afterwards. */
-  take(jobId: number): InputWakeJob | undefined {
+  take(jobId: number): Wake | undefined {
     const wake = this.pending.get(jobId);
     this.pending.delete(jobId);
     return wake;

@@ -20,7 +20,7 @@ export class UnsentBatches {
   }
 
   /** Removes job `jobId`'s wake of `kind` from every waiting batch; a batch left with nothing goes. */
-  withdraw(jobId: number, kind: "jobs" | "patterns" | "inputs"): void {
+  withdraw(jobId: number, kind: "jobs" | "patterns" | "inputs" | "deaf"): void {
     const other = (wake: { jobId: number }) => wake.jobId !== jobId;
     this.batches = this.batches.filter((batch) => {
       if (kind === "jobs") batch.jobs = batch.jobs.filter(other);
@@ -30,6 +30,9 @@ export class UnsentBatches {
       } else if (kind === "inputs" && batch.inputs) {
         batch.inputs = batch.inputs.filter(other);
         if (batch.inputs.length === 0) delete batch.inputs;
+      } else if (kind === "deaf" && batch.deaf) {
+        batch.deaf = batch.deaf.filter(other);
+        if (batch.deaf.length === 0) delete batch.deaf;
       }
       return wakesIn(batch) > 0;
     });
@@ -42,5 +45,5 @@ export class UnsentBatches {
 }
 
 function wakesIn(batch: WakeBatch): number {
-  return batch.jobs.length + (batch.patterns?.length ?? 0) + (batch.inputs?.length ?? 0) + batch.more;
+  return batch.jobs.length + (batch.patterns?.length ?? 0) + (batch.inputs?.length ?? 0) + (batch.deaf?.length ?? 0) + batch.more;
 }

@@ -1,4 +1,4 @@
-import type { InputWakeJob } from "./input-wakes.ts";
+import type { DeafWakeJob, InputWakeJob } from "./input-wakes.ts";
 import type { PatternWakeJob } from "./pattern-wakes.ts";
 
 /** What a wake says about one job: bounded metadata, never output. */
@@ -23,6 +23,8 @@ export interface WakeBatch {
   patterns?: PatternWakeJob[];
   /** Input wakes: jobs waiting for input (at most `WAKE_MAX_LISTED`); absent when there is none. */
   inputs?: InputWakeJob[];
+  /** Servers gone deaf (at most `WAKE_MAX_LISTED`); absent when there is none. */
+  deaf?: DeafWakeJob[];
 }
 
 /** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */

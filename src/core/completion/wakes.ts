@@ -1,6 +1,6 @@
 import { WAKE_DEBOUNCE_MS, WAKE_MAX_LISTED } from "../shared/constants.ts";
 import { DecisionPoint, type TakenWakes } from "./decision-point.ts";
-import { type InputWakeJob, InputWakes } from "./input-wakes.ts";
+import { type DeafWakeJob, type InputWakeJob, InputWakes } from "./input-wakes.ts";
 import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
 import { UnsentBatches } from "./unsent-batches.ts";
 import {
@@ -14,7 +14,7 @@ import {
   type WakeSender,
 } from "./wake-types.ts";
 
-export type { InputWakeJob } from "./input-wakes.ts";
+export type { DeafWakeJob, InputWakeJob } from "./input-wakes.ts";
 export type { PatternWakeJob } from "./pattern-wakes.ts";
 export type { Clock, SetOnExitStatus, WakeBatch, WakeHost, WakeJob, WakeSender } from "./wake-types.ts";
 
@@ -53,11 +53,12 @@ interface WakeRecord {
   sent: boolean;
 }
 
-/** The kinds of wake, in the order a batch lists them (an input wake is one more entry here). */
+/** The kinds of wake, in the order a batch lists them (an input wake is one more entry here, a deaf server another). */
 interface WakeRecords extends Record<string, unknown> {
   exit: WakeJob;
   pattern: PatternWakeJob;
   input: InputWakeJob;
+  deaf: DeafWakeJob;
 }
 
 export class CompletionCoordinator {
@@ -66,6 +67,7 @@ export class CompletionCoordinator {
   private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
   private readonly patterns: PatternWakes;
   private readonly inputs = new InputWakes();
+  private readonly deaf = new InputWakes<DeafWakeJob>();
   /** Where every wake is decided (see decision-point.ts). */
   private readonly point: DecisionPoint<WakeRecords>;
   /** Batches whose send threw; retried by `retry`. */
@@ -85,6 +87,7 @@ export class CompletionCoordinator {
       exit: { eligible: (jobId: number) => this.eligible(jobId), take: (jobId: number) => this.takeExit(jobId) },
       pattern: { eligible: (jobId: number) => this.patternEligible(jobId), take: (jobId: number) => this.patterns.take(jobId) },
       input: { eligible: (jobId: number) => this.inputEligible(jobId), take: (jobId: number) => this.inputs.take(jobId) },
+      deaf: { eligible: (jobId: number) => this.deafEligible(jobId), take: (jobId: number) => this.deaf.take(jobId) },
     };
     this.point = new DecisionPoint<WakeRecords>(kinds, clock, debounceMs, (taken) => this.sendTaken(taken));
   }
@@ -154,6 +157,17 @@ export class CompletionCoordinator {
     this.inputs.add(wake);
     if (this.inputEligible(wake.jobId)) this.point.schedule("input", wake.jobId);
     else this.inputs.drop(wake.jobId);
+  }
+
+  /**
+   * A server of the job went deaf (SPEC §3c): one notice at the next decision, at the job's level.
+   * Level: today the exit wake's arming (`wake` if only a pattern is armed), as for input wakes;
+   * attention levels plug in at {@link deafEligible} and the batch it joins.
+   */
+  deafServer(wake: DeafWakeJob): void {
+    this.deaf.add(wake);
+    if (this.deafEligible(wake.jobId)) this.point.schedule("deaf", wake.jobId);
+    else this.deaf.drop(wake.jobId);
   }
 
   /**
@@ -291,6 +305,7 @@ export class CompletionCoordinator {
     this.point.clear();
     this.patterns.clear();
     this.inputs.clear();
+    this.deaf.clear();
     this.unsent.takeAll();
   }
 
@@ -337,10 +352,20 @@ export class CompletionCoordinator {
     return this.host.waitsForInput(jobId);
   }
 
+  /** A deaf-server notice may go out while the job has a wake armed and no call holds it (a call's result says it). */
+  private deafEligible(jobId: number): boolean {
+    if (!this.deaf.has(jobId) || !(this.isArmed(jobId) || this.patterns.patternOf(jobId) !== undefined)) return false;
+    for (const lease of this.leases.values()) if (lease.jobs.has(jobId)) return false;
+    return true;
+  }
+
   private dropInput(jobId: number): void {
     this.inputs.drop(jobId);
     this.point.unschedule("input", jobId);
     this.unsent.withdraw(jobId, "inputs");
+    this.deaf.drop(jobId);
+    this.point.unschedule("deaf", jobId);
+    this.unsent.withdraw(jobId, "deaf");
   }
 
   private schedulePattern(jobId: number): void {
@@ -366,13 +391,14 @@ export class CompletionCoordinator {
   }
 
   private sendTaken(taken: TakenWakes<WakeRecords>): void {
-    const { exit: jobs, pattern: patterns, input: inputs } = taken;
-    const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
+    const { exit: jobs, pattern: patterns, input: inputs, deaf } = taken;
+    const more = [jobs, patterns, inputs, deaf].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
     this.deliver({
       jobs: jobs.slice(0, WAKE_MAX_LISTED),
       more,
       ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
       ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
+      ...(deaf.length > 0 ? { deaf: deaf.slice(0, WAKE_MAX_LISTED) } : {}),
     });
   }
 

@@ -1,25 +1,64 @@
 /**
- * `until_listening`: a wait that ends when the job listens — on an address it did not listen on when
- * the call began (`true`), or on a given port. The job's sockets are read by a function the runtime
- * gives (one scan of this job only), at most every {@link LISTEN_CHECK_MS} while the wait runs, and
- * never again once it ends. An address ends the wait only when two checks in a row see it: vite,
- * get-port and portfinder listen on a port for an instant to probe it, close, then bind for real.
- *
- * Interface:
- * - `checkUntilListening(value, untouched)`: the model's value checked before anything runs — absent
- *   or `false` is no condition, `true` a new address, a whole number 1–65535 that port; anything else
- *   throws a clear error ending in `untouched` (what did not happen).
- * - `new ListenWatch(target, read, onMet, clock?)`, then `start()`: reads the sockets once for the
- *   baseline, then every check interval; `onMet(address)` once. `address` says which address ended
- *   it and `listening` what the check that ended it read (the result shows that read: a result never
- *   says `listening` beside `none`); `stop()` ends the checks.
+ * `until_listening`: a wait that ends when the job listens on an address it did not hold when the
+ * call began (`true`) or on a given port, or, for an HTTP URL on this machine or a path on the job's
+ * own port, when a GET there is answered below 500 (vite, next and Django bind before they compile).
+ * The runtime's reader scans this job only, at most every {@link LISTEN_CHECK_MS}, never after the
+ * end. An address ends the wait only when two checks in a row see it: vite, get-port and portfinder
+ * listen on a port for an instant to probe it, close, then bind.
  */
-import { LISTEN_CHECK_MS, MAX_LISTEN_PORT } from "../shared/constants.ts";
+import { request } from "node:http";
+import { networkInterfaces } from "node:os";
 import { ExecRequestError } from "../shared/errors.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
 
-/** What ends the wait: any address the job did not hold at the call's start, or one port. */
-export type ListenTarget = { kind: "new" } | { kind: "port"; port: number };
+/** How often a wait reads the job's sockets: a bind is seen within about this long, one scan of one job costs a few ms at most. */
+export const LISTEN_CHECK_MS = 100;
+export const MAX_LISTEN_PORT = 65_535;
+
+/** A GET that does not answer within this long is tried again at a later check. */
+const HTTP_TRY_MS = 1_000;
+
+/** What ends the wait: any address the job did not hold at the call's start, one port, or an HTTP answer (`port` absent: the job's own). */
+export type ListenTarget = { kind: "new" } | { kind: "port"; port: number } | { kind: "http"; path: string; host?: string; port?: number };
+
+/** One GET of `path` on `host:port`: its status, or undefined when nothing answered in time. */
+export type HttpProbe = (host: string, port: number, path: string, timeoutMs: number) => Promise<number | undefined>;
+
+const httpGet: HttpProbe = (host, port, path, timeoutMs) =>
+  new Promise((resolve) => {
+    const req = request({ host, port, path, method: "GET", timeout: timeoutMs, agent: false }, (response) => {
+      resolve(response.statusCode);
+      response.destroy();
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve(undefined));
+    req.end();
+  });
+
+/** Hosts of this machine: loopback names and addresses, the unspecified ones, and every interface's address. */
+function localHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (bare === "localhost" || bare === "0.0.0.0" || bare === "::" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare)) return true;
+  return Object.values(networkInterfaces()).some((addresses) => addresses?.some((address) => address.address === bare));
+}
+
+/** A URL string as `until_listening`'s HTTP target, or why it is not one. */
+function httpTarget(value: string): ListenTarget | string {
+  if (/^\d+$/.test(value)) return "a number for a port, not a string";
+  if (/[\s\x00-\x1f\x7f]/.test(value) || value.length > 2_000) return "a URL without spaces or control characters";
+  if (value.startsWith("/")) return { kind: "http", path: value };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "an http:// URL or a path starting with /";
+  }
+  if (url.protocol !== "http:") return `an http:// URL (not ${url.protocol.slice(0, 20)})`;
+  if (url.username || url.password) return "a URL without credentials";
+  if (!localHost(url.hostname)) return "a URL on this machine (localhost, 127.0.0.1, [::1] or one of its addresses)";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return { kind: "http", path: `${url.pathname}${url.search}`, host, port: Number(url.port || 80) };
+}
 
 /** Reads the job's listening addresses now (`127.0.0.1:8765`); undefined where they cannot be read. */
 export type ListenReader = () => readonly string[] | undefined;
@@ -30,13 +69,17 @@ function shown(value: unknown): string {
   return typeof value === "object" ? "an object" : String(value);
 }
 
-/** The model's `until_listening`, checked before anything runs; undefined for no condition. */
+/** The model's `until_listening`, checked before anything runs (a clear error ending in `untouched`); undefined for no condition. */
 export function checkUntilListening(value: unknown, untouched: string): ListenTarget | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return { kind: "new" };
   if (typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_LISTEN_PORT) return { kind: "port", port: value };
+  const target = typeof value === "string" ? httpTarget(value) : undefined;
+  if (typeof target === "object") return target;
   throw new ExecRequestError(
-    `until_listening must be true (a new listening address of the job) or a TCP port from 1 to ${MAX_LISTEN_PORT}, got ${shown(value)}. ${untouched}`,
+    `until_listening must be true (a new listening address of the job), an http:// URL on this machine or a path such as /health ` +
+      `on the job's port (the wait ends when it answers), or a TCP port from 1 to ${MAX_LISTEN_PORT}, got ${shown(value)}` +
+      `${target ? ` (it must be ${target})` : ""}. ${untouched}`,
   );
 }
 
@@ -53,6 +96,10 @@ export class ListenWatch {
   private seen: ReadonlySet<string> = new Set();
   private addresses: readonly string[] | undefined;
   private stopped = false;
+  /** A GET in flight: no check starts another. */
+  private asking = false;
+  /** The status of the answer that ended an HTTP wait. */
+  status: number | undefined;
 
   constructor(
     private readonly target: ListenTarget,
@@ -60,6 +107,7 @@ export class ListenWatch {
     private readonly onMet: (address: string) => void,
     private readonly clock: QuietClock = realClock,
     private readonly intervalMs: number = LISTEN_CHECK_MS,
+    private readonly probe: HttpProbe = httpGet,
   ) {}
 
   /** The address that ended the wait, once one did. */
@@ -67,7 +115,7 @@ export class ListenWatch {
     return this.met;
   }
 
-  /** Every address the check that ended the wait read. */
+  /** Every address the check that ended the wait read (the result shows that read, never `listening` beside none). */
   get listening(): readonly string[] | undefined {
     return this.addresses;
   }
@@ -98,14 +146,39 @@ export class ListenWatch {
 
   private check(addresses: readonly string[]): boolean {
     const target = this.target;
+    if (target.kind === "http") return this.ask(target, addresses);
     const found = addresses.filter((address) => (target.kind === "port" ? portOf(address) === target.port : !this.baseline.has(address)));
     const still = found.find((address) => this.seen.has(address));
     this.seen = new Set(found);
     if (still === undefined) return false;
-    this.met = still;
+    this.end(still, addresses);
+    return true;
+  }
+
+  private end(address: string, addresses: readonly string[]): void {
+    this.met = address;
     this.addresses = addresses;
     this.stop();
-    this.onMet(still);
-    return true;
+    this.onMet(address);
+  }
+
+  /**
+   * An HTTP wait: once the job listens on the URL's port (a path: on any of its ports, the lowest
+   * first), a GET there; an answer below 500 ends the wait. A job that does not listen there yet,
+   * or no answer within a try, waits for a later check. The checks go on while a GET is in flight.
+   */
+  private ask(target: Extract<ListenTarget, { kind: "http" }>, addresses: readonly string[]): boolean {
+    const address = addresses.find((candidate) => target.port === undefined || portOf(candidate) === target.port);
+    if (address === undefined || this.asking) return false;
+    const bound = address.slice(0, address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
+    const host = target.host ?? (bound === "0.0.0.0" ? "127.0.0.1" : bound === "::" ? "::1" : bound);
+    this.asking = true;
+    void this.probe(host, portOf(address), target.path, HTTP_TRY_MS).then((status) => {
+      this.asking = false;
+      if (this.stopped || this.met !== undefined || status === undefined || status >= 500) return;
+      this.status = status;
+      this.end(address, addresses);
+    });
+    return false;
   }
 }

@@ -1,5 +1,6 @@
 import type { WakeJob } from "../completion/wakes.ts";
 import type { InputWait } from "../conditions/input-wait.ts";
+import type { Deafness, Usage } from "../processes/listening.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
@@ -46,6 +47,10 @@ export interface JobSnapshot {
   wakePattern?: string;
   /** TCP addresses the running job listens on (`127.0.0.1:8765`), where they can be read. */
   listening?: string[];
+  /** A server gone deaf: it listened, and has listened on nothing for a while, its processes running. */
+  deaf?: Deafness;
+  /** Resident memory and CPU time summed over the running job's processes (Linux). */
+  usage?: Usage;
   /** A call is attached to the job right now. */
   attached: boolean;
   /** The user is typing into the job right now (the model may poll it, not write to it). */
@@ -65,8 +70,10 @@ export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
   wakePattern?: string | undefined;
-  /** Read for running jobs by the report builder (one scan for all jobs of a call). */
+  /** Read for running jobs by the report builder (one scan for all jobs of a call), with what the same read found. */
   listening?: string[] | undefined;
+  deaf?: Deafness | undefined;
+  usage?: Usage | undefined;
   /** Leave the exit out (a cancelled call consumed nothing). */
   hideExit?: boolean;
   /** The exited job's groups were found alive (only listings look: it reads the process table). */
@@ -96,6 +103,8 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     wakeArmed: context.wakeArmed,
     ...(context.wakePattern !== undefined ? { wakePattern: context.wakePattern } : {}),
     ...(context.listening && !job.exit ? { listening: context.listening } : {}),
+    ...(context.deaf && !job.exit ? { deaf: context.deaf } : {}),
+    ...(context.usage && !job.exit ? { usage: context.usage } : {}),
     attached: job.attached !== undefined,
     ...(job.holders.userTyping ? { userTyping: true } : {}),
     ...(job.holders.typedInto ? { typedInto: true } : {}),
@@ -141,6 +150,12 @@ export interface JobReport {
   userDisarmed?: DisarmedWake[];
   /** The listening addresses differ from what the job's previous result showed (news for the text). */
   listeningChanged?: boolean;
+  /** The job's memory changed noticeably since its previous result showed it (news for the text). */
+  usageChanged?: boolean;
+  /** Ports this call's output says the job could not get, held now, with who holds them. */
+  portConflicts?: PortConflict[];
+  /** `until_listening` with a URL: the HTTP status of the answer that ended the wait. */
+  httpStatus?: number;
   /** The processes the shell left running differ from what the job's previous result showed (news for the text). */
   backgroundChanged?: boolean;
   /** Patterns suspended on this job since the model's last result on it (too slow on its output). */
@@ -150,6 +165,25 @@ export interface JobReport {
    * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.
    */
   screen?: ScreenView;
+}
+
+/** A port a job could not get, and who holds it: a job of this runtime, or another process. */
+export interface PortConflict {
+  port: number;
+  pid: number;
+  command?: string;
+  job?: { jobId: number; command: string };
+}
+
+/** `3000 held by session 2 (npm run dev)` or `3000 held by pid 4121 (node server.js), not a job of this Pi`. */
+export function portConflictText(conflicts: readonly PortConflict[], inert: (text: string) => string): string {
+  return conflicts
+    .map(({ port, pid, command, job }) =>
+      job
+        ? `${port} held by session ${job.jobId} (${inert(job.command)})`
+        : `${port} held by pid ${pid} (${inert(command ?? "?")}), not a job of this Pi`,
+    )
+    .join("; ");
 }
 
 /** What a person did to the job since the model's last result on it, as a result tells it once (see person-news.ts). */
@@ -172,6 +206,9 @@ export interface KillReport extends NewsFields {
   termination: Termination;
   /** The job had exited before the kill; nothing was signalled. */
   alreadyExited: boolean;
+  /** The ports the job listened on before the kill: no process listens there any more, or some still do (with who). */
+  portsReleased?: number[];
+  portsStillHeld?: { port: number; pid?: number; command?: string }[];
   wallMs: number;
   output: OutputDelta;
 }

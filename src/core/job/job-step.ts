@@ -21,6 +21,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   if (plan.signal?.aborted) end = "aborted";
   const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
   const listening = end === "listening" ? watch?.listening() : undefined;
+  const httpStatus = end === "listening" ? watch?.httpStatus() : undefined;
   // Only a match keeps what follows it for the next read; the exit's report carries everything.
   if (end !== "matched") job.endWatch();
   const output = end === "aborted" ? undefined : job.takeOutput(plan.shown);
@@ -31,6 +32,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
     ...(output ? { output } : {}),
     ...(matchedLine ? { matchedLine } : {}),
     ...(listening ? { listening } : {}),
+    ...(httpStatus !== undefined ? { httpStatus } : {}),
     ...(screen ? { screen } : {}),
   };
 }

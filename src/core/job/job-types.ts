@@ -19,9 +19,9 @@ import type { WaitEnd, WaitEnds } from "./wait.ts";
  * Who stopped a job, when something did (rather than the job ending by itself): `killed` the model
  * (`kill_session`), `user` the human (the sessions picker), `timeout` its `timeout_s` deadline,
  * `log_quota` its log quota (with PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop), `boundary` a session boundary
- * or a runtime given up after `/reload`.
+ * or a runtime given up after `/reload`, `memory` its processes' memory over the cap.
  */
-export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary";
+export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary" | "memory";
 
 /** Final state of a job, fixed once the exit is known and the output drained. */
 export interface JobExit {
@@ -59,6 +59,8 @@ export interface StepResult {
   matchedLine?: string;
   /** The addresses read by the check `until_listening` ended on, when it did: the result shows them. */
   listening?: string[];
+  /** `until_listening` with a URL: the HTTP status of the answer that ended the wait. */
+  httpStatus?: number;
   /** The screen the result shows instead of the stream (PTY jobs; see {@link JobScreen.view}). */
   screen?: ScreenView;
 }

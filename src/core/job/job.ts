@@ -65,6 +65,8 @@ export class Job {
   /** The exit is being fixed (once): it may finish within the call that starts it, so the flag is set first. */
   private finishing = false;
   private stopReason: StopReason | undefined;
+  /** What the exit says of a stop the model did not ask for (the memory at a memory stop). */
+  private stopNote: string | undefined;
   /** The latest signal a stop sent while the shell's background ran on: the job ended by it, not by the shell's exit. */
   private backgroundStop: NodeJS.Signals | undefined;
   /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
@@ -336,14 +338,22 @@ export class Job {
    * from outside (shutdown). The first reason wins; a job whose shell exited before the stop ends by
    * the stop's signal, a job that ended already keeps its own exit.
    */
-  stopping(reason: StopReason, signal: NodeJS.Signals = "SIGTERM"): void {
-    if (this.end.state === "running" || this.end.state === "background") this.stopReason ??= reason;
+  stopping(reason: StopReason, signal: NodeJS.Signals = "SIGTERM", note?: string): void {
+    if ((this.end.state === "running" || this.end.state === "background") && this.stopReason === undefined) {
+      this.stopReason = reason;
+      this.stopNote = note;
+    }
     if (this.end.state === "background") this.backgroundStop = signal;
   }
 
+  /** Someone asked to stop the job (it may still be running). */
+  get stopRequested(): boolean {
+    return this.stopReason !== undefined;
+  }
+
   /** Stops the job with escalation and evidence (see {@link stopJob}), recording who stopped it and with what. */
-  terminate(signal: NodeJS.Signals, reason: StopReason): Promise<Termination> {
-    this.stopping(reason, signal);
+  terminate(signal: NodeJS.Signals, reason: StopReason, note?: string): Promise<Termination> {
+    this.stopping(reason, signal, note);
     return stopJob(this, signal, (sig) => {
       this.stopping(reason, sig);
       return this.transport.signal(sig);
@@ -398,6 +408,7 @@ export class Job {
     if (flushing) await flushing;
     // A stop that ended what the shell left ended the job: its exit is the stop's signal, not the shell's code.
     const ended = this.backgroundStop ? { code: null, signal: this.backgroundStop } : this.end.leaderExit!;
+    failure = [failure, this.stopNote].filter(Boolean).join("; ") || undefined;
     this.final = {
       exitCode: exitCodeOf(ended),
       signal: ended.signal,

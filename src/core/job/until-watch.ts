@@ -11,8 +11,9 @@ export interface UntilWatch {
   wrote(text: string): void;
   /** The line `until_pattern` matched, when that ended the wait. */
   matchedLine(): string | undefined;
-  /** What the check `until_listening` ended on read: the result shows it. */
+  /** What the check `until_listening` ended on read: the result shows it (and, for a URL, the answer's status). */
   listening(): string[] | undefined;
+  httpStatus(): number | undefined;
   /** The wait ended: no more socket checks (the output side ends with the read, see `stepJob`). */
   stop(): void;
 }
@@ -35,6 +36,7 @@ export function watchUntil(job: Job, spec: UntilSpec, readListening: ListenReade
     wrote: (text) => output?.wrote(text),
     matchedLine: () => output?.matchedLine(),
     listening: () => (listen?.listening ? [...listen.listening] : undefined),
+    httpStatus: () => listen?.status,
     stop: () => listen?.stop(),
   };
 }

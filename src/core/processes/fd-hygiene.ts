@@ -1,18 +1,11 @@
-import { accessSync, constants, openSync } from "node:fs";
+import { accessSync, constants, openSync, readFileSync, writeFileSync } from "node:fs";
 
 /**
- * Keeps one job's descriptors out of every other child. Node opens everything close-on-exec, but a
- * PTY master from node-pty's `forkpty` is not, and Node has no call to mark it: every child started
- * after a PTY job would inherit the master, could type into that job's terminal, and would keep it
- * open (and the job alive) after Pi is gone. So each spawn covers the masters we hold:
- * - `child_process.spawn` gets /dev/null placed over each of them (an extra stdio entry at that
- *   number, which libuv installs with dup2 in the child), at no cost;
- * - a PTY child on Linux starts through a shell that closes them and `exec`s the real program with
- *   the same argv (the same shell makes the terminal's hangup harmless: `ptyCommand`). That shell is
- *   bash, in POSIX mode so that it reads no startup file (not even `BASH_ENV`; its `exec` gives back
- *   the `SHLVL` it added): dash, Debian's `/bin/sh`, cannot name descriptors above 9. Without a bash
- *   nothing is closed. (macOS spawns PTY children with close-on-exec as the default.)
- * The set lives on `globalThis`: `/reload` re-evaluates this module while the masters stay open.
+ * What every child starts with. No PTY master of another job (node-pty leaves them inheritable: a
+ * child could type into that terminal and keep the job alive after Pi): `spawn` gets /dev/null over
+ * each, a PTY child starts through `bash --posix` (dash cannot name fds above 9) that closes them and
+ * `exec`s the program. And, on Linux, a raised `oom_score_adj`, so the kernel takes a job before Pi.
+ * The set lives on `globalThis` (`/reload`).
  */
 
 interface FdState {
@@ -79,17 +72,24 @@ function closerShell(shared: FdState): string | null {
   return shared.closer;
 }
 
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A bash of the system (looked up once), for helpers that need one whatever the job's shell; null when none. */
 export function systemBash(): string | null {
   return closerShell(state());
 }
 
 /**
- * The program and arguments a PTY child is forked with: a shell that ignores SIGHUP, closes the other
- * masters (Linux, while any is open), then `exec`s `file` with `args` (same pid, same argv). The job's
- * shell leads the terminal's session, and when it exits the kernel hangs up the terminal's foreground
- * group, which holds what it started with `&` (no job control), before `nohup` can ignore it. Ignored
- * from the start and inherited, the hangup ends none of them: a PTY job keeps them as a pipe job does.
+ * What a PTY child is forked with: a shell that ignores SIGHUP, closes the other masters (Linux), then
+ * `exec`s `file` with `args`. At the job's shell's exit the kernel hangs up the terminal's foreground
+ * group, which holds what it started with `&`: ignored from the start, the hangup ends none of them.
  */
 export function ptyCommand(
   file: string,
@@ -99,6 +99,61 @@ export function ptyCommand(
   const shared = state();
   const bash = closerShell(shared);
   const closes = bash && platform === "linux" ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
-  const script = `trap '' HUP; ${closes}exec "$0" "$@"`;
+  const script = `trap '' HUP; ${raiseScript(platform)}${closes}exec "$0" "$@"`;
   return bash ? { file: bash, args: ["--posix", "-c", script, file, ...args] } : { file: "/bin/sh", args: ["-c", script, file, ...args] };
+}
+
+/**
+ * What a pipe job is spawned with on Linux: the PTY's wrapper without the hangup, so its
+ * `oom_score_adj` is raised before the program runs. Raised after the spawn instead, a process the
+ * shell forked first kept Pi's (4 of 30 beside two burners). Not where bash would change the
+ * environment it passes on (`SHELLOPTS`, `BASHOPTS`): there `raiseOomScore` follows the spawn.
+ */
+export function pipeCommand(file: string, args: readonly string[], env: NodeJS.ProcessEnv, platform = process.platform) {
+  const bash = closerShell(state());
+  const raise = raiseScript(platform);
+  // A program that cannot run is left to the spawn, whose error names it (the wrapper would exit 127).
+  const wrap = bash && raise && env.SHELLOPTS === undefined && env.BASHOPTS === undefined && executable(file);
+  if (!wrap) return { file, args: [...args], raised: false };
+  // `--norc`: on a socket stdin, with no SHLVL, Debian's bash would read ~/.bashrc (as for rsh).
+  return { file: bash, args: ["--posix", "--norc", "-c", `${raise}exec "$0" "$@"`, file, ...args], raised: true };
+}
+
+function raiseScript(platform: NodeJS.Platform): string {
+  const score = platform === "linux" ? jobOomScore() : undefined;
+  return score !== undefined ? `{ echo ${score} >/proc/self/oom_score_adj; } 2>/dev/null; ` : "";
+}
+
+let oomScore: number | undefined | null = null;
+
+/** The `oom_score_adj` jobs start with: Pi's own plus 500 (at most 1000); Pi's stays as it is. Linux only. */
+export function jobOomScore(): number | undefined {
+  if (oomScore !== null) return oomScore;
+  try {
+    oomScore = Math.min(1000, Math.max(0, Number(readFileSync("/proc/self/oom_score_adj", "utf8"))) + 500);
+  } catch {
+    oomScore = undefined;
+  }
+  return oomScore;
+}
+
+/** Raises a child's `oom_score_adj` right after its spawn (a warm shell, idle, forks nothing), and its first children's. */
+export function raiseOomScore(pid: number | undefined, platform: NodeJS.Platform = process.platform): boolean {
+  const score = platform === "linux" ? jobOomScore() : undefined;
+  if (pid === undefined || score === undefined) return false;
+  let children: string[] = [];
+  try {
+    writeFileSync(`/proc/${pid}/oom_score_adj`, String(score));
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean);
+  } catch {
+    // gone already, or the kernel does not list children
+  }
+  for (const child of children) {
+    try {
+      writeFileSync(`/proc/${child}/oom_score_adj`, String(score));
+    } catch {
+      // gone already
+    }
+  }
+  return true;
 }

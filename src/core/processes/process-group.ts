@@ -1,12 +1,13 @@
 import { spawnSync } from "node:child_process";
 import { win32 } from "node:path";
+import { metadataLine } from "../output/visible-text.ts";
+import { ExecRequestError } from "../shared/errors.ts";
 import { processTable, procStat, sessionGroups } from "./process-table.ts";
 
 /**
- * Process-group probes and signals. A pipe job's leader starts its own group (setsid), and a PTY
- * job's shell leads its own session, so the group id is the leader's pid and the group outlives the
- * leader while any descendant stays in it. Windows has no groups: a kill there ends the process tree
- * with `taskkill /T /F`.
+ * A job's process groups: their signals, emptiness and names. A job's leader leads its own session
+ * and group (pid = pgid = sid), which outlives it while a descendant stays in it. Windows has no
+ * groups: a kill there ends the process tree with `taskkill /T /F`.
  */
 
 function errnoCode(error: unknown): string | undefined {
@@ -28,11 +29,7 @@ function killWindowsTree(pid: number): boolean {
   throw new Error(`taskkill exited with ${result.status}: ${(result.stderr || result.stdout).trim()}`);
 }
 
-/**
- * Sends `signal` to every member of the group (on Windows: ends the process tree, whatever the
- * signal). Returns false when the group has no members left; any other failure (EPERM, an invalid
- * signal) is thrown, because it means the job could not be reached and the caller must say so.
- */
+/** Signals every member of the group (Windows: ends the tree); false when none is left, a throw when it cannot be reached. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals, platform: NodeJS.Platform = process.platform): boolean {
   if (platform === "win32") return killWindowsTree(pgid);
   try {
@@ -55,10 +52,8 @@ export function groupHasMembers(pgid: number): boolean {
 }
 
 /**
- * The groups among `pgids` that still have a living (non-zombie) member. `kill(-pgid, 0)` answers
- * first; the process table then rules out groups of zombies only: an orphaned descendant that died is
- * reparented to PID 1, and where PID 1 does not reap (some container and VM inits) the zombie stays
- * forever and would make a finished group look alive.
+ * The groups among `pgids` with a living member: `kill(-pgid, 0)` first, then the table rules out
+ * groups of zombies only (where PID 1 does not reap, as in some containers, they stay forever).
  */
 export function aliveGroups(pgids: readonly number[]): number[] {
   const candidates = pgids.filter(groupHasMembers);
@@ -69,11 +64,7 @@ export function aliveGroups(pgids: readonly number[]): number[] {
   return candidates.filter((pgid) => living.has(pgid));
 }
 
-/**
- * The foreground process group of the terminal `pid` controls (a PTY job's shell), or undefined.
- * A shell with job control moves a running program into its own group; Ctrl-C and a kill must reach
- * that group too, not only the shell's.
- */
+/** The foreground group of the terminal `pid` controls (a job-control shell's running program): a kill must reach it too. */
 export function foregroundGroup(pid: number): number | undefined {
   const fields = procStat(pid);
   let tpgid: number;
@@ -86,12 +77,7 @@ export function foregroundGroup(pid: number): number | undefined {
   return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
 }
 
-/**
- * Every process group a signal to a job must reach. The leader starts a session of its own (pipes:
- * setsid; PTYs: the terminal's session), so these are its session's groups, an interactive shell's
- * background jobs included, and always the leader's own. Where sessions are not visible, the leader's
- * group and, for a terminal, its foreground group (a job-control shell moves a running program there).
- */
+/** Every group a signal to a job must reach: its session's (the leader's first), else the leader's and the terminal's foreground group. */
 export function jobGroups(leader: number): number[] {
   if (process.platform === "win32") return [leader];
   const session = sessionGroups(leader);
@@ -100,10 +86,7 @@ export function jobGroups(leader: number): number[] {
   return foreground !== undefined && foreground !== leader ? [leader, foreground] : [leader];
 }
 
-/**
- * Resolves once every group is empty or the deadline passes, and returns the groups still alive.
- * Emptiness has no event to wait on, so it is re-checked every `intervalMs`.
- */
+/** The groups still alive once all are empty or `timeoutMs` passed (emptiness has no event: checked every `intervalMs`). */
 export async function waitForGroupsEmpty(pgids: readonly number[], timeoutMs: number, intervalMs: number): Promise<number[]> {
   const deadline = performance.now() + timeoutMs;
   let alive = aliveGroups(pgids);
@@ -112,4 +95,20 @@ export async function waitForGroupsEmpty(pgids: readonly number[], timeoutMs: nu
     alive = aliveGroups(alive);
   }
   return alive;
+}
+
+/** Signals `kill_session` accepts: the ones that ask a process to end. */
+export const KILL_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL"] as const;
+export type KillSignal = (typeof KILL_SIGNALS)[number];
+
+/**
+ * A signal name as a model may write it (`term`, `INT`, `sigkill`, `SIGHUP`) in canonical form.
+ * Numbers are refused: their meaning differs between platforms (SIGUSR1 is 10 on Linux, 30 on macOS).
+ */
+export function normalizeSignal(raw: string): KillSignal {
+  const upper = raw.trim().toUpperCase();
+  const name = upper.startsWith("SIG") ? upper : `SIG${upper}`;
+  if ((KILL_SIGNALS as readonly string[]).includes(name)) return name as KillSignal;
+  const why = /^\d+$/.test(raw.trim()) ? "signal numbers differ between platforms; use a name" : `unknown signal "${metadataLine(raw)}"`;
+  throw new ExecRequestError(`kill_session: ${why}. Accepted: ${KILL_SIGNALS.join(", ")} (also written as TERM, int, sigkill…).`);
 }

@@ -1,21 +1,15 @@
 /*
- * processes/ — the operating system's processes as the core sees them: the one reader of the process
- * table (this file), pid + start-time identities, process groups and their signals, signal names,
- * the shutdown's signal hold, one spawn per turn of the event loop, and descriptors kept out of
- * children.
+ * processes/ — the operating system's processes as the core sees them. At a glance:
+ * 1. this file reads the process table (`/proc`, else `ps`), once per sweep (`oneTableFor`);
+ * 2. process-group.ts signals a job's groups, proves them empty and names the signals;
+ * 3. listening.ts finds what each job listens on and holds (socket-tables.ts: the machine's
+ *    listeners) and keeps the one cache of what scans read; port-conflicts.ts: a port a job cannot get;
+ * 4. spawn-gate.ts spawns one process per turn of the loop; fd-hygiene.ts: what every child starts with.
  *
  * May import: shared, output.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-
-/**
- * The operating system's process table, as far as evidence about a job's processes needs it: who is
- * alive (zombies are not), who belongs to which group and session, who descends from whom, and when
- * each started. Read from /proc on Linux and from `ps` elsewhere on POSIX; Windows has no such view
- * here. This is the one reader of the table: identities (process-identity.ts), groups, descendants,
- * input waits and listening sockets all read it here.
- */
 
 export interface ProcessEntry {
   pid: number;
@@ -25,11 +19,7 @@ export interface ProcessEntry {
   sid?: number;
   /** Dead but not yet reaped: it holds a pid and answers `kill(pid, 0)`, yet runs nothing. */
   zombie: boolean;
-  /**
-   * When the process started, which with the pid names one process for good: on Linux clock ticks
-   * since boot (`/proc/<pid>/stat` field 22, comparable as numbers), elsewhere `ps`'s lstart with
-   * spaces made `_` (comparable only for equality). Undefined where neither could be read.
-   */
+  /** With the pid, names one process for good: Linux clock ticks since boot (numbers), else `ps`'s lstart with `_` (equality only). */
   start?: string;
   /** Whether `start` is Linux's clock ticks (numbers that order starts) rather than `ps`'s text. */
   startInTicks: boolean;
@@ -37,12 +27,27 @@ export interface ProcessEntry {
   state?: string;
   tpgid?: number;
   threads?: number;
-  /**
-   * Linux: what moves whenever the process runs for long (its minor faults, user and system time),
-   * the same while it sleeps: a process whose activity did not change since a scan read its
-   * descriptors most likely did not change them (listening.ts).
-   */
+  /** Linux: minor faults, user and system time; unchanged, the process did not run (listening.ts trusts its descriptors). */
   activity?: string;
+  /** Linux: resident memory in bytes and CPU time (user + system) in ms, from the same `stat` line. */
+  rssBytes?: number;
+  cpuMs?: number;
+}
+
+/** `stat` counts CPU time in USER_HZ ticks, 100 a second on every Linux architecture Node runs on. */
+const MS_PER_TICK = 10;
+let pageBytes: number | undefined;
+
+/** The size of a memory page: this process's resident bytes over its resident pages (`statm`), rounded to a power of two. */
+function pageSize(): number {
+  if (pageBytes !== undefined) return pageBytes;
+  try {
+    const pages = Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]);
+    pageBytes = 2 ** Math.round(Math.log2(process.memoryUsage.rss() / pages));
+  } catch {
+    pageBytes = 4096;
+  }
+  return pageBytes;
 }
 
 /** The fields after the command name in `/proc/<pid>/stat` (state, ppid, pgrp, session, tty, tpgid, …). */
@@ -54,6 +59,14 @@ export function procStat(pid: string | number): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The start time of `pid` on Linux (clock ticks since boot), undefined elsewhere or when it is gone.
+ * Taken right after spawn it cannot name another process: Node reaps a child only in a later turn.
+ */
+export function linuxStartTime(pid: number): string | undefined {
+  return process.platform === "linux" ? procStat(pid)?.[19] : undefined;
 }
 
 function fromProc(): ProcessEntry[] | undefined {
@@ -80,6 +93,8 @@ function fromProc(): ProcessEntry[] | undefined {
       tpgid: Number(fields[5]),
       threads: Number(fields[17]),
       activity: `${fields[7]}:${fields[11]}:${fields[12]}`,
+      rssBytes: Number(fields[21]) * pageSize(),
+      cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
     });
   }
   return table;
@@ -172,12 +187,7 @@ export function tableIndex(table: ProcessEntry[]): TableIndex {
   return index;
 }
 
-/**
- * Runs `fn` (synchronous) with every {@link processTable} inside it answered by one read of the
- * table. Forgetting finished jobs asks each job for its session's groups: read per job, sixteen jobs
- * ending together read the whole table sixteen times in one turn of Pi's loop (some 2 ms a read
- * here, more on a machine with many processes).
- */
+/** Runs `fn` (synchronous) with every {@link processTable} inside it answered by one read (sixteen jobs ending together read it once, not sixteen times). */
 export function oneTableFor<T>(fn: () => T): T {
   if (sweep) return fn();
   sweep = { read: false };
@@ -209,11 +219,7 @@ export function livingPids(pids: readonly number[], table: ProcessEntry[] | unde
   return pids.filter((pid) => living.has(pid));
 }
 
-/**
- * The process groups of session `sid` that have a living member, or undefined where the table does not
- * tell sessions. A job's leader starts its own session, so an interactive shell's background jobs, which
- * it moves into groups of their own, are found here too; a process that left with `setsid` is not.
- */
+/** The groups of session `sid` with a living member (a shell's background jobs too, not a `setsid`), or undefined where sessions are unknown. */
 export function sessionGroups(sid: number, table: ProcessEntry[] | undefined = processTable()): number[] | undefined {
   if (!table) return undefined;
   const index = tableIndex(table);
@@ -223,21 +229,14 @@ export function sessionGroups(sid: number, table: ProcessEntry[] | undefined = p
   return [...groups];
 }
 
-/**
- * The living processes whose process group (`scope: "group"`) or session (`"session"`) is `id`, where
- * the table tells it (sessions unknown to `ps`: the group instead). A job's leader leads both, so these
- * are what a finished shell left running in the job; one that left with `setsid` is not among them.
- */
+/** The living processes of group or session `id` (sessions unknown to `ps`: the group): what a finished shell left in the job. */
 export function membersOf(id: number, scope: "group" | "session", table: ProcessEntry[] | undefined = processTable()): number[] {
   if (!table) return [];
   const bySession = scope === "session" && table.some((entry) => entry.sid !== undefined);
   return table.filter((entry) => !entry.zombie && (bySession ? entry.sid : entry.pgid) === id).map((entry) => entry.pid);
 }
 
-/**
- * Whether `pid` still lives (not a zombie) in group or session `id`: a cheap look at one process
- * (/proc on Linux, `kill(pid, 0)` elsewhere, where zombies are reaped by init).
- */
+/** Whether `pid` still lives (not a zombie) in group or session `id`: one /proc file, or `kill(pid, 0)` elsewhere. */
 export function stillMember(pid: number, id: number, scope: "group" | "session"): boolean {
   const fields = procStat(pid);
   if (fields) return fields[0] !== "Z" && fields[0] !== "X" && Number(fields[scope === "group" ? 2 : 3]) === id;
@@ -266,12 +265,7 @@ export function commandLineOf(pid: number): string | undefined {
   return ps.status === 0 ? ps.stdout.trim() || undefined : undefined;
 }
 
-/**
- * Living processes other than this one whose environment holds `variable` with a value starting with
- * `prefix`. Children inherit their parent's environment whatever process group or session they move
- * to, so a variable set for every job finds the descendants that left its groups with `setsid`.
- * Linux only (reads /proc); empty elsewhere.
- */
+/** Living processes but this one whose environment has `variable` starting with `prefix` (inherited through `setsid`); Linux only. */
 export function processesWithEnvironment(variable: string, prefix: string): number[] {
   if (process.platform !== "linux") return [];
   const needle = Buffer.from(`${variable}=${prefix}`);

@@ -1,13 +1,11 @@
+import { spawnSync } from "node:child_process";
 import { closeSync, openSync, readSync } from "node:fs";
 
 /**
- * The listening TCP sockets of this network namespace, read from `/proc/net/tcp` and `tcp6` at a
- * cost that does not grow with the machine's connections. The kernel lists a table's listening
- * sockets first (its listening hash), then every other socket (its connection hash); a machine with
- * 20 000 connections makes the whole file megabytes and a read of it hundreds of milliseconds. So
- * the file is read a piece at a time and left at its first line that is not in LISTEN: the kernel
- * formats only what was asked for. (Linux 4.4 and later: before, half-open connections were listed
- * among the listeners, and one of them ends the read early.)
+ * The machine's listening TCP sockets. Linux: `/proc/net/tcp` and `tcp6` by inode, read a piece at a
+ * time and left at the first socket not in LISTEN (the kernel lists listeners first), so 20 000
+ * connections cost nothing (Linux 4.4+). macOS: `lsof` by pid, which takes 50–500 ms and blocks Pi's
+ * loop: one run at a time, at most once a second and at most a tenth of the time.
  */
 
 /** Bytes read from a table at a time: a few dozen lines, so a read stops close after the listeners. */
@@ -22,7 +20,7 @@ export function socketTableReads(): number {
   return reads;
 }
 
-/** Listening TCP sockets of this network namespace by inode (their address as `127.0.0.1:8765`), or undefined without /proc/net. */
+/** Listening sockets of this network namespace by inode (`127.0.0.1:8765`), or undefined without /proc/net. */
 export function listeningSockets(): Map<string, string> | undefined {
   const sockets = new Map<string, string>();
   let readAny = false;
@@ -109,3 +107,69 @@ function compressIpv6(groups: string[]): string {
   if (best.length < 2) return groups.join(":");
   return `${groups.slice(0, best.at).join(":")}::${groups.slice(best.at + best.length).join(":")}`;
 }
+
+/** macOS: `lsof` runs at most this often for the whole process, and only once its previous run cost at most this share of the time since. */
+export const LSOF_MIN_INTERVAL_MS = 1_000;
+export const LSOF_COST_SHARE = 0.1;
+
+/** Runs `lsof` once: its `-Fpn` output, or undefined when it is missing or failed. */
+export type LsofRunner = () => string | undefined;
+
+const runLsof: LsofRunner = () => {
+  const lsof = spawnSync("lsof", ["-nP", "-iTCP", "-sTCP:LISTEN", "-Fpn"], { encoding: "utf8", timeout: 5_000 });
+  return lsof.error ? undefined : lsof.stdout;
+};
+
+export class LsofProbe {
+  /** The latest run's addresses by pid (undefined: it failed), when it ended and what it cost (ms). */
+  private last: { byPid: Map<number, string[]> | undefined; ended: number; costMs: number } | undefined;
+  private running = false;
+  /** How many times `lsof` was started (tests check the cadence). */
+  runs = 0;
+  /** How many runs have ended: a new one means a new answer. */
+  generation = 0;
+
+  constructor(
+    private readonly run: LsofRunner = runLsof,
+    /** Milliseconds on a monotonic clock: what a run cost is measured on it. */
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** The addresses by pid at `now`: a new run when one is due and none is under way, else the last run's. */
+  listening(now: number): ReadonlyMap<number, readonly string[]> | undefined {
+    const last = this.last;
+    const due = !last || now - last.ended >= Math.max(LSOF_MIN_INTERVAL_MS, last.costMs / LSOF_COST_SHARE);
+    if (!due || this.running) return last?.byPid;
+    this.running = true;
+    const started = this.clock();
+    let output: string | undefined;
+    try {
+      this.runs++;
+      output = this.run();
+    } finally {
+      this.running = false;
+    }
+    const costMs = Math.max(0, this.clock() - started);
+    this.generation++;
+    this.last = { byPid: output === undefined ? undefined : parseLsof(output), ended: now + costMs, costMs };
+    return this.last.byPid;
+  }
+}
+
+/** `p<pid>` lines, each followed by its `n<address>` lines; `*:port` is every address. */
+function parseLsof(output: string): Map<number, string[]> {
+  const byPid = new Map<number, string[]>();
+  let pid: number | undefined;
+  for (const line of output.split("\n")) {
+    if (line.startsWith("p")) pid = Number(line.slice(1));
+    else if (line.startsWith("n") && pid !== undefined) {
+      const addresses = byPid.get(pid) ?? [];
+      addresses.push(line.slice(1).replace(/^\*:/, "0.0.0.0:"));
+      byPid.set(pid, addresses);
+    }
+  }
+  return byPid;
+}
+
+/** The one probe of this process (every runtime's scans share it). */
+export const sharedLsof = new LsofProbe();

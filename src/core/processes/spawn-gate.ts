@@ -1,19 +1,9 @@
 /**
- * At most one process spawn per turn of the event loop, process-wide. On Linux, Node's `spawn` forks
- * the whole Pi process synchronously (3–5 ms at Pi's size, much more under load); a parallel batch of
- * sixteen calls used to fork sixteen times in one turn, a single stall of 170 ms in which no output
- * was read and no timer fired. Through the gate each spawn has a turn of its own, with the loop's I/O
- * (every job's output, Pi's own work) handled between two of them.
- *
- * - `claim()`: the caller may spawn now (nothing spawned this turn and nobody is waiting); the turn
- *   is taken. A lone call never waits.
- * - `turn()`: resolves in a later turn that is the caller's alone; spawn before yielding again.
- * - `whenIdle(task)`: speculative work (a warm shell) runs in a turn no waiting spawn wanted; a task
- *   that returns false spawned nothing, and the turn stays free for a call's spawn.
- *
- * A turn ends with the next check phase after the one the spawn happened in, so a poll phase (the
- * jobs' output) always lies between two spawns. The gate lives on `globalThis`: every runtime of the
- * process shares one event loop, also across `/reload`.
+ * At most one process spawn per turn of the event loop, process-wide (on `globalThis`, across
+ * `/reload`): Node's `spawn` forks the whole Pi synchronously, and sixteen in one turn stalled the
+ * loop 170 ms. `claim()` spawns now if the turn is free (a lone call never waits); `turn()` resolves
+ * in a later turn of the caller's own; `whenIdle(task)` runs speculative work (a warm shell) in a turn
+ * nobody wanted (`false`: nothing spawned, the turn stays free). A poll phase lies between two spawns.
  */
 
 class SpawnGate {

@@ -44,7 +44,7 @@ export interface ExecParams {
   until_pattern?: string;
   until_quiet_ms?: number;
   /** `true`: a new listening address; a port: that port (`false` is no condition). */
-  until_listening?: boolean | number;
+  until_listening?: boolean | number | string;
   /** Codex's parameter: run bash, zsh or sh as a login shell. */
   login?: boolean;
   screen?: boolean;
@@ -193,7 +193,7 @@ export interface WriteParams {
   yield_until?: string;
   until_pattern?: string;
   until_quiet_ms?: number;
-  until_listening?: boolean | number;
+  until_listening?: boolean | number | string;
   screen?: boolean;
   ask_user?: string;
 }
@@ -295,7 +295,7 @@ export function refuseScreenOnPipes(request: WriteRequest, tty: boolean): void {
 
 /** The conditions of a conditional wait, checked before anything runs; undefined when there are none. */
 function untilSpec(
-  params: { until_pattern?: string; until_quiet_ms?: number; until_listening?: boolean | number },
+  params: { until_pattern?: string; until_quiet_ms?: number; until_listening?: boolean | number | string },
   untouched: string,
 ): UntilSpec | undefined {
   const pattern = params.until_pattern !== undefined ? compileUntilPattern(params.until_pattern) : undefined;

@@ -307,9 +307,6 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;
 
-/** After SIGKILL at shutdown, how long to wait for the kernel to confirm the groups are gone. */
-export const SHUTDOWN_KILL_CONFIRM_MS = 1_000;
-
 /** How often a group's emptiness is re-checked while waiting for it (a condition poll, not a delay). */
 export const GROUP_PROBE_INTERVAL_MS = 20;
 
@@ -324,26 +321,9 @@ export const JOB_MARKER_ENV = "PI_UNIFIED_EXEC_JOB";
  * the groups of a Pi process that is gone (the script has the same second written in sh).
  */
 export const WATCHDOG_KILL_GRACE_MS = 1_000;
-/** After SIGKILL in the startup sweep, how long to wait for the kernel to confirm. */
-export const WATCHDOG_KILL_CONFIRM_MS = 1_000;
-/** Starts of a runtime's watchdog after the first, when it died while jobs ran: a broken system must not spin. */
-export const WATCHDOG_RESTARTS = 3;
-/**
- * An orderly shutdown waits this long at most for the dismissed watchdog to exit (it journals one
- * line and exits, a few ms), so nothing of ours runs or writes into the log directory once Pi is gone.
- * A loaded machine may not schedule the watchdog's shell for over a second (seen at a load of 15 on
- * 2 cores); the wait ends at its exit, so only such a machine pays more than milliseconds.
- */
-export const WATCHDOG_STOP_WAIT_MS = 5_000;
-/** A watchdog line that may wait (see watchdog.ts) waits for calls to pause, at the latest this long. */
-export const WATCHDOG_DEFER_MS = 1_000;
-/** Characters of a job's command kept in the registry file, for the sweep's notice. */
-export const WATCHDOG_COMMAND_CHARS = 200;
-/** Jobs named per earlier Pi process in the sweep's one-line notice (the rest are counted), and characters per command. */
-export const SWEEP_NOTICE_JOBS = 5;
-export const SWEEP_NOTICE_COMMAND_CHARS = 80;
-/** The registry file is read only up to this size (the watchdog keeps it far smaller). */
-export const WATCHDOG_REGISTRY_MAX_BYTES = 1024 * 1024;
+
+/** A job whose processes together hold more resident memory (MB) is stopped; `0` turns it off (the person's setting). */
+export const MAX_JOB_RSS_ENV = "PI_UNIFIED_EXEC_MAX_JOB_RSS_MB";
 
 /** Private log directories of runtimes whose Pi process is gone are removed this many days after their last write. */
 export const LOG_RETENTION_DAYS = 7;
@@ -392,7 +372,6 @@ export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 
-// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).
+// In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c).
 export * from "./input-wait-limits.ts";
 export * from "./pattern-limits.ts";
-export * from "./scan-limits.ts";

@@ -1,29 +1,85 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readdir, readFile, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { identitySnapshot, ownedGroups, type ProcessIdentity } from "../processes/process-identity.ts";
+import { processTable } from "../processes/process-table.ts";
 import {
   GROUP_PROBE_INTERVAL_MS,
   LOG_RETENTION_DAYS,
   LOG_RETENTION_ENV,
-  SWEEP_NOTICE_COMMAND_CHARS,
-  SWEEP_NOTICE_JOBS,
   WARM_SHELL_NAME,
-  WATCHDOG_KILL_CONFIRM_MS,
   WATCHDOG_KILL_GRACE_MS,
-  WATCHDOG_REGISTRY_MAX_BYTES,
 } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
-import { type ProcessRef, parseRegistry, REGISTRY_FILE, type Registry, type RegistryGroup } from "./watchdog-registry.ts";
+import {
+  type ProcessRef,
+  parseRegistry,
+  REGISTRY_FILE,
+  type RegisteredGroup,
+  type Registry,
+  type RegistryGroup,
+} from "./watchdog-registry.ts";
 
 /**
- * The startup sweep: what earlier Pi processes left behind in the log parent. A runtime whose Pi
- * process is gone (killed together with its watchdog, so nobody stopped its jobs) may have left
- * process groups running; they are stopped (SIGTERM, 1 s, SIGKILL) when they are provably still
- * that runtime's. Private log directories of such runtimes are removed once older than the
- * retention. A directory is touched only when it is provably ours: the name mkdtemp gave it, owned
- * by this user, mode 0700, holding a registry file whose host process is gone.
+ * The startup sweep: groups that a dead Pi's runtime left (its watchdog killed with it) are stopped
+ * (SIGTERM, 1 s, SIGKILL) while provably still its own, by pid + start time (pids are reused: the
+ * rules `watchdog.sh` applies, written once more here); its log directory goes after the retention.
+ * Only a directory provably ours is touched: mkdtemp's name, our uid, 0700, a registry whose host is gone.
  */
+
+/** After SIGKILL, how long the sweep waits for the kernel to confirm. */
+const KILL_CONFIRM_MS = 1_000;
+/** Jobs named per dead Pi in the notice (the rest counted), and characters per command. */
+const NOTICE_JOBS = 5;
+const NOTICE_COMMAND_CHARS = 80;
+/** A registry is read only up to this size (the watchdog keeps it far smaller). */
+const REGISTRY_MAX_BYTES = 1024 * 1024;
+
+/** A process as identity checks see it. `sid` is unknown where `ps` cannot tell it (macOS). */
+export interface ProcessIdentity {
+  pid: number;
+  pgid: number;
+  sid: number | undefined;
+  /** Linux: clock ticks since boot (`/proc/<pid>/stat` field 22); elsewhere `ps`'s lstart, spaces made `_`. */
+  start: string;
+  zombie: boolean;
+}
+
+/** Every process with its identity; sessions only where starts are ticks (Linux): `ownedGroups` compares them with a bound. */
+export function identitySnapshot(): ProcessIdentity[] | undefined {
+  const table = processTable();
+  if (!table) return undefined;
+  const identities: ProcessIdentity[] = [];
+  for (const entry of table) {
+    if (entry.start === undefined) continue;
+    identities.push({
+      pid: entry.pid,
+      pgid: entry.pgid,
+      sid: entry.startInTicks ? entry.sid : undefined,
+      start: entry.start,
+      zombie: entry.zombie,
+    });
+  }
+  return identities;
+}
+
+/**
+ * The groups to signal for `group` if it is still the one a runtime started: the leader is the same
+ * process, or, gone, some member of its session (Linux) started no later than `bound`; without
+ * sessions (macOS) any member (a group id is never reused while held). Zombies are not signalled.
+ */
+export function ownedGroups(group: RegisteredGroup, table: readonly ProcessIdentity[]): number[] {
+  const { pgid } = group;
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return [];
+  const leader = table.find((entry) => entry.pid === pgid);
+  const members = table.filter((entry) => entry.pgid === pgid || entry.sid === pgid);
+  if (leader) {
+    if (leader.start !== group.leaderStart) return [];
+  } else if (members.some((entry) => entry.sid !== undefined)) {
+    const bound = group.bound;
+    if (bound === undefined || !members.some((entry) => Number(entry.start) <= bound)) return [];
+  }
+  return [...new Set(members.filter((entry) => !entry.zombie).map((entry) => entry.pgid))];
+}
 
 const DIR_PATTERN = /^pi-unified-exec-[A-Za-z0-9]{6}$/;
 /** Created (exclusively) in a dead runtime's directory by the sweep that stops its groups, so only one does. */
@@ -84,7 +140,7 @@ async function provenRegistry(dir: string): Promise<Registry | undefined> {
     if (!info.isDirectory() || info.uid !== uid() || (info.mode & 0o777) !== 0o700) return undefined;
     const file = join(dir, REGISTRY_FILE);
     const fileInfo = await lstat(file);
-    if (!fileInfo.isFile() || fileInfo.uid !== uid() || fileInfo.size > WATCHDOG_REGISTRY_MAX_BYTES) return undefined;
+    if (!fileInfo.isFile() || fileInfo.uid !== uid() || fileInfo.size > REGISTRY_MAX_BYTES) return undefined;
     return parseRegistry(await readFile(file, "utf8"));
   } catch {
     return undefined;
@@ -197,7 +253,7 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
     survivors = await waitGone(targets, WATCHDOG_KILL_GRACE_MS);
     if (survivors.length > 0) {
       signal(remaining(targets), "SIGKILL");
-      survivors = await waitGone(targets, WATCHDOG_KILL_CONFIRM_MS);
+      survivors = await waitGone(targets, KILL_CONFIRM_MS);
     }
     after = identitySnapshot() ?? [];
   }
@@ -218,7 +274,7 @@ export async function sweepLeftovers(parent: string, days: number = retentionDay
 }
 
 function shortCommand(command: string): string {
-  return command.length > SWEEP_NOTICE_COMMAND_CHARS ? `${command.slice(0, SWEEP_NOTICE_COMMAND_CHARS - 1)}…` : command;
+  return command.length > NOTICE_COMMAND_CHARS ? `${command.slice(0, NOTICE_COMMAND_CHARS - 1)}…` : command;
 }
 
 /** One line for the first result after a sweep that stopped something (undefined when it stopped nothing). */
@@ -227,7 +283,7 @@ export function leftoverNotice(result: Pick<SweepResult, "swept" | "survivors">)
     // An idle warm shell is stopped like a job but is none of the model's business.
     const jobs = groups.filter((job) => job.command !== WARM_SHELL_NAME);
     if (jobs.length === 0) return [];
-    const shown = jobs.slice(0, SWEEP_NOTICE_JOBS).map((job) => `\`${shortCommand(job.command)}\` (process group ${job.pgid})`);
+    const shown = jobs.slice(0, NOTICE_JOBS).map((job) => `\`${shortCommand(job.command)}\` (process group ${job.pgid})`);
     const more = jobs.length > shown.length ? ` and ${jobs.length - shown.length} more` : "";
     const count = jobs.length === 1 ? "1 job" : `${jobs.length} jobs`;
     return `stopped ${count} that an earlier Pi process (pid ${hostPid}) left running when it ended without shutting down: ${shown.join(", ")}${more}; their logs are in ${dir}`;

@@ -1,7 +1,12 @@
 /*
- * supervision/ — nothing a runtime started outlives it: the jobs whose processes may still exist
- * (tracked-jobs), the watchdog process and its registry, the sweep of what a dead Pi left
- * (leftovers), the process-wide exit guard, and the calls the runtime makes (this file).
+ * supervision/ — nothing a runtime started outlives it. At a glance:
+ * 1. before the first spawn, the sweep stops what dead Pi processes left (leftovers.ts);
+ * 2. each job is tracked until its groups are proven empty (tracked-jobs.ts) and registered with
+ *    the runtime's watchdog process (watchdog.ts, watchdog.sh, its registry in watchdog-registry.ts);
+ * 3. shutdown stops every tracked group, holding SIGTERM/SIGHUP meanwhile (tracked-jobs.ts);
+ * 4. a Node exit without shutdown SIGKILLs what is left (the exit guard, this file), and a Pi that
+ *    dies is covered by its watchdog;
+ * 5. while jobs run, job-monitor.ts stops one over the memory cap and tells of a server gone deaf.
  *
  * May import: shared, processes, log, job.
  */
@@ -11,6 +16,24 @@ import { leftoverNotice, retentionDays, sweepLeftovers } from "./leftovers.ts";
 import { Watchdog } from "./watchdog.ts";
 import { REGISTRY_FILE } from "./watchdog-registry.ts";
 
+/** Installed once per process, across `/reload`: an `exit` handler cannot wait for a graceful stop. */
+const EXIT_GUARD = Symbol.for("pi-unified-exec/exit-guard");
+
+/** Protects `runtime` until `release` is called (its orderly shutdown): one process-wide `exit` handler SIGKILLs what is left. */
+export function guardAtExit(runtime: { killNow(): void }): () => void {
+  const holder = globalThis as { [EXIT_GUARD]?: Set<{ killNow(): void }> };
+  if (!holder[EXIT_GUARD]) {
+    const guarded = new Set<{ killNow(): void }>();
+    holder[EXIT_GUARD] = guarded;
+    process.once("exit", () => {
+      for (const each of guarded) each.killNow();
+    });
+  }
+  const guarded = holder[EXIT_GUARD];
+  guarded.add(runtime);
+  return () => guarded.delete(runtime);
+}
+
 /** What the guard needs of a job. */
 export interface GuardedJob {
   /** The leader, whose pid is also its process group and session id. */
@@ -18,14 +41,7 @@ export interface GuardedJob {
   command: string;
 }
 
-/**
- * Keeps one runtime's jobs from outliving the Pi process, for the runtime to call at a few points:
- * before its first spawn (sweep what earlier Pi processes left, once), after each spawn (register
- * the group with the watchdog), at each leader exit, when a group is proven empty (forget it), when
- * no call is starting a job (what could wait goes to the watchdog), and after an orderly shutdown
- * (dismiss the watchdog). It never throws and never delays a job beyond
- * the first one's sweep.
- */
+/** What the runtime calls to keep its jobs from outliving Pi; it never throws, and delays only the first job (the sweep). */
 export class OrphanGuard {
   readonly watchdog: Watchdog;
   private prepared: Promise<void> | undefined;

@@ -1,8 +1,11 @@
 import type { Job } from "../job/job.ts";
 import { aliveGroups, signalGroup, waitForGroupsEmpty } from "../processes/process-group.ts";
 import { oneTableFor, processesWithEnvironment, processTable } from "../processes/process-table.ts";
-import { GROUP_PROBE_INTERVAL_MS, JOB_MARKER_ENV, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_CONFIRM_MS } from "../shared/constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, JOB_MARKER_ENV, SHUTDOWN_GRACE_MS } from "../shared/constants.ts";
 import type { OrphanGuard } from "./orphan-guard.ts";
+
+/** After SIGKILL at shutdown, how long to wait for the kernel to confirm the groups are gone. */
+const KILL_CONFIRM_MS = 1_000;
 
 /** What stopping everything did, for the caller to log or test. */
 export interface ShutdownReport {
@@ -10,21 +13,16 @@ export interface ShutdownReport {
   killed: number;
   /** Groups still alive after SIGKILL (a process in uninterruptible sleep, or one we may not signal). */
   survivors: number[];
-  /**
-   * Descendants of jobs that had left their job's process groups (setsid), found by the marker every
-   * job's environment carries, and stopped with the rest.
-   */
+  /** Descendants that had left their job's groups (setsid), found by the job marker and stopped too. */
   escaped: number[];
   /** Signals that could not be sent, with the reason. */
   errors: string[];
 }
 
 /**
- * Every job of a runtime whose processes may still exist, registered or not: from spawn until its
- * exit is final, its groups are proven empty and its streams are closed. Shutdown, session boundaries
- * and the process-exit guard reach everything through here, including the backgrounded descendants of
- * a job whose exit was reported long ago, and (by the marker in their environment) descendants that
- * left the job's session.
+ * Every job of a runtime whose processes may still exist, registered or not, until its exit is
+ * final, its groups proven empty and its streams closed: shutdown, boundaries and the exit guard
+ * reach through here the background of a job reported long ago, and by its marker what left its session.
  */
 export class TrackedJobs {
   private readonly jobs = new Set<Job>();
@@ -56,10 +54,8 @@ export class TrackedJobs {
   }
 
   /**
-   * Stops everything: SIGTERM to every live group (and to the groups of escaped descendants),
-   * {@link SHUTDOWN_GRACE_MS} of grace, SIGKILL to the survivors, a bounded wait for the kernel to
-   * confirm, then our end of every job's streams closed, so a daemon holding one cannot keep a print
-   * or JSON run from exiting.
+   * SIGTERM to every live group (escaped descendants' too), the grace, SIGKILL to survivors, then our
+   * end of every stream closed: a daemon holding one cannot keep a print or JSON run from exiting.
    */
   async stopAll(): Promise<ShutdownReport> {
     const errors: string[] = [];
@@ -76,7 +72,7 @@ export class TrackedJobs {
     for (const pgid of groups) send(pgid, "SIGTERM");
     const stubborn = await waitForGroupsEmpty(groups, SHUTDOWN_GRACE_MS, GROUP_PROBE_INTERVAL_MS);
     for (const pgid of stubborn) send(pgid, "SIGKILL");
-    const survivors = await waitForGroupsEmpty(stubborn, SHUTDOWN_KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
+    const survivors = await waitForGroupsEmpty(stubborn, KILL_CONFIRM_MS, GROUP_PROBE_INTERVAL_MS);
     for (const job of this.jobs) job.closeStreams();
     this.prune();
     return { terminated: groups.length, killed: stubborn.length, survivors, escaped: escaped.map(({ pid }) => pid), errors };
@@ -101,10 +97,8 @@ export class TrackedJobs {
   }
 
   /**
-   * Forgets jobs that are over, whose groups are proven empty and whose streams are closed. Done
-   * once calls pause after an exec, at each listing and at shutdown. A job whose groups were once
-   * seen empty never names them again, so a reused id is never mistaken for it; one whose streams a
-   * daemon still holds stays, so shutdown finds the daemon and closes our end.
+   * Forgets jobs that are over, their groups proven empty (never named again: ids are reused) and
+   * their streams closed (one a daemon holds stays, so shutdown closes our end).
    */
   prune(): void {
     const finished = [...this.jobs].filter((job) => job.exit);
@@ -131,5 +125,31 @@ export class TrackedJobs {
     if (marked.size === 0) return [];
     const ours = new Set(groups);
     return (processTable() ?? []).filter((entry) => marked.has(entry.pid) && !ours.has(entry.pgid)).map(({ pid, pgid }) => ({ pid, pgid }));
+  }
+}
+
+/**
+ * Holds SIGTERM and SIGHUP while the runtime stops its jobs, so a signal cannot cut their grace short
+ * (Pi 1.4.0's RPC mode drops its handlers when stdin closes, and process managers send SIGTERM with
+ * it); once done, with no other handler left, the process ends as that signal would have ended it.
+ */
+const HELD: readonly NodeJS.Signals[] = ["SIGTERM", "SIGHUP"];
+
+export async function holdSignalsWhile<T>(work: () => Promise<T>): Promise<T> {
+  if (process.platform === "win32") return work();
+  let received: NodeJS.Signals | undefined;
+  const handlers = HELD.map((signal) => {
+    const handler = () => {
+      received ??= signal;
+    };
+    process.on(signal, handler);
+    return { signal, handler };
+  });
+  try {
+    return await work();
+  } finally {
+    for (const { signal, handler } of handlers) process.off(signal, handler);
+    // With no handler left the default action applies: the process ends by that signal, as it would have.
+    if (received && process.listenerCount(received) === 0) process.kill(process.pid, received);
   }
 }

@@ -1,5 +1,3 @@
-import type { RegisteredGroup } from "../processes/process-identity.ts";
-
 /**
  * The registry file a runtime's watchdog keeps in the runtime's private log directory: who the host
  * was, who the watchdog is, and the process groups the host registered. `watchdog.sh` writes it as a
@@ -22,6 +20,15 @@ export interface ProcessRef {
   pid: number;
   /** As the watchdog recorded it; "-" or "?" when it could not be read. */
   start: string;
+}
+
+/** What a registry says about one job's group. */
+export interface RegisteredGroup {
+  pgid: number;
+  /** The leader's start time when registered; "-" when it was already gone. */
+  leaderStart: string;
+  /** Linux: the latest moment (start-time ticks) the group held no process started after its leader's exit. */
+  bound: number | undefined;
 }
 
 export interface RegistryGroup extends RegisteredGroup {

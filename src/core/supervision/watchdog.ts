@@ -1,26 +1,24 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { spawnStdio } from "../processes/fd-hygiene.ts";
-import { linuxStartTime } from "../processes/process-identity.ts";
-import { WATCHDOG_COMMAND_CHARS, WATCHDOG_DEFER_MS, WATCHDOG_RESTARTS, WATCHDOG_STOP_WAIT_MS } from "../shared/constants.ts";
+import { linuxStartTime } from "../processes/process-table.ts";
 
 /**
- * The host side of a runtime's watchdog (POSIX): a `/bin/sh` process (`watchdog.sh`) in its own
- * session, holding a pipe only this process writes to. The host tells it each job's process group
- * as the job starts, when the leader exits and when the group is proven empty; if the pipe closes
- * without a goodbye, the host is gone and the watchdog stops what is left. The watchdog also keeps
- * the runtime's registry file for a later Pi process's startup sweep.
- *
- * Nothing here may cost a job or crash Pi: a watchdog that cannot start, dies or stops reading is
- * noted (`failure`) and the jobs run on without it. Windows has no watchdog.
- *
- * What the watchdog needs to stop a group is sent at once: a new group with its leader's start time,
- * and a group proven empty (forgotten). Two lines may wait ({@link Watchdog.flush}): the new name of a
- * group already registered with the same leader (a warm shell handed its job: the group was covered
- * from the shell's start, only the command it shows changes) and a leader's exit (sent with how long
- * ago it was, as a replay does). They wait until no call is starting a job, so the watchdog's work
- * does not compete with a call for the cores; a forgotten group's waiting lines are dropped.
+ * The host side of a runtime's watchdog (POSIX): `watchdog.sh` in its own session, on a pipe only
+ * Pi writes to. It hears each group as the job starts, its leader's exit and its proven end; when the
+ * pipe closes without a goodbye it stops what is left, and it keeps the registry for a later sweep.
+ * A failing watchdog is noted (`failure`) and never costs a job. What it needs to stop a group goes at
+ * once; a warm shell's new name and a leader's exit wait until no call is starting a job (`flush`).
  */
+
+/** Starts after the first, when it died while jobs ran: a broken system must not spin. */
+const RESTARTS = 3;
+/** An orderly shutdown waits at most this for the dismissed watchdog (a loaded machine may not schedule it for a second). */
+const STOP_WAIT_MS = 5_000;
+/** A line that may wait waits for calls to pause, at the latest this long. */
+export const WATCHDOG_DEFER_MS = 1_000;
+/** Characters of a command kept in the registry, for the sweep's notice. */
+const COMMAND_CHARS = 200;
 
 const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
 
@@ -32,7 +30,7 @@ function protocolText(command: string): string {
   const line = command
     .replace(/[\x00-\x1f\x7f]+/g, " ")
     .trim()
-    .slice(0, WATCHDOG_COMMAND_CHARS);
+    .slice(0, COMMAND_CHARS);
   return line || "?";
 }
 
@@ -136,7 +134,7 @@ export class Watchdog {
 
   /**
    * Orderly shutdown (the jobs were stopped): the watchdog exits without touching anything. Settles
-   * once it has exited (at most {@link WATCHDOG_STOP_WAIT_MS}), so it never outlives Pi's shutdown.
+   * once it has exited (at most {@link STOP_WAIT_MS}), so it never outlives Pi's shutdown.
    */
   stop(): Promise<void> {
     this.stopped = true;
@@ -147,7 +145,7 @@ export class Watchdog {
     if (!this.running || !child) return Promise.resolve();
     const exited = new Promise<void>((resolve) => {
       // A timer that is referenced keeps Pi's loop alive for the wait (the child and its pipe are not).
-      const timer = setTimeout(resolve, WATCHDOG_STOP_WAIT_MS);
+      const timer = setTimeout(resolve, STOP_WAIT_MS);
       child.once("exit", () => {
         clearTimeout(timer);
         resolve();
@@ -161,7 +159,7 @@ export class Watchdog {
   /** Starts the watchdog (again, after it died) and replays what it must know. False when it cannot run. */
   private ensureRunning(): boolean {
     if (this.running) return true;
-    if (this.starts > WATCHDOG_RESTARTS) return false;
+    if (this.starts > RESTARTS) return false;
     this.starts++;
     const started = performance.now();
     let child: ChildProcess;

@@ -1,6 +1,6 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readStdinIdentity } from "../conditions/input-wait.ts";
-import { spawnStdio } from "../processes/fd-hygiene.ts";
+import { pipeCommand, raiseOomScore, spawnStdio } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
 import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
 import { ReadBatch } from "./read-batch.ts";
@@ -16,7 +16,8 @@ export interface AdoptedChild {
 
 /** Starts the spec's process: the child leads a new session and group, its stdio are our pipes. */
 function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
-  return spawn(spec.file, [...spec.args], {
+  const { file, args, raised } = pipeCommand(spec.file, spec.args, spec.env);
+  const child = spawn(file, args, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
@@ -25,6 +26,8 @@ function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
     windowsHide: true,
     windowsVerbatimArguments: spec.verbatim === true,
   }) as ChildProcessWithoutNullStreams;
+  if (!raised) raiseOomScore(child.pid);
+  return child;
 }
 
 /**

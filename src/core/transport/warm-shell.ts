@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import type { Socket } from "node:net";
-import { heldMastersKey, spawnStdio, systemBash } from "../processes/fd-hygiene.ts";
+import { heldMastersKey, raiseOomScore, spawnStdio, systemBash } from "../processes/fd-hygiene.ts";
 import { signalGroup } from "../processes/process-group.ts";
 import { JOB_MARKER_ENV, WARM_SHELL_NAME } from "../shared/constants.ts";
 import { closeDetached, type DetachedPipe, detachPipe } from "./output-reader.ts";
@@ -244,6 +244,8 @@ export class WarmShell {
     });
     // A failed spawn reports 'error' in a later tick; unhandled, it would crash Pi.
     this.child.on("error", () => this.lose());
+    // Idle, it forks nothing: the job it `exec`s keeps the raised score.
+    raiseOomScore(this.child.pid);
     const control = this.child.stdio[slot] as Socket | null;
     if (this.child.pid === undefined || !control) {
       this.discard();

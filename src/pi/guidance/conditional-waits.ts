@@ -14,7 +14,7 @@ export const UNTIL_PATTERN_DESCRIPTION = `Return when a line matches this RE2 re
 export const UNTIL_QUIET_MS_DESCRIPTION = `Return after N ms of silence (${MIN_QUIET_MS}–${MAX_QUIET_MS}).`;
 
 /** `until_listening`, on both tools (every word is paid on every request). */
-export const UNTIL_LISTENING_DESCRIPTION = "Return when listening: true = a new address, N = port N.";
+export const UNTIL_LISTENING_DESCRIPTION = "Return when listening: true = a new address, N = port N, a URL or /path = it answers.";
 
 /** How long a conditional exec may wait, for `exec_command`'s `yield_time_ms`. */
 export const CONDITIONAL_EXEC_WINDOW = `${MAX_CONDITIONAL_EXEC_YIELD_MS} with until_*`;

@@ -122,7 +122,7 @@ export interface CodexNoteFacts {
   /** Our `failure_message` (stdin refused or failed, could not start, log quota stop, …). */
   failureMessage?: string | undefined;
   /** Our `killed_by`: a stop the model did not ask for. */
-  killedBy?: "user" | "deadline" | "boundary" | "quota" | undefined;
+  killedBy?: "user" | "deadline" | "boundary" | "quota" | "memory" | undefined;
   /** The call was cancelled: nothing was read, the job is as it was. */
   cancelled?: boolean | undefined;
   /** Our `warning` (job slots nearly full). */
@@ -164,6 +164,7 @@ const STOPPED_BY = {
   deadline: "the process was stopped at its timeout_s deadline",
   boundary: "the process was stopped by a Pi session boundary (fork or reload)",
   quota: "the process was stopped because its log reached the quota",
+  memory: "the process was stopped because its memory went over PI_UNIFIED_EXEC_MAX_JOB_RSS_MB",
 } as const;
 
 /**

@@ -9,9 +9,51 @@ import { metadata, oneLine } from "./format.ts";
  */
 
 /** Who stopped a job, when it was not the model's own `kill_session`. */
-export type KilledBy = "user" | "deadline" | "boundary" | "quota";
+export type KilledBy = "user" | "deadline" | "boundary" | "quota" | "memory";
 
-const KILLED_BY: Partial<Record<StopReason, KilledBy>> = { user: "user", timeout: "deadline", boundary: "boundary", log_quota: "quota" };
+const KILLED_BY: Partial<Record<StopReason, KilledBy>> = {
+  user: "user",
+  timeout: "deadline",
+  boundary: "boundary",
+  log_quota: "quota",
+  memory: "memory",
+};
+
+/** `killed_by`'s schema: who stopped the job when it was not the model's `kill_session`. */
+export const killedBySchema = (description: string) =>
+  Type.Optional(
+    Type.Union(
+      (["user", "deadline", "boundary", "quota", "memory"] as const).map((by) => Type.Literal(by)),
+      { description },
+    ),
+  );
+
+/** A server gone deaf, in a few words: `was :3000, closed 14 s ago`. */
+export function deafText(deaf: { was: readonly string[]; closedMs: number }): string {
+  const ports = [...new Set(deaf.was.map((address) => address.slice(address.lastIndexOf(":"))))];
+  return `was ${ports.join(", ")}, closed ${Math.round(deaf.closedMs / 1000)} s ago`;
+}
+
+/** The job's memory and CPU figures (Linux): resident MB and CPU seconds summed over its processes. */
+export function usageFields({ usage }: JobSnapshot): { memory_mb?: number; cpu_seconds?: number } {
+  return usage ? { memory_mb: Math.round(usage.rssBytes / 1024 / 1024), cpu_seconds: Math.round(usage.cpuMs / 100) / 10 } : {};
+}
+
+/** The schema of {@link usageFields} and of `listening_lost`. */
+export const usageSchema = {
+  memory_mb: Type.Optional(Type.Integer({ description: "Resident memory of the job's processes together, MB (Linux)." })),
+  cpu_seconds: Type.Optional(Type.Number({ description: "CPU time of the job's processes together (Linux)." })),
+  listening_lost: Type.Optional(
+    Type.String({ description: "The job listened and listens on nothing now while it runs: was :PORT, closed N s ago." }),
+  ),
+};
+
+/** Header fields in the text's words: a deaf server's `listening` says what it lost. */
+export function listeningInText(fields: Record<string, unknown>): Record<string, unknown> {
+  if (fields.listening_lost === undefined) return fields;
+  const { listening_lost, ...rest } = fields;
+  return Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, key === "listening" ? `none (${listening_lost})` : value]));
+}
 
 /** `killed_by` of an exit: set for a stop the model did not ask for. */
 export function killedBy(exit: JobExit | undefined): KilledBy | undefined {
@@ -104,6 +146,8 @@ export function jobFields(job: JobSnapshot) {
     ...(job.terminal ? { cols: job.terminal.cols, rows: job.terminal.rows } : {}),
     ...(job.logPartialReason ? { log_partial: true as const } : {}),
     ...(job.listening ? { listening: job.listening.map((address) => metadata(address)) } : {}),
+    ...(job.deaf ? { listening_lost: metadata(deafText(job.deaf)) } : {}),
+    ...usageFields(job),
     ...(job.userTyping ? { user_typing: true as const } : {}),
   };
 }

@@ -1,10 +1,20 @@
 import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Elision, JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
+import { portConflictText } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
+import {
+  completionNote,
+  inOrder,
+  jobDetailExtras,
+  jobFields,
+  listeningInText,
+  patterns,
+  stopMessage,
+  userNewsFields,
+} from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
 import { carriesNews, inTextWords, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget } from "./token-budget.ts";
@@ -109,10 +119,15 @@ const TEXT_ORDER = [
   "user_typing",
   "wait_mode",
   "wait_status",
+  "http_status",
   "matched_line",
   "pattern_matched_unshown",
   "input_wait",
   "listening",
+  "listening_lost",
+  "port_conflict",
+  "memory_mb",
+  "cpu_seconds",
   "view",
   "cursor",
   "yield_until",
@@ -223,7 +238,9 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...userNewsFields(report),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
+    ...(report.httpStatus !== undefined ? { http_status: report.httpStatus } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
+    ...(report.portConflicts ? { port_conflict: portConflictText(report.portConflicts, metadata) } : {}),
     ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
     ...screenFields(report.screen),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
@@ -259,9 +276,11 @@ function defaultText(
   const unshown = unshownMatches(report.screen ? undefined : report.output.matched, printed.lines, capped.truncation.outputLines);
   const named = unshown ? { ...all, pattern_matched_unshown: unshown } : all;
   const fields = inTextWords(
-    inOrder(
-      named,
-      TEXT_ORDER.filter((key) => carriesNews(key, facts)),
+    listeningInText(
+      inOrder(
+        named,
+        TEXT_ORDER.filter((key) => carriesNews(key, facts)),
+      ),
     ),
     { sentBytes: report.input?.sentBytes, window: report.window, hint: extras.hint },
   );

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { patterns, userNewsSchema } from "./job-fields.ts";
+import { killedBySchema, patterns, usageSchema, userNewsSchema } from "./job-fields.ts";
 
 /** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
 export const jobResultSchema = Type.Object({
@@ -16,11 +16,8 @@ export const jobResultSchema = Type.Object({
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
   signal: Type.Optional(Type.String()),
   timed_out: Type.Optional(Type.Boolean({ description: "The job was stopped at its timeout_s deadline." })),
-  killed_by: Type.Optional(
-    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
-      description:
-        "Who stopped the job when it was not your kill_session: the user (sessions picker), its timeout_s deadline, a session boundary (fork, reload), or its log quota.",
-    }),
+  killed_by: killedBySchema(
+    "Who stopped the job when it was not your kill_session: the user (sessions picker), its timeout_s deadline, a session boundary (fork, reload), its log quota, or its memory over PI_UNIFIED_EXEC_MAX_JOB_RSS_MB.",
   ),
   log_path: Type.String({ description: "Every byte the job printed, for the read tool." }),
   cwd: Type.String(),
@@ -49,6 +46,13 @@ export const jobResultSchema = Type.Object({
   listening: Type.Optional(
     Type.Array(Type.String(), { description: "TCP addresses the running job listens on (127.0.0.1:8765, [::]:5173); empty when none." }),
   ),
+  ...usageSchema,
+  port_conflict: Type.Optional(
+    Type.String({
+      description: "A port the output says the job could not get, and who holds it: session N (its command), or a pid outside this Pi.",
+    }),
+  ),
+  http_status: Type.Optional(Type.Integer({ description: "until_listening with a URL: the status of the answer that ended the wait." })),
   wait_mode: Type.Optional(Type.Literal("absolute")),
   wait_status: Type.Optional(
     Type.Union(

@@ -3,7 +3,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { DisarmedWake, KillReport } from "../../core/index.ts";
 import { headerLines, metadata, oneLine, seconds } from "./format.ts";
-import { exitFields, type KilledBy, userNewsFields, userNewsSchema } from "./job-fields.ts";
+import { exitFields, type KilledBy, killedBySchema, userNewsFields, userNewsSchema } from "./job-fields.ts";
 import { printedOf } from "./lean-header.ts";
 import { capOutputToBudget } from "./token-budget.ts";
 import { truncationFooterWriter } from "./truncation-footer.ts";
@@ -17,15 +17,17 @@ export const killResultSchema = Type.Object({
   escalated: Type.Boolean({ description: "SIGKILL followed because the job outlived the grace period." }),
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   signal: Type.Optional(Type.String()),
-  killed_by: Type.Optional(
-    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
-      description: "The job had already been stopped by someone else: the user, its deadline, a session boundary, or its log quota.",
-    }),
+  killed_by: killedBySchema(
+    "The job had already been stopped by someone else: the user, its deadline, a session boundary, its log quota or its memory.",
   ),
   cleanup: Type.Union([Type.Literal("pending"), Type.Literal("unconfirmed"), Type.Literal("confirmed")], {
     description: "confirmed: the job's processes are proven gone; unconfirmed: one may have escaped; pending: the exit was not seen.",
   }),
   survivors: Type.Optional(Type.Array(Type.Integer(), { description: "Descendants that escaped the process group and still run." })),
+  ports_released: Type.Optional(Type.Array(Type.Integer(), { description: "Ports the job listened on that no process holds now." })),
+  ports_still_held: Type.Optional(
+    Type.Array(Type.String(), { description: "Ports the job listened on that a process still holds: PORT by pid N (command)." }),
+  ),
   log_path: Type.String(),
   cwd: Type.String(),
   wall_time_seconds: Type.Number(),
@@ -46,6 +48,8 @@ export interface KillDetails {
   killed_by?: KilledBy;
   cleanup: "pending" | "unconfirmed" | "confirmed";
   survivors?: number[];
+  ports_released?: number[];
+  ports_still_held?: string[];
   failure_message?: string;
   log_path: string;
   cwd: string;
@@ -96,6 +100,14 @@ export function killResult(report: KillReport, piCwd?: string): AgentToolResult<
     ...(killed_by ? { killed_by } : {}),
     cleanup: termination.cleanup,
     ...(termination.survivors.length ? { survivors: termination.survivors } : {}),
+    ...(report.portsReleased ? { ports_released: report.portsReleased } : {}),
+    ...(report.portsStillHeld
+      ? {
+          ports_still_held: report.portsStillHeld.map(({ port, pid, command }) =>
+            pid === undefined ? `${port}` : `${port} by pid ${pid}${command ? ` (${oneLine(command, 80)})` : ""}`,
+          ),
+        }
+      : {}),
     log_path: logPath,
     cwd: metadata(job.cwd),
     wall_time_seconds: seconds(report.wallMs),

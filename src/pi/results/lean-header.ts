@@ -53,6 +53,8 @@ export interface TextFacts {
   logPartial: boolean;
   /** The listening addresses differ from what the job's previous result showed. */
   listeningChanged: boolean;
+  /** The job's memory changed noticeably since its previous result showed it. */
+  usageChanged: boolean;
   /** What the exited shell left running differs from what the job's previous result named. */
   backgroundChanged: boolean;
 }
@@ -80,6 +82,7 @@ export function textFacts(
     sizeChanged: call.resized === true || terminal?.requestedCols !== undefined || terminal?.requestedRows !== undefined,
     logPartial: report.job.logPartialReason !== undefined,
     listeningChanged: report.listeningChanged === true,
+    usageChanged: report.usageChanged === true,
     backgroundChanged: report.backgroundChanged === true,
   };
 }
@@ -93,6 +96,10 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
   quiet_ms: (f) => f.running && f.printedNothing,
   // The lean header stays lean: the addresses are said when they change (structuredContent always has them).
   listening: (f) => f.listeningChanged,
+  listening_lost: (f) => f.listeningChanged,
+  // Memory and CPU time when the memory moved noticeably (±100 MB, doubled, halved).
+  memory_mb: (f) => f.usageChanged,
+  cpu_seconds: (f) => f.usageChanged,
   // Said when the shell exits leaving processes running, and again only when that set changes.
   shell_exit_code: (f) => f.backgroundChanged,
   background: (f) => f.backgroundChanged,

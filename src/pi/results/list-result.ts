@@ -2,7 +2,18 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/index.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { backgroundLine, exitFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
+import {
+  backgroundLine,
+  deafText,
+  exitFields,
+  killedBySchema,
+  listeningInText,
+  stopMessage,
+  usageFields,
+  usageSchema,
+  userNewsFields,
+  userNewsSchema,
+} from "./job-fields.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -15,11 +26,7 @@ const sessionSchema = Type.Object({
   exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   signal: Type.Optional(Type.String()),
   timed_out: Type.Optional(Type.Boolean()),
-  killed_by: Type.Optional(
-    Type.Union([Type.Literal("user"), Type.Literal("deadline"), Type.Literal("boundary"), Type.Literal("quota")], {
-      description: "Who stopped the job when it was not your kill_session.",
-    }),
-  ),
+  killed_by: killedBySchema("Who stopped the job when it was not your kill_session."),
   failure_message: Type.Optional(Type.String()),
   elapsed_seconds: Type.Number(),
   quiet_ms: Type.Integer(),
@@ -31,6 +38,7 @@ const sessionSchema = Type.Object({
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
   wake_on_pattern: Type.Optional(Type.String({ description: "The armed pattern: a later matching output line wakes you." })),
   listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
+  ...usageSchema,
   user_typing: Type.Optional(Type.Boolean({ description: "The user is typing into the job now: poll it, do not write to it." })),
   ...userNewsSchema,
   input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
@@ -86,7 +94,9 @@ function entry(job: JobListing) {
     ...(job.wakePattern !== undefined ? { wake_on_pattern: oneLine(job.wakePattern, 200) } : {}),
     ...(job.userTyping ? { user_typing: true } : {}),
     ...userNewsFields(job),
-    ...(job.listening && job.listening.length > 0 ? { listening: job.listening.map((address) => metadata(address)) } : {}),
+    ...(job.listening && (job.listening.length > 0 || job.deaf) ? { listening: job.listening.map((address) => metadata(address)) } : {}),
+    ...(job.deaf ? { listening_lost: metadata(deafText(job.deaf)) } : {}),
+    ...usageFields(job),
     ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };
@@ -94,8 +104,10 @@ function entry(job: JobListing) {
 
 /** A job's fields in the text's words: `wake_armed` is the exit wake only, so the text says `exit_wake: armed` (or `none`). */
 function inTextWords(fields: Omit<ReturnType<typeof entry>, "session_id">): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(fields).map(([key, value]) => (key === "wake_armed" ? ["exit_wake", value ? "armed" : "none"] : [key, value])),
+  return listeningInText(
+    Object.fromEntries(
+      Object.entries(fields).map(([key, value]) => (key === "wake_armed" ? ["exit_wake", value ? "armed" : "none"] : [key, value])),
+    ),
   );
 }
 

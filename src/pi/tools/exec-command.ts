@@ -7,7 +7,6 @@ import {
   DEFAULT_TIMEOUT_S,
   type HostShellSettings,
   MAX_COLS,
-  MAX_LISTEN_PORT,
   MAX_ROWS,
   MAX_TIMEOUT_S,
   MAX_YIELD_MS,
@@ -68,7 +67,8 @@ export const execCommandParameters = Type.Object(
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
     until_listening: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
+      // The port's range and the URL are checked in code (`checkListening`): the schema stays short.
+      Type.Union([Type.Boolean(), Type.Integer(), Type.String()], { description: UNTIL_LISTENING_DESCRIPTION }),
     ),
     screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(

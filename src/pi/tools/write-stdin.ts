@@ -7,7 +7,6 @@ import {
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
   MAX_COLS,
-  MAX_LISTEN_PORT,
   MAX_ROWS,
   MAX_YIELD_MS,
   MIN_COLS,
@@ -54,7 +53,8 @@ export const writeStdinParameters = Type.Object(
     until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
     until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
     until_listening: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
+      // The port's range and the URL are checked in code (`checkListening`): the schema stays short.
+      Type.Union([Type.Boolean(), Type.Integer(), Type.String()], { description: UNTIL_LISTENING_DESCRIPTION }),
     ),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),

@@ -1,12 +1,14 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import type { ExecRuntime, JobSnapshot } from "../../core/index.ts";
 import { oneLine, shortDuration } from "../results/format.ts";
+import { deafText } from "../results/job-fields.ts";
 
 export const STATUS_KEY = "unified-exec";
 export const WIDGET_KEY = "unified-exec-jobs";
 
 /**
- * `3 · running 2m10s · npm run dev [wake]`: how a job is named to the human, with its state and age.
+ * `3 · running 2m10s · npm run dev :5173 [wake] · 212 MB, 3 s CPU`: how a job is named to the human,
+ * with its state and age (a scan adds ports, a port it lost, memory and CPU time).
  * A label drawn once and left on screen (the widget) leaves the age out rather than show it frozen.
  */
 export function jobLabel(job: JobSnapshot, withAge = true): string {
@@ -15,8 +17,10 @@ export function jobLabel(job: JobSnapshot, withAge = true): string {
   const age = shortDuration(job.elapsedMs);
   const state = withAge ? (exit ? `${exit} after ${age} · ` : `running ${age} · `) : exit ? `${exit} · ` : "";
   const ports = job.listening?.length ? ` ${job.listening.map((address) => address.slice(address.lastIndexOf(":"))).join(" ")}` : "";
+  const deaf = job.deaf ? ` listening: none (${deafText(job.deaf)})` : "";
+  const memory = job.usage ? ` · ${Math.round(job.usage.rssBytes / 1024 / 1024)} MB, ${Math.round(job.usage.cpuMs / 1000)} s CPU` : "";
   const pattern = job.wakePattern !== undefined ? ` [wake /${oneLine(job.wakePattern, 40)}/]` : "";
-  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${job.wakeArmed ? " [wake]" : ""}${pattern}`;
+  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${deaf}${job.wakeArmed ? " [wake]" : ""}${pattern}${memory}`;
 }
 
 /**

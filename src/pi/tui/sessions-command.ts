@@ -6,7 +6,7 @@ import { letPersonType } from "./ask-person.ts";
 import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
-import { currentLabel, killAllQuestion, type Pick, pickLive } from "./sessions-picker.ts";
+import { currentLabel, killAllQuestion, type Pick, pickLive, portsOf } from "./sessions-picker.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
@@ -128,7 +128,7 @@ function endedWhileOpen(runtime: ExecRuntime, job: JobSnapshot): string {
  * words. The menu opens on View (harmless); Kill is never the first entry.
  */
 async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked: JobSnapshot): Promise<void> {
-  const { job, label, gone } = currentLabel(runtime, picked, new Map(picked.listening ? [[picked.jobId, picked.listening]] : []));
+  const { job, label, gone } = currentLabel(runtime, picked, portsOf([picked]));
   const running = !gone && !job.exit;
   const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
   const disarms = running ? [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])] : [];

@@ -30,18 +30,19 @@ export type Pick = { jobId: number } | "kill-all" | undefined;
 export function currentLabel(
   runtime: ExecRuntime,
   last: JobSnapshot,
-  ports?: ReadonlyMap<number, string[]>,
+  ports?: ReadonlyMap<number, JobSnapshot>,
 ): { job: JobSnapshot; label: string; gone: boolean } {
   const fresh = runtime.snapshotOf(last.jobId);
-  const listening = ports?.get(last.jobId);
-  const now = fresh && listening && !fresh.exit ? { ...fresh, listening } : fresh;
+  const scanned = ports?.get(last.jobId);
+  const now =
+    fresh && scanned && !fresh.exit ? { ...fresh, listening: scanned.listening, deaf: scanned.deaf, usage: scanned.usage } : fresh;
   if (now) return { job: now, label: jobLabel(now), gone: false };
   return { job: last, label: `${last.jobId} · ended · ${oneLine(last.command, 80)}`, gone: true };
 }
 
-/** Each job's listening addresses, where the snapshots carry them. */
-function portsOf(jobs: readonly JobSnapshot[]): Map<number, string[]> {
-  return new Map(jobs.flatMap((job) => (job.listening?.length ? [[job.jobId, job.listening] as const] : [])));
+/** Each running job as the latest scan read it (its listening addresses, a port it lost, its memory). */
+export function portsOf(jobs: readonly JobSnapshot[]): Map<number, JobSnapshot> {
+  return new Map(jobs.map((job) => [job.jobId, job]));
 }
 
 class SessionsPicker implements Component {
@@ -49,8 +50,8 @@ class SessionsPicker implements Component {
   /** "Kill all" was chosen: the footer asks, and only `y` confirms. */
   private confirming = false;
   private jobs: JobSnapshot[];
-  /** The listening addresses of each running job, from the latest scan. */
-  private ports: Map<number, string[]>;
+  /** What the latest scan read of each running job. */
+  private ports: Map<number, JobSnapshot>;
   private readonly timer: NodeJS.Timeout;
 
   constructor(

@@ -6,8 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkUntilListening, type ListenTarget, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
-import { LISTEN_CHECK_MS } from "../../../src/core/shared/constants.ts";
+import { checkUntilListening, LISTEN_CHECK_MS, type ListenTarget, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 

@@ -223,10 +223,10 @@ describe("reads of the socket tables", { skip: !linux && "Linux only" }, () => {
     }, "the subshell");
     let now = 0;
     const ports = new ListeningPorts("none:", "linux", () => now);
-    const scan = (motion: string) => ports.scan([{ jobId: job.id, leader, groups: job.groups(), motion }]);
+    const scan = (stamp: string) => ports.scan([{ jobId: job.id, leader, groups: job.groups(), stamp }]);
     const fdDirs = [`/proc/${leader}/fd`, `/proc/${subshell}/fd`];
     /** How many times the scan asked the shell's and the subshell's number of descriptors. */
-    const asked = (motion: string) => fsCalls("statSync", fdDirs, () => scan(motion));
+    const asked = (stamp: string) => fsCalls("statSync", fdDirs, () => scan(stamp));
     scan("still");
     const subshellRan = activity(subshell!);
     await waitFor(() => activity(subshell!) !== subshellRan, "the subshell to run");

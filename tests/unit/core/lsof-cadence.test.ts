@@ -10,8 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import { type ListenerJob, ListeningPorts } from "../../../src/core/processes/listening.ts";
-import { LsofProbe } from "../../../src/core/processes/lsof.ts";
-import { LSOF_COST_SHARE, LSOF_MIN_INTERVAL_MS } from "../../../src/core/shared/constants.ts";
+import { LSOF_COST_SHARE, LSOF_MIN_INTERVAL_MS, LsofProbe } from "../../../src/core/processes/socket-tables.ts";
 
 /** A fake clock for the watch's timers: `advance` fires what falls due, in order. */
 function testClock() {

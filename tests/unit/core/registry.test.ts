@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
 import { JobRegistry } from "../../../src/core/job/registry.ts";
-import { normalizeSignal } from "../../../src/core/processes/signals.ts";
+import { normalizeSignal } from "../../../src/core/processes/process-group.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 /** Stand-ins with only what the registry reads. */

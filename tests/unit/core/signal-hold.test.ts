@@ -20,7 +20,7 @@ async function holdAndSignal(signal: NodeJS.Signals, otherListener: boolean, nam
   const file = join(dir, name);
   const program = `
     import { writeFileSync } from "node:fs";
-    import { holdSignalsWhile } from ${JSON.stringify(join(REPO_ROOT, "src/core/processes/signal-hold.ts"))};
+    import { holdSignalsWhile } from ${JSON.stringify(join(REPO_ROOT, "src/core/supervision/tracked-jobs.ts"))};
     if (${otherListener}) process.on(${JSON.stringify(signal)}, () => console.log("other listener"));
     await holdSignalsWhile(async () => {
       console.log("holding");

@@ -112,4 +112,17 @@ describe("jobs UI", () => {
     view.refresh();
     assert.equal(calls.length, before);
   });
+
+  it("a job's label says a port it lost while it runs, and its memory and CPU time (Linux) after the wake marks", () => {
+    const deaf = snapshot({
+      jobId: 3,
+      command: "npm run dev",
+      elapsedMs: 130_000,
+      wakeArmed: true,
+      listening: [],
+      deaf: { was: ["127.0.0.1:3000", "[::1]:3000"], closedAt: 0, closedMs: 14_400 },
+      usage: { rssBytes: 212 * 1024 * 1024, cpuMs: 3_400 },
+    });
+    assert.equal(jobLabel(deaf), "3 · running 2m10s · npm run dev listening: none (was :3000, closed 14 s ago) [wake] · 212 MB, 3 s CPU");
+  });
 });

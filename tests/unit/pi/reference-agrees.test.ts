@@ -255,7 +255,7 @@ describe("docs/reference.md and the README agree with the tools as registered", 
       assert.ok(Value.Check(tool.parameters as never, args as unknown), `${line}: not valid for the schema`);
       const window = args.yield_time_ms;
       if (typeof window !== "number") continue;
-      const conditional = args.until_pattern !== undefined || args.until_quiet_ms !== undefined;
+      const conditional = args.until_pattern !== undefined || args.until_quiet_ms !== undefined || args.until_listening !== undefined;
       const emptyPoll = name === "write_stdin" && !args.chars && !args.chars_b64;
       const cap = emptyPoll ? emptyPollCapMs({}) : conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS;
       assert.ok(window <= cap, `${line}: yield_time_ms ${window} above ${cap}`);

@@ -1,39 +1,29 @@
 /**
- * A listing reuses what it read of a running job (listening addresses, input wait) only while nothing
- * of the job moved: each thing that makes the facts stale (output, input, the shell's exit, the
- * input-wait quiet time, the reuse bound) is seen by the next listing. Then through the runtime: a
- * second listing in a row reads neither the process table nor any job's processes, and what a job
- * did since (a write that ended its read, a server's printed bind) shows on the next listing.
+ * A listing reuses what the one scan cache read of a running job (listening addresses, and the input
+ * wait read beside them) only while nothing of the job moved: each thing that changes its stamp
+ * (output, input, the shell's exit, the input-wait quiet time) and the reuse bound are seen by the
+ * next listing. Then through the runtime: a second listing in a row reads neither the process table
+ * nor any job's processes, and what a job did since (a write that ended its read, a server's printed
+ * bind) shows on the next listing.
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { probeInputWait, readStdinIdentity } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, realProcReader } from "../../../src/core/conditions/proc-wait.ts";
 import type { Job } from "../../../src/core/job/job.ts";
-import { type JobFacts, ListingFacts } from "../../../src/core/listing-facts.ts";
-import { ListeningPorts } from "../../../src/core/processes/listening.ts";
+import { stampOf } from "../../../src/core/job-reports.ts";
+import { LISTING_SCAN, ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { oneTableFor, processTableReads } from "../../../src/core/processes/process-table.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
+const SKIP = process.platform !== "linux" && "reads /proc (Linux)";
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
 
-/** A probe that records which jobs it read, answering a fresh object each time. */
-function countingProbe() {
-  const probed: number[][] = [];
-  const probe = (stale: readonly Job[], inputWait: boolean) => {
-    probed.push(stale.map((job) => job.id));
-    return new Map<number, JobFacts>(
-      stale.map((job) => [job.id, { listening: [`probe ${probed.length}`], ...(inputWait ? { inputWait: { likely: false } } : {}) }]),
-    );
-  };
-  return { probed, probe };
-}
-
-describe("what a listing reuses of a job, and what makes it stale", () => {
+describe("what a listing reuses of a job, and what makes it stale", { skip: SKIP }, () => {
   const runtime = new ExecRuntime();
   after(() => runtime.shutdown());
   /** A job past the input-wait quiet time, so only what a test does to it moves it. */
@@ -43,91 +33,105 @@ describe("what a listing reuses of a job, and what makes it stale", () => {
     if (settle) await waitFor(() => job.quietMs() >= INPUT_WAIT_QUIET_MS + 50, "a quiet job");
     return job;
   };
-  /** A bound no test reaches: only the job's own moves make its facts stale. */
-  const HOUR = 3_600_000;
+  /** A scan cache on a hand-moved clock, and a listing's scan of `jobs` at `now`. */
+  const cache = () => {
+    const clock = { now: 0 };
+    const ports = new ListeningPorts("none:", "linux", () => clock.now);
+    const scan = (jobs: readonly Job[], at = clock.now) => {
+      clock.now = at;
+      const listed = jobs.map((job) => ({
+        jobId: job.id,
+        leader: job.pid!,
+        stamp: stampOf(job),
+        get groups() {
+          return job.groups();
+        },
+      }));
+      return oneTableFor(() => ports.scan(listed, LISTING_SCAN));
+    };
+    return { ports, scan };
+  };
 
   it("a job nothing happened to is read once; a second look reuses its facts", async () => {
     const job = await started("sleep 300");
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
-    const first = facts.of([job], performance.now(), probe);
-    const second = facts.of([job], performance.now(), probe);
-    assert.deepEqual(probed, [[job.id]]);
-    assert.equal(second.get(job.id), first.get(job.id));
+    const { scan } = cache();
+    const first = scan([job], 0);
+    const reads = processTableReads();
+    const second = scan([job], 10);
+    assert.equal(processTableReads(), reads, "no read of the process table");
+    assert.equal(second?.get(job.id), first?.get(job.id));
   });
 
   it("output of one job makes only its facts stale, seen by the next look", async () => {
     const quiet = await started("sleep 300");
     const talker = await started('read line; echo "got $line"; sleep 300');
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
-    facts.of([quiet, talker], performance.now(), probe);
+    const { ports, scan } = cache();
+    scan([quiet, talker], 0);
     await runtime.interact(prepareWrite({ session_id: talker.id, chars: "x\n", yield_time_ms: 250 }, process.env));
     await waitFor(() => talker.outputBytesTotal > 0, "the job's output");
-    facts.of([quiet, talker], performance.now(), probe);
-    assert.deepEqual(probed, [[quiet.id, talker.id], [talker.id]]);
+    scan([quiet, talker], 10);
+    assert.deepEqual([ports.readAt(quiet.id), ports.readAt(talker.id)], [0, 10]);
   });
 
   it("input sent to a job (no output) makes its facts stale", async () => {
     const reader = await started("read line; sleep 300");
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
-    facts.of([reader], performance.now(), probe);
+    const before = stampOf(reader);
     await runtime.interact(prepareWrite({ session_id: reader.id, chars: "x\n", yield_time_ms: 100 }, process.env));
     assert.equal(reader.outputBytesTotal, 0, "the job printed nothing");
-    facts.of([reader], performance.now(), probe);
-    assert.equal(probed.length, 2);
+    assert.notEqual(stampOf(reader), before);
   });
 
   it("the shell's exit while what it started runs on makes the facts stale", async () => {
     const job = await started("sleep 300 & read line; exit 0");
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
-    facts.of([job], performance.now(), probe);
+    const before = stampOf(job);
     job.send({ kind: "eof" }, performance.now() + 1_000);
     await waitFor(() => job.leaderExited, "the shell's exit");
-    facts.of([job], performance.now(), probe);
-    assert.equal(probed.length, 2);
+    assert.notEqual(stampOf(job), before);
   });
 
   it("crossing the input-wait quiet time makes the facts stale (a prompt counts only after it)", async () => {
     const job = await started("printf 'name? '; sleep 300", false);
     await waitFor(() => job.outputBytesTotal > 0, "the prompt");
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
     // Looks at given moments: 10 ms after the prompt, then just past the quiet time.
     const now = performance.now();
     const printed = now - job.quietMs(now);
-    facts.of([job], printed + 10, probe);
-    facts.of([job], printed + 20, probe);
-    facts.of([job], printed + INPUT_WAIT_QUIET_MS + 10, probe);
-    assert.equal(probed.length, 2);
+    assert.equal(stampOf(job, printed + 10), stampOf(job, printed + 20));
+    assert.notEqual(stampOf(job, printed + INPUT_WAIT_QUIET_MS + 10), stampOf(job, printed + 20));
   });
 
   it("facts older than the reuse bound are read again", async () => {
     const job = await started("sleep 300");
-    const facts = new ListingFacts(1_000);
-    const { probed, probe } = countingProbe();
-    const now = performance.now();
-    facts.of([job], now, probe);
-    facts.of([job], now + 999, probe);
-    facts.of([job], now + 1_001, probe);
-    assert.equal(probed.length, 2);
+    const { ports, scan } = cache();
+    scan([job], 0);
+    scan([job], LISTING_SCAN.reuseMs - 1);
+    assert.equal(ports.readAt(job.id), 0);
+    scan([job], LISTING_SCAN.reuseMs + 1);
+    assert.equal(ports.readAt(job.id), LISTING_SCAN.reuseMs + 1);
   });
 
   it("facts read without the input wait (the picker's) are read again for a listing that shows it", async () => {
-    const job = await started("sleep 300");
-    const facts = new ListingFacts(HOUR);
-    const { probed, probe } = countingProbe();
-    facts.of([job], performance.now(), probe, false);
-    facts.of([job], performance.now(), probe, false);
-    const listed = facts.of([job], performance.now(), probe, true);
-    assert.equal(probed.length, 2);
-    assert.deepEqual(listed.get(job.id)?.inputWait, { likely: false });
+    const own = new ExecRuntime();
+    try {
+      const report = await own.exec(exec("sleep 300"));
+      const job = own.jobs().find((candidate) => candidate.id === report.job.jobId)!;
+      await waitFor(() => job.quietMs() >= INPUT_WAIT_QUIET_MS + 50, "a quiet job");
+      own.liveJobs({ ports: true });
+      let reads = processTableReads();
+      own.liveJobs({ ports: true });
+      assert.equal(processTableReads(), reads, "the picker's second look reuses the first");
+      const listed = own.list().find((entry) => entry.jobId === job.id);
+      assert.equal(processTableReads(), reads + 1, "the input wait is read for the listing");
+      assert.equal(listed?.inputWait, undefined, "a sleep waits for no input");
+      reads = processTableReads();
+      own.list();
+      assert.equal(processTableReads(), reads, "and reused with the scan afterwards");
+    } finally {
+      await own.shutdown();
+    }
   });
 });
 
-describe("listings through the runtime", { skip: process.platform !== "linux" && "reads /proc (Linux)" }, () => {
+describe("listings through the runtime", { skip: SKIP }, () => {
   const runtime = new ExecRuntime();
   after(() => runtime.shutdown());
 

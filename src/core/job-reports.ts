@@ -14,7 +14,6 @@ import {
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
 import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";
-import type { ShownPart } from "./output/shown-part.ts";
 import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { oneTableFor } from "./processes/process-table.ts";
@@ -161,14 +160,14 @@ export class JobReports {
     job: Job,
     startMono: number,
     termination: Termination,
-    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; shown: ShownPart | undefined; forModel: boolean },
+    options: { alreadyExited: boolean; consume: boolean; callId: string | undefined; forModel: boolean },
   ): KillReport {
     if (job.exit && options.consume) {
       this.forget(job);
       // The kill's result reports the exit: it observes it like a poll would.
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
-    const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
+    const output = options.consume ? job.takeOutput() : { text: "", omittedBytes: 0 };
     const news = options.forModel ? this.news(job) : {};
     return {
       job: this.snapshot(job),

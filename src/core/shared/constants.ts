@@ -270,13 +270,6 @@ export const WAKE_MAX_LISTED = 16;
  */
 export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
 
-/**
- * A read is decoded in part (only what its result can show; see shown-part.ts) when at least this
- * much of it can be skipped: below it the saving is smaller than a second look at the bytes costs,
- * and most reads stay whole.
- */
-export const PARTIAL_DECODE_MIN_SKIP_BYTES = 64 * 1024;
-
 /** The latest output kept per job for the UI's live preview, separate from what the model reads. */
 export const PREVIEW_BYTES = 32 * 1024;
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */

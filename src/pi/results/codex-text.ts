@@ -37,7 +37,7 @@ export interface CodexResultInput {
   maxOutputTokens?: number | undefined;
   /** Bytes the retention buffer dropped from this call's output. */
   omittedBytes?: number | undefined;
-  /** A middle of `output` the runtime left undecoded because the cut removes it (see core shown-part.ts). */
+  /** A middle of `output` the runtime left undecoded because the cut removes it (see core output-decoder.ts). */
   undecoded?: Undecoded | undefined;
   /** One-line facts the model must read ({@link codexNotes}); each becomes a `Warning:` line. */
   notes?: readonly string[] | undefined;

@@ -51,7 +51,7 @@ function charsIn(bytes: Buffer, start: number, end: number): number {
  * mark `…N tokens truncated…` (N = ceil(bytes over budget / 4)) or `…N chars truncated…` (N = the
  * characters removed). No separator around the mark, as in Codex. A budget of 0 leaves the mark
  * alone; text within budget comes back unchanged. `undecodedBytes`: output the runtime left out of
- * `text` because this cut removes it anyway (its middle, see core shown-part.ts); it counts as raw
+ * `text` because this cut removes it anyway (its middle, see core output-decoder.ts); it counts as raw
  * bytes, tokens only.
  */
 export function middleCut(text: string, maxBytes: number, unit: CutUnit = "tokens", undecodedBytes = 0): string {

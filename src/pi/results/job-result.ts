@@ -13,7 +13,6 @@ import { unshownMatches } from "./unshown-matches.ts";
 
 export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
 export { jobResultSchema };
-export { shownPart } from "./token-budget.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text, the

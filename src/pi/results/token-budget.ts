@@ -1,7 +1,5 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
-import { APPROX_BYTES_PER_TOKEN, type ShownPart } from "../../core/index.ts";
-import type { ResultFormat } from "../result-format.ts";
-import { codexByteBudget } from "./codex-text.ts";
+import { APPROX_BYTES_PER_TOKEN } from "../../core/index.ts";
 import type { CappedOutput } from "./format.ts";
 
 /**
@@ -51,17 +49,4 @@ export function capOutputToBudget(text: string, logPath: string, maxOutputTokens
   if (!truncation.truncated) return { shown: text, content: truncation.content, truncation };
   const write = footer ?? piFooter(text, logPath);
   return { shown: `${truncation.content}\n\n${write(truncation, limitBytes)}`, content: truncation.content, truncation };
-}
-
-/**
- * What a result in `format` can show of a call's output, so the runtime decodes a large read only that
- * far: the end within the cap (Pi's 2 000 lines, `max_output_tokens`), or Codex's head and tail.
- */
-export function shownPart(format: ResultFormat, maxOutputTokens?: number): ShownPart {
-  if (format === "codex") {
-    const budget = codexByteBudget(maxOutputTokens);
-    const headBytes = Math.floor(budget / 2);
-    return { headBytes, tailBytes: budget - headBytes, tailLines: Number.POSITIVE_INFINITY };
-  }
-  return { headBytes: 0, tailBytes: outputByteBudget(maxOutputTokens), tailLines: DEFAULT_MAX_LINES };
 }

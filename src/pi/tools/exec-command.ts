@@ -30,15 +30,7 @@ import { jobHint } from "../guidance/job-hints.ts";
 import { EXEC_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { WAKE_GUIDELINE, WAKE_ON_PATTERN_DESCRIPTION } from "../guidance/speak-up.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import {
-  completionNote,
-  type JobDetails,
-  jobResult,
-  jobResultSchema,
-  patternNote,
-  progressResult,
-  shownPart,
-} from "../results/job-result.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, patternNote, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { execCommandRenderer } from "../tui/render.ts";
 
@@ -114,10 +106,7 @@ export function execCommandTool(
     ...execCommandRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       runtimes.assertNoUnstoppedChildren();
-      const request = {
-        ...prepareExec(params, ctx.cwd, process.env, hostSettings()),
-        shown: shownPart(format.format, params.max_output_tokens),
-      };
+      const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
       const runtime = runtimes.runtimeFor(ctx.sessionManager);
       const report = await runtime.exec(request, {
         signal,

@@ -23,7 +23,7 @@ import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
+import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { personAsker } from "../tui/ask-person.ts";
 import { writeStdinRenderer } from "../tui/render.ts";
@@ -76,7 +76,7 @@ export function writeStdinTool(
     prepareArguments: (raw) => checkListening(checkArguments("write_stdin", writeStdinParameters, raw), "Nothing was written."),
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
-      const request = { ...prepareWrite(params, process.env), shown: shownPart(format.format, params.max_output_tokens) };
+      const request = prepareWrite(params, process.env);
       const ask = personAsker(ctx);
       if (request.askUser && !ask) {
         throw new ExecRequestError(

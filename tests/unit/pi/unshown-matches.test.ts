@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
-import { jobResult, shownPart } from "../../../src/pi/results/job-result.ts";
+import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { unshownMatches } from "../../../src/pi/results/unshown-matches.ts";
 import { headerOf } from "../../helpers/events.ts";
 import { quietFor } from "../../helpers/processes.ts";
@@ -65,7 +65,7 @@ describe("matching lines a result cut", () => {
     keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; echo 'ERROR disk full'; seq 1 3000; echo 'ERROR shown at the end'; touch ${printed}; sleep 300`;
-    const report = await pollInTheSameRun(runtime, cmd, printed, shownPart("default"));
+    const report = await pollInTheSameRun(runtime, cmd, printed);
     const result = jobResult(report);
     const text = result.content[0]!.type === "text" ? result.content[0]!.text : "";
     assert.equal(headerOf(text).pattern_matched_unshown, "1 line, first: ERROR disk full");

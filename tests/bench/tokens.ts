@@ -102,7 +102,7 @@ export function formatTokenTable(rows: readonly FormatTokens[]): string {
 /** A few results of each format, for the self-check: a short command, a failing build, a running server, a cut flood. */
 async function sampleTexts(): Promise<ResultSample[]> {
   const { jobResult } = await import("../../src/pi/results/job-result.ts");
-  const { codexResultText } = await import("../../src/pi/results/codex-text.ts");
+  const { codexResultText } = await import("../../src/pi/results/codex.ts");
   const { capOutputToBudget } = await import("../../src/pi/results/token-budget.ts");
   const { jobReport } = await import("../helpers/reports.ts");
   const build =

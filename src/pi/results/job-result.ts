@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Elision, JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
-import { codexJobText } from "./codex-result.ts";
+import { codexJobText } from "./codex.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";

@@ -22,7 +22,7 @@ import { UNTIL_LISTENING_DESCRIPTION, UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_
 import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import { codexUnknownJobError } from "../results/codex-text.ts";
+import { codexUnknownJobError } from "../results/codex.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { personAsker } from "../tui/ask-person.ts";

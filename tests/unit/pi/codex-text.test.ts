@@ -2,25 +2,23 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
 import {
+  approxTokenCount,
   CODEX_ERROR_TEXT,
   codexChunkId,
   codexExecCommandError,
   codexHeader,
+  codexLineCount,
   codexNotes,
   codexResultText,
   codexTokenBudget,
   codexUnknownJobError,
   codexWallTime,
   codexWriteStdinError,
-  rustDebugString,
-} from "../../../src/pi/results/codex-text.ts";
-import {
-  approxTokenCount,
-  codexLineCount,
   formattedTruncate,
   middleCut,
+  rustDebugString,
   truncateWithOmission,
-} from "../../../src/pi/results/codex-truncate.ts";
+} from "../../../src/pi/results/codex.ts";
 
 // Expected strings below are Codex's own test expectations (utils/output-truncation truncate_tests.rs,
 // core/src/tools/context_tests.rs), with the `Warning: truncated output …` line Codex now puts first.

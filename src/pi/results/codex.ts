@@ -3,7 +3,6 @@ import {
   APPROX_BYTES_PER_TOKEN,
   CODEX_MAX_OUTPUT_TOKENS,
   type Elision,
-  isInvisible,
   type JobReport,
   metadataLine,
   newlinesIn,
@@ -31,11 +30,6 @@ export function tokensForBytes(bytes: number): number {
   return bytes <= 0 ? 0 : Math.ceil(bytes / APPROX_BYTES_PER_TOKEN);
 }
 
-/** Codex's estimate of `text`: ceil(UTF-8 bytes / 4). */
-export function approxTokenCount(text: string): number {
-  return tokensForBytes(Buffer.byteLength(text, "utf8"));
-}
-
 /** Bytes a budget of `tokens` allows (4 a token). */
 export function bytesForTokens(tokens: number): number {
   return Math.max(0, tokens) * APPROX_BYTES_PER_TOKEN;
@@ -52,36 +46,23 @@ export function codexLineCount(text: string): number {
   return text.endsWith("\n") ? count : count + 1;
 }
 
-/** The mark Codex puts where it removed the middle: tokens for a token budget, characters for a byte budget. */
-export type CutUnit = "tokens" | "chars";
-
 const isContinuation = (byte: number | undefined) => byte !== undefined && (byte & 0xc0) === 0x80;
-
-/** Characters (code points) in a stretch of valid UTF-8: every byte that is not a continuation byte starts one. */
-function charsIn(bytes: Buffer, start: number, end: number): number {
-  let count = 0;
-  for (let i = start; i < end; i++) if (!isContinuation(bytes[i])) count++;
-  return count;
-}
 
 /**
  * Keeps the start and the end of `text` within `maxBytes` (half each) and joins them with Codex's
- * mark `…N tokens truncated…` (N = ceil(bytes over budget / 4)) or `…N chars truncated…` (N = the
- * characters removed). No separator around the mark, as in Codex. A budget of 0 leaves the mark
- * alone; text within budget comes back unchanged. `undecodedBytes`: output the runtime left out of
- * `text` because this cut removes it anyway (its middle, see core output-decoder.ts); it counts as raw
- * bytes, tokens only.
+ * mark `…N tokens truncated…` (N = ceil(bytes over budget / 4)), with no separator, as in Codex. A
+ * budget of 0 leaves the mark alone; text within budget comes back unchanged. `undecodedBytes`:
+ * output the runtime left out of `text` because this cut removes it anyway (core output-decoder.ts),
+ * counted as raw bytes.
  */
-export function middleCut(text: string, maxBytes: number, unit: CutUnit = "tokens", undecodedBytes = 0): string {
+export function middleCut(text: string, maxBytes: number, undecodedBytes = 0): string {
   if (text === "") return "";
   const bytes = Buffer.from(text, "utf8");
   const total = bytes.length + undecodedBytes;
-  const mark = (count: number) => `…${count} ${unit} truncated…`;
-  if (maxBytes <= 0) return mark(unit === "tokens" ? tokensForBytes(total) : charsIn(bytes, 0, total));
+  if (maxBytes <= 0) return `…${tokensForBytes(total)} tokens truncated…`;
   if (total <= maxBytes) return text;
   const { headEnd, tailStart } = cutSpan(bytes, maxBytes);
-  const removed = unit === "tokens" ? tokensForBytes(total - maxBytes) : charsIn(bytes, headEnd, tailStart);
-  return `${bytes.subarray(0, headEnd).toString("utf8")}${mark(removed)}${bytes.subarray(tailStart).toString("utf8")}`;
+  return `${bytes.subarray(0, headEnd).toString("utf8")}…${tokensForBytes(total - maxBytes)} tokens truncated…${bytes.subarray(tailStart).toString("utf8")}`;
 }
 
 /**
@@ -118,7 +99,7 @@ export function formattedTruncate(text: string, maxTokens: number, undecoded?: U
   if (size <= budget) return text;
   return (
     `Warning: truncated output (original token count: ${tokensForBytes(size)})\n` +
-    `Total output lines: ${undecoded?.totalLines ?? codexLineCount(text)}\n\n${middleCut(text, budget, "tokens", undecoded?.bytes)}`
+    `Total output lines: ${undecoded?.totalLines ?? codexLineCount(text)}\n\n${middleCut(text, budget, undecoded?.bytes)}`
   );
 }
 
@@ -144,7 +125,7 @@ export function truncateWithOmission(
   const marker = codexOmissionMarker(omittedBytes);
   const budget = bytesForTokens(maxTokens);
   if (Buffer.byteLength(text, "utf8") + undecodedBytes <= budget) return text.includes(marker) ? text : `${marker}\n${text}`;
-  const cut = middleCut(text, budget, "tokens", undecodedBytes);
+  const cut = middleCut(text, budget, undecodedBytes);
   const notice = cut.includes(marker) ? "" : `${marker}\n`;
   return `Warning: truncated output (original token count: ${originalTokenCount})\n${notice}\n${cut}`;
 }
@@ -251,47 +232,30 @@ export function codexResultParts(input: CodexResultInput): { header: string; not
   return { header: codexHeader(input), notes, output: text };
 }
 
-/** Facts of a result that Codex's text has no line for. */
-export interface CodexNoteFacts {
-  /** Our `failure_message` (stdin refused or failed, could not start, log quota stop, …). */
-  failureMessage?: string | undefined;
-  /** Our `killed_by`: a stop the model did not ask for. */
-  killedBy?: "user" | "deadline" | "boundary" | "quota" | undefined;
-  /** The call was cancelled: nothing was read, the job is as it was. */
-  cancelled?: boolean | undefined;
-  /** Our `warning` (job slots nearly full). */
+/** Our fields Codex's text reads, by their names in a job result. */
+export interface CodexFields {
+  chunk_id: string;
+  original_token_count: number;
+  failure_message?: string | undefined;
+  killed_by?: KilledBy | undefined;
   warning?: string | undefined;
-  /** Our `notice` (for example which shell stood in for bash). */
   notice?: string | undefined;
-  /** Our `completion_notification`; plain `armed` only confirms the model's own request and is left out. */
-  completion?: string | undefined;
-  /** A line of guidance just in time (`guidance/hints.ts`). */
+  completion_notification?: string | undefined;
+  shell_exit_code?: number | null | undefined;
+  background?: string | undefined;
+  user_input?: string | undefined;
+  user_disarmed?: ("exit_wake" | "wake_on_pattern")[] | undefined;
+}
+
+/** What a call adds to its fields for the notes: it was cancelled, the shell's exit is news, a hint, matching lines the cut left out. */
+export interface CodexCallFacts {
+  cancelled?: boolean | undefined;
+  shellExitNews?: boolean | undefined;
   hint?: string | undefined;
-  /** Our `shell_exit_code` and `background`, when they are news (the shell exited leaving processes, or they changed). */
-  shellExit?: { code: number | null; background?: string | undefined } | undefined;
-  /** Our `user_input`: how many bytes a person typed into the job (`12 bytes`, `0 bytes (cancelled)`). */
-  userInput?: string | undefined;
-  /** Our `user_disarmed`: wakes a person disarmed from the sessions picker. */
-  userDisarmed?: readonly ("exit_wake" | "wake_on_pattern")[] | undefined;
-  /** Our `pattern_matched_unshown`: matching lines this text cut (they never wake later). */
   unshown?: string | undefined;
 }
 
 const DISARMED = { exit_wake: "on_exit wake", wake_on_pattern: "wake_on_pattern" } as const;
-
-/** What a person and the shell did that the model has not been told: one line each. */
-function newsNotes(facts: CodexNoteFacts): string[] {
-  const notes: string[] = [];
-  const shell = facts.shellExit;
-  if (shell) notes.push(`the shell exited with code ${shell.code ?? -1}${shell.background ? `; ${shell.background}` : ""}`);
-  if (facts.userInput) notes.push(`the user typed ${facts.userInput} into this process (never shown to you)`);
-  if (facts.userDisarmed?.length) {
-    const wakes = facts.userDisarmed.map((wake) => DISARMED[wake]).join(" and ");
-    notes.push(`the user disarmed this process's ${wakes} from the sessions picker; it will not wake you`);
-  }
-  if (facts.unshown) notes.push(`lines matching wake_on_pattern were cut from this output and will not wake you: ${facts.unshown}`);
-  return notes;
-}
 
 const STOPPED_BY = {
   user: "the user stopped this process",
@@ -301,77 +265,36 @@ const STOPPED_BY = {
 } as const;
 
 /**
- * The facts that must reach the model even in Codex's format, each as one line: what it asked
- * for did not fully happen (refused or failed input, a failure), someone else stopped the job, the
- * call was cancelled, the shell exited leaving processes running, a person typed into the job or
- * disarmed its wakes, matching lines were cut from the output, or the registry is nearly full. The
- * rest of our fields stay out of the text.
+ * The facts that must reach the model even in Codex's format, each as one line: what it asked for
+ * did not fully happen (refused or failed input, a failure), someone else stopped the job, the call
+ * was cancelled, the wake it armed cannot come, the shell exited leaving processes running, a person
+ * typed into the job or disarmed its wakes, matching lines were cut from the output, a notice, the
+ * registry is nearly full, a hint. The rest of our fields stay out of the text.
  */
-export function codexNotes(facts: CodexNoteFacts): string[] {
+export function codexNotes(fields: Partial<CodexFields>, call: CodexCallFacts = {}): string[] {
   const notes: string[] = [];
-  if (facts.cancelled) notes.push("this call was cancelled; nothing was read and the process is as it was");
+  const { killed_by: killedBy, failure_message: failure, completion_notification: completion } = fields;
+  if (call.cancelled) notes.push("this call was cancelled; nothing was read and the process is as it was");
   // The quota stop already has its own failure message; say it once.
-  if (facts.killedBy && !(facts.killedBy === "quota" && facts.failureMessage)) notes.push(STOPPED_BY[facts.killedBy]);
-  if (facts.failureMessage) notes.push(facts.failureMessage);
-  if (facts.completion && facts.completion !== "armed") notes.push(`on_exit wake ${facts.completion}`);
-  notes.push(...newsNotes(facts));
-  if (facts.notice) notes.push(facts.notice);
-  if (facts.warning) notes.push(facts.warning);
-  if (facts.hint) notes.push(facts.hint);
+  if (killedBy && !(killedBy === "quota" && failure)) notes.push(STOPPED_BY[killedBy]);
+  if (failure) notes.push(failure);
+  // Plain `armed` only confirms the model's own request.
+  if (completion && completion !== "armed") notes.push(`on_exit wake ${completion}`);
+  if (call.shellExitNews && fields.shell_exit_code !== undefined)
+    notes.push(`the shell exited with code ${fields.shell_exit_code ?? -1}${fields.background ? `; ${fields.background}` : ""}`);
+  if (fields.user_input) notes.push(`the user typed ${fields.user_input} into this process (never shown to you)`);
+  if (fields.user_disarmed?.length) {
+    const wakes = fields.user_disarmed.map((wake) => DISARMED[wake]).join(" and ");
+    notes.push(`the user disarmed this process's ${wakes} from the sessions picker; it will not wake you`);
+  }
+  if (call.unshown) notes.push(`lines matching wake_on_pattern were cut from this output and will not wake you: ${call.unshown}`);
+  for (const line of [fields.notice, fields.warning, call.hint]) if (line) notes.push(line);
   return notes;
 }
 
-// ---- Errors, in Codex's words where Codex has them ----
-
-/** Codex's Display text of `UnknownProcessId` (it says "process id" for the model's `session_id`). */
-export function codexUnknownProcess(sessionId: number): string {
-  return `Unknown process id ${sessionId}`;
-}
-
-/** Codex's Display texts of the other unified-exec errors a port can meet. */
-export const CODEX_ERROR_TEXT = {
-  writeToStdin: "failed to write to stdin",
-  stdinClosed: "stdin is closed for this session; rerun exec_command with tty=true to keep stdin open",
-  missingCommandLine: "missing command line for unified exec request",
-  createProcess: (message: string) => `Failed to create unified exec process: ${message}`,
-  processFailed: (message: string) => `Unified exec process failed: ${message}`,
-} as const;
-
-/** A `write_stdin` error as Codex words it: `write_stdin failed: <Display text>`. */
-export function codexWriteStdinError(display: string): string {
-  return `write_stdin failed: ${display}`;
-}
-
-/** The `write_stdin` error for an id that names no running job: `write_stdin failed: Unknown process id N`. */
+/** `write_stdin` on an id that names no running job, in Codex's words (it says "process id" for `session_id`). */
 export function codexUnknownJobError(sessionId: number): string {
-  return codexWriteStdinError(codexUnknownProcess(sessionId));
-}
-
-/** Longest `exec_command` error Codex returns; longer ones lose their middle (`…N chars truncated…`). */
-const EXEC_ERROR_MAX_BYTES = 900;
-
-/** A string as Rust's `{:?}` prints it: quoted, with `\\`, `\"`, `\n`, `\r`, `\t`, `\0` and `\u{…}` for other controls and invisible characters. */
-export function rustDebugString(text: string): string {
-  let out = '"';
-  for (const char of text) {
-    const cp = char.codePointAt(0)!;
-    if (char === "\\" || char === '"') out += `\\${char}`;
-    else if (char === "\n") out += "\\n";
-    else if (char === "\r") out += "\\r";
-    else if (char === "\t") out += "\\t";
-    else if (cp === 0) out += "\\0";
-    else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || isInvisible(cp)) out += `\\u{${cp.toString(16)}}`;
-    else out += char;
-  }
-  return `${out}"`;
-}
-
-/**
- * An `exec_command` error as Codex words it: `exec_command failed: ` and the error's Rust Debug
- * form, e.g. `CreateProcess { message: "…" }`, bounded to 900 bytes.
- */
-export function codexExecCommandError(kind: "CreateProcess" | "ProcessFailed", message: string): string {
-  return middleCut(`exec_command failed: ${kind} { message: ${rustDebugString(message)} }`, EXEC_ERROR_MAX_BYTES, "chars");
+  return `write_stdin failed: Unknown process id ${sessionId}`;
 }
 
 // ---- What the text shows, and a job result in it ----
@@ -422,21 +345,6 @@ export function codexShownLines(text: string, omittedBytes: number, budgetBytes:
   return { head, tail };
 }
 
-/** The fields of a result the Codex text reads. */
-export interface CodexFields {
-  chunk_id: string;
-  original_token_count: number;
-  failure_message?: string | undefined;
-  killed_by?: KilledBy | undefined;
-  warning?: string | undefined;
-  notice?: string | undefined;
-  completion_notification?: string | undefined;
-  shell_exit_code?: number | null | undefined;
-  background?: string | undefined;
-  user_input?: string | undefined;
-  user_disarmed?: ("exit_wake" | "wake_on_pattern")[] | undefined;
-}
-
 type Source = { text: string; printed: Printed; omittedBytes: number; elided?: Elision | undefined };
 
 /** `pattern_matched_unshown` for Codex's text: matching lines outside the head and tail it shows. */
@@ -445,13 +353,6 @@ function codexUnshown(report: JobReport, source: Source, maxOutputTokens: number
   const text = withCodexOmission(source.text, source.omittedBytes);
   const shown = codexShownLines(text, source.omittedBytes, codexByteBudget(maxOutputTokens), source.elided?.bytes ?? 0);
   return shown ? unshownMatches(report.output.matched, source.printed.lines, shown.tail, shown.head) : undefined;
-}
-
-/** The shell's exit and what it left running, when that is news (as in our format's header). */
-function shellNews(report: JobReport, fields: CodexFields): { code: number | null; background?: string | undefined } | undefined {
-  if (!report.backgroundChanged || fields.shell_exit_code === undefined) return undefined;
-  if (!fields.background && report.job.exit) return undefined; // the exit line says it all
-  return { code: fields.shell_exit_code, background: fields.background };
 }
 
 /** `source`: what the call shows (the stream, or a PTY job's screen) and what it counts as printed. */
@@ -474,17 +375,11 @@ export function codexJobText(
     maxOutputTokens: extras.maxOutputTokens,
     omittedBytes,
     undecoded: source.elided ? { bytes: source.elided.bytes, totalLines: source.printed.lines } : undefined,
-    notes: codexNotes({
-      failureMessage: fields.failure_message,
-      killedBy: fields.killed_by,
+    notes: codexNotes(fields, {
       cancelled: report.cancelled,
-      warning: fields.warning,
-      notice: fields.notice,
-      completion: fields.completion_notification,
+      // The shell's exit and what it left running, when news (as in our header); an exit line says it all.
+      shellExitNews: report.backgroundChanged === true && (fields.background !== undefined || !exit),
       hint: extras.hint,
-      shellExit: shellNews(report, fields),
-      userInput: fields.user_input,
-      userDisarmed: fields.user_disarmed,
       unshown,
     }),
   });

@@ -9,9 +9,7 @@ import {
   omissionMarker,
 } from "../../core/index.ts";
 import type { KilledBy } from "./job-fields.ts";
-import type { OutputCut } from "./lean-header.ts";
-import type { Printed } from "./truncation-footer.ts";
-import { unshownMatches } from "./unshown-matches.ts";
+import { lineCount, type OutputCut, type Printed, unshownMatches } from "./output-cap.ts";
 
 /**
  * The text of `exec_command` and `write_stdin` results in Codex's own format
@@ -33,17 +31,6 @@ export function tokensForBytes(bytes: number): number {
 /** Bytes a budget of `tokens` allows (4 a token). */
 export function bytesForTokens(tokens: number): number {
   return Math.max(0, tokens) * APPROX_BYTES_PER_TOKEN;
-}
-
-/**
- * Lines as Rust's `str::lines()` counts them (Codex's `Total output lines`): a line ends at LF, a
- * final line without LF counts, and a trailing LF does not start another line.
- */
-export function codexLineCount(text: string): number {
-  if (text === "") return 0;
-  let count = 0;
-  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++;
-  return text.endsWith("\n") ? count : count + 1;
 }
 
 const isContinuation = (byte: number | undefined) => byte !== undefined && (byte & 0xc0) === 0x80;
@@ -99,7 +86,7 @@ export function formattedTruncate(text: string, maxTokens: number, undecoded?: U
   if (size <= budget) return text;
   return (
     `Warning: truncated output (original token count: ${tokensForBytes(size)})\n` +
-    `Total output lines: ${undecoded?.totalLines ?? codexLineCount(text)}\n\n${middleCut(text, budget, undecoded?.bytes)}`
+    `Total output lines: ${undecoded?.totalLines ?? lineCount(text)}\n\n${middleCut(text, budget, undecoded?.bytes)}`
   );
 }
 
@@ -390,7 +377,7 @@ export function codexJobText(
       ? {
           printed: source.printed,
           shownBytes: Buffer.byteLength(parts.output),
-          shownLines: codexLineCount(parts.output),
+          shownLines: lineCount(parts.output),
           truncatedBy: overBudget ? "tokens" : "retention",
         }
       : undefined;

@@ -6,10 +6,8 @@ import { codexJobText } from "./codex.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
-import { carriesNews, inTextWords, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
-import { capOutputToBudget } from "./token-budget.ts";
-import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
-import { unshownMatches } from "./unshown-matches.ts";
+import { carriesNews, inTextWords, textFacts } from "./lean-header.ts";
+import { capOutput, type OutputCut, outputCut, type Printed, printedOf, unshownMatches } from "./output-cap.ts";
 
 export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
 export { jobResultSchema };
@@ -246,7 +244,7 @@ function defaultText(
   status: JobDetails["status"],
   { text, printed, omittedBytes }: ReturnType<typeof shownSource>,
 ) {
-  const capped = capOutputToBudget(text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
+  const capped = capOutput(text, printed, all.log_path, extras.maxOutputTokens);
   const facts = textFacts(report, {
     status,
     truncated: capped.truncation.truncated,

@@ -4,7 +4,6 @@ import { omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
 import {
   codexChunkId,
   codexHeader,
-  codexLineCount,
   codexNotes,
   codexResultText,
   codexTokenBudget,
@@ -15,6 +14,7 @@ import {
   tokensForBytes,
   truncateWithOmission,
 } from "../../../src/pi/results/codex.ts";
+import { lineCount } from "../../../src/pi/results/output-cap.ts";
 
 // Expected strings below are Codex's own test expectations (utils/output-truncation truncate_tests.rs,
 // core/src/tools/context_tests.rs), with the `Warning: truncated output …` line Codex now puts first.
@@ -67,7 +67,7 @@ describe("Codex truncation", () => {
   });
 
   it("counts lines as Rust's str::lines does", () => {
-    assert.deepEqual(["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(codexLineCount), [0, 1, 1, 2, 1, 2, 2, 1]);
+    assert.deepEqual(["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(lineCount), [0, 1, 1, 2, 1, 2, 2, 1]);
   });
 
   it("estimates tokens as ceil(UTF-8 bytes / 4)", () => {

@@ -11,7 +11,7 @@ import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
-import { unshownMatches } from "../../../src/pi/results/unshown-matches.ts";
+import { unshownMatches } from "../../../src/pi/results/output-cap.ts";
 import { headerOf } from "../../helpers/events.ts";
 import { quietFor } from "../../helpers/processes.ts";
 import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";

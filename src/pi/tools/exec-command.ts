@@ -6,13 +6,9 @@ import {
   DEFAULT_ROWS,
   DEFAULT_TIMEOUT_S,
   type HostShellSettings,
-  MAX_COLS,
   MAX_LISTEN_PORT,
-  MAX_ROWS,
   MAX_TIMEOUT_S,
   MAX_YIELD_MS,
-  MIN_COLS,
-  MIN_ROWS,
   MIN_YIELD_MS,
   prepareExec,
   SHELL_NAMES,
@@ -48,9 +44,9 @@ export const execCommandParameters = Type.Object(
         description: "Default bash.",
       }),
     ),
-    tty: Type.Optional(Type.Boolean({ description: "Pseudo-terminal. Default false." })),
-    cols: Type.Optional(Type.Number({ description: `Default ${DEFAULT_COLS} (${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `Default ${DEFAULT_ROWS} (${MIN_ROWS}–${MAX_ROWS}).` })),
+    tty: Type.Optional(Type.Boolean({ description: "Pseudo-terminal." })),
+    cols: Type.Optional(Type.Number({ description: `Default ${DEFAULT_COLS}.` })),
+    rows: Type.Optional(Type.Number({ description: `Default ${DEFAULT_ROWS}.` })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -71,7 +67,7 @@ export const execCommandParameters = Type.Object(
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
-    login: Type.Optional(Type.Boolean({ description: "Login shell. Default false." })),
+    login: Type.Optional(Type.Boolean({ description: "Login shell." })),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
     timeout_s: Type.Optional(
       Type.Integer({

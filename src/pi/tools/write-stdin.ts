@@ -6,13 +6,9 @@ import {
   ExecRequestError,
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
-  MAX_COLS,
   MAX_LISTEN_PORT,
-  MAX_ROWS,
   MAX_YIELD_MS,
-  MIN_COLS,
   MIN_EMPTY_POLL_MS,
-  MIN_ROWS,
   prepareWrite,
   UnknownJobError,
 } from "../../core/index.ts";
@@ -38,8 +34,8 @@ export const writeStdinParameters = Type.Object(
       }),
     ),
     chars_b64: Type.Optional(Type.String({ description: "Base64 bytes, instead of chars." })),
-    cols: Type.Optional(Type.Number({ description: `Resize tty (${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `Resize tty (${MIN_ROWS}–${MAX_ROWS}).` })),
+    cols: Type.Optional(Type.Number({ description: "Resize tty." })),
+    rows: Type.Optional(Type.Number({ description: "Resize tty." })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,

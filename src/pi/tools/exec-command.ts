@@ -26,7 +26,8 @@ import { jobHint } from "../guidance/job-hints.ts";
 import { EXEC_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { WAKE_GUIDELINE, WAKE_ON_PATTERN_DESCRIPTION } from "../guidance/speak-up.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, patternNote, progressResult } from "../results/job-result.ts";
+import { completionNote, patternNote } from "../results/job-fields.ts";
+import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { execCommandRenderer } from "../tui/render.ts";
 

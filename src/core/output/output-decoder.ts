@@ -8,9 +8,8 @@
  *
  * May import: shared.
  */
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../shared/constants.ts";
 import { omissionMarker, type RetainedOutput } from "./head-tail-buffer.ts";
-import { TerminalText } from "./terminal-text.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS, TerminalText } from "./terminal-text.ts";
 
 /**
  * A large read is rendered only at its ends: rendered whole, a MiB of random bytes runs at 38 MB/s

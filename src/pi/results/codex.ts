@@ -1,15 +1,7 @@
 import { randomBytes } from "node:crypto";
-import {
-  APPROX_BYTES_PER_TOKEN,
-  CODEX_MAX_OUTPUT_TOKENS,
-  type Elision,
-  type JobReport,
-  metadataLine,
-  newlinesIn,
-  omissionMarker,
-} from "../../core/index.ts";
+import { type Elision, type JobReport, metadataLine, newlinesIn, omissionMarker } from "../../core/index.ts";
 import type { KilledBy } from "./job-fields.ts";
-import { lineCount, type OutputCut, type Printed, unshownMatches } from "./output-cap.ts";
+import { APPROX_BYTES_PER_TOKEN, lineCount, type OutputCut, type Printed, unshownMatches } from "./output-cap.ts";
 
 /**
  * The text of `exec_command` and `write_stdin` results in Codex's own format
@@ -20,6 +12,12 @@ import { lineCount, type OutputCut, type Printed, unshownMatches } from "./outpu
  * bytes); the few facts the model must not miss travel as `Warning:` lines at the top of the output.
  * Sizes are UTF-8 bytes, as in Codex; every cut falls on a character boundary.
  */
+
+/**
+ * Codex's output budget without `max_output_tokens` (`DEFAULT_MAX_OUTPUT_TOKENS`), and its cap on a
+ * larger one: the models trained on this tool have a truncation policy of 10 000 tokens.
+ */
+const CODEX_MAX_OUTPUT_TOKENS = 10_000;
 
 // ---- Codex's truncation ----
 

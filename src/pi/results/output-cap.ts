@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "@earendil-works/pi-coding-agent";
-import { APPROX_BYTES_PER_TOKEN, type JobReport, type ReadMatchList } from "../../core/index.ts";
+import type { JobReport, ReadMatchList } from "../../core/index.ts";
 import { oneLine } from "./format.ts";
 
 /**
@@ -12,6 +12,9 @@ import { oneLine } from "./format.ts";
  * with a space, as the product contract writes them; Pi's own phrases (`50.0KB limit`, `Showing last
  * 50.0KB of line`) keep Pi's `formatSize`.
  */
+
+/** Codex's token estimate, which `max_output_tokens` and `original_token_count` use: one token per 4 bytes of UTF-8, rounded up. */
+export const APPROX_BYTES_PER_TOKEN = 4;
 
 /** A printed amount in decimal units with a space: `14.9 MB`, `512 B`. */
 export function printedSize(bytes: number): string {

@@ -13,8 +13,7 @@ import { describe, it } from "node:test";
 import { truncateTail } from "@earendil-works/pi-coding-agent";
 import { HeadTailBuffer, omissionMarker, type RetainedOutput } from "../../../src/core/output/head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder, safeLineStart } from "../../../src/core/output/output-decoder.ts";
-import { TerminalText } from "../../../src/core/output/terminal-text.ts";
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/shared/constants.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS, TerminalText } from "../../../src/core/output/terminal-text.ts";
 import { fuzzStream, prng } from "../../helpers/hostile-output.ts";
 
 const SEEDS = 24;

@@ -31,8 +31,17 @@ import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { execCommandRenderer } from "../tui/render.ts";
 
+/** The conditional waits, the same on both tools. */
+export const UNTIL_PARAMETERS = {
+  until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
+  until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+  until_listening: Type.Optional(
+    Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
+  ),
+};
+
 /** `max_output_tokens`, the same on both tools. */
-export const MAX_OUTPUT_TOKENS_DESCRIPTION = "Output token budget (end kept).";
+export const MAX_OUTPUT_TOKENS = Type.Optional(Type.Integer({ minimum: 1, description: "Output token budget (end kept)." }));
 
 export const execCommandParameters = Type.Object(
   {
@@ -54,11 +63,7 @@ export const execCommandParameters = Type.Object(
         description: `Default ${DEFAULT_EXEC_YIELD_MS} (${MIN_YIELD_MS}–${MAX_YIELD_MS}; ${CONDITIONAL_EXEC_WINDOW}); the job runs on.`,
       }),
     ),
-    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
-    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
-    until_listening: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
-    ),
+    ...UNTIL_PARAMETERS,
     screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
@@ -69,7 +74,7 @@ export const execCommandParameters = Type.Object(
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
     login: Type.Optional(Type.Boolean({ description: "Login shell." })),
-    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
+    max_output_tokens: MAX_OUTPUT_TOKENS,
     timeout_s: Type.Optional(
       Type.Integer({
         minimum: 1,

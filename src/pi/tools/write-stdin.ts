@@ -6,7 +6,6 @@ import {
   ExecRequestError,
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
-  MAX_LISTEN_PORT,
   MAX_YIELD_MS,
   MIN_EMPTY_POLL_MS,
   prepareWrite,
@@ -14,7 +13,6 @@ import {
 } from "../../core/index.ts";
 import { checkArguments, checkListening } from "../arguments.ts";
 import { ASK_USER_DESCRIPTION } from "../guidance/ask-user.ts";
-import { UNTIL_LISTENING_DESCRIPTION, UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION } from "../guidance/conditional-waits.ts";
 import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
@@ -24,7 +22,7 @@ import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { personAsker } from "../tui/ask-person.ts";
 import { writeStdinRenderer } from "../tui/render.ts";
-import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
+import { MAX_OUTPUT_TOKENS, UNTIL_PARAMETERS } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -48,12 +46,8 @@ export const writeStdinParameters = Type.Object(
     yield_until: Type.Optional(
       Type.String({ description: "Poll until this RFC 3339 UTC time or exit; not for REPLs, servers, watchers, prompts." }),
     ),
-    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
-    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
-    until_listening: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: MAX_LISTEN_PORT })], { description: UNTIL_LISTENING_DESCRIPTION }),
-    ),
-    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
+    ...UNTIL_PARAMETERS,
+    max_output_tokens: MAX_OUTPUT_TOKENS,
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
     ask_user: Type.Optional(Type.String({ description: ASK_USER_DESCRIPTION })),
   },

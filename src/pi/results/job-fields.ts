@@ -2,10 +2,14 @@ import { Type } from "typebox";
 import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
-/**
- * The one mapping from a core job snapshot to the fields results carry. Here the core's *job*
- * becomes the model's `session_id` (the model is trained on that name; the core tracks a job id),
- * metadata becomes one inert line, and the stop the model did not ask for gets its `killed_by`.
+/*
+ * results/ — what each tool returns. At a glance:
+ * 1. this file maps a core job snapshot to the model's fields: the core's *job* becomes the model's
+ *    `session_id`, metadata one inert line, a stop the model did not ask for its `killed_by`;
+ * 2. each tool's builder adds what its call did (job-result, kill-result, list-result, set-on-exit-result);
+ * 3. job-result's text carries the fields that are news (lean-header) and the output capped with the
+ *    footer of what was printed (output-cap), or Codex's own text (codex);
+ * 4. the same object gives the text, `structuredContent` (every field) and `details` (for the UI).
  */
 
 /** Who stopped a job, when it was not the model's own `kill_session`. */

@@ -195,7 +195,8 @@ export class OutputDecoder {
         continue;
       }
       for (let at = 0; at < piece.length; ) {
-        if (Buffer.byteLength(text) >= CODEX_HALF_BYTES) return { text, rawBytes };
+        // Codex's head is counted after its omission line replaces ours, which is longer.
+        if (Buffer.byteLength(text) >= CODEX_HALF_BYTES + 1024) return { text, rawBytes };
         const end = lineEndAfter(piece, at + step);
         text += terminal.write(this.utf8.decode(piece.subarray(at, end), { stream: true }), false);
         rawBytes += end - at;

@@ -10,16 +10,19 @@ import { readFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { HeadTailBuffer, omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
-import { continuationPrefix } from "../../../src/core/output/output-decoder.ts";
+import { continuationPrefix, OutputDecoder } from "../../../src/core/output/output-decoder.ts";
 import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import type { ResultFormat } from "../../../src/pi/result-format.ts";
+import { withCodexOmission } from "../../../src/pi/results/codex.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { killResult } from "../../../src/pi/results/kill-result.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 const runtime = new ExecRuntime();
+/** Half of what a job retains between reads: its head, and its tail. */
+const HALF = 512 * 1024;
 after(() => runtime.shutdown());
 
 /** Colored numbered lines, some inside a DCS string that spans lines: `lines` of them, then an exit. */
@@ -62,6 +65,28 @@ function modelText(report: JobReport, format: ResultFormat): string {
   const text = result.content[0]?.type === "text" ? result.content[0].text : "";
   return text.replace(/(Chunk ID)[:=] ?\S+/g, "$1 <varies>");
 }
+
+describe("Codex's head of a read past a retention gap", () => {
+  it("is the whole render's when the head renders to nothing and Codex's shorter omission line replaces ours", () => {
+    const head = "\x1b[m".repeat(Math.ceil(HALF / 3)).slice(0, HALF); // renders to nothing
+    const ours = Buffer.byteLength(omissionMarker(5_000));
+    // Just enough text after our marker for 20 000 bytes of ours, and fewer once Codex's line replaces it.
+    const lines = "x"
+      .repeat(9)
+      .concat("\n")
+      .repeat(Math.ceil((20_000 - ours + 10) / 10));
+    const rest = `${"\x1b[m".repeat(10_000)}\n${"middle line\n".repeat(30_000)}${"end line\n".repeat(30_000)}`;
+    const buffer = new HeadTailBuffer();
+    buffer.push(Buffer.from(`${head}${"m".repeat(5_000)}${lines}${rest}`.slice(0, 2 * HALF + 5_000)));
+    const retained = buffer.drain();
+    assert.equal(retained.omittedBytes, 5_000);
+    const ends = new OutputDecoder().take(retained, true);
+    assert.ok(ends.elided, "rendered at its ends");
+    const whole = renderTerminalText(`${omissionMarker(5_000)}${retained.tail.toString()}`);
+    const codexHead = (text: string) => Buffer.from(withCodexOmission(text, 5_000)).subarray(0, 20_000).toString();
+    assert.equal(codexHead(ends.text), codexHead(whole));
+  });
+});
 
 describe("a flood's result", () => {
   for (const [name, lines] of [

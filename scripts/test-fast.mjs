@@ -21,7 +21,7 @@ const SLOW_UNIT_FILES = {
   "core/pattern-cost.test.ts": 20,
   "core/runtime.stops.test.ts": 17,
   "core/runtime.input-wake.test.ts": 17,
-  "core/shown-part.test.ts": 15,
+  "core/output-decoder.ends.test.ts": 15,
   "core/user-typing.test.ts": 15,
   "core/runtime.speak-up.test.ts": 11,
   "core/output-decoder.hostile.test.ts": 10,

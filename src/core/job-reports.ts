@@ -18,7 +18,6 @@ import {
 } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
-import type { ShownPart } from "./output/shown-part.ts";
 import {
   CALL_SCAN,
   type Deafness,
@@ -265,7 +264,6 @@ export class JobReports {
       alreadyExited: boolean;
       consume: boolean;
       callId: string | undefined;
-      shown: ShownPart | undefined;
       forModel: boolean;
       ports?: Pick<KillReport, "portsReleased" | "portsStillHeld">;
     },
@@ -275,7 +273,7 @@ export class JobReports {
       // The kill's result reports the exit: it observes it like a poll would.
       this.completions.observed(options.callId, { kind: "kill", jobId: job.id, exitCode: job.exit.exitCode, signal: job.exit.signal });
     }
-    const output = options.consume ? job.takeOutput(options.shown) : { text: "", omittedBytes: 0 };
+    const output = options.consume ? job.takeOutput() : { text: "", omittedBytes: 0 };
     const news = options.forModel ? this.news(job) : {};
     return {
       job: this.snapshot(job),

@@ -11,7 +11,6 @@ import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
-import type { ShownPart } from "./output/shown-part.ts";
 import { portsAfterKill } from "./processes/port-conflicts.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
@@ -131,7 +130,7 @@ export class ExecRuntime {
       if (end !== "matched") job.endWatch();
       // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
       if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
-      const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
+      const output = end === "aborted" ? undefined : job.takeOutput();
       const screen = output ? await job.screenView(request.screen) : undefined;
       report = this.reports.call(job, {
         window: request.window,
@@ -200,7 +199,6 @@ export class ExecRuntime {
         ...(request.input ? { input: request.input } : {}),
         ...(request.until ? { until: request.until, readListening: this.reports.listenReader(job) } : {}),
         ...(request.screen !== undefined ? { screen: request.screen } : {}),
-        ...(request.shown ? { shown: request.shown } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
       report = this.reports.call(job, {
@@ -252,13 +250,7 @@ export class ExecRuntime {
    * consumes nothing: the job stays registered with its exit and unread output, so the model's next
    * call on its id hears once that the user stopped it.
    */
-  async kill(
-    jobId: number,
-    signal: NodeJS.Signals,
-    callId?: string,
-    by: "model" | "user" = "model",
-    shown?: ShownPart,
-  ): Promise<KillReport> {
+  async kill(jobId: number, signal: NodeJS.Signals, callId?: string, by: "model" | "user" = "model"): Promise<KillReport> {
     const registered = this.registry.get(jobId);
     const job = registered ?? this.tracked.exited(jobId);
     if (!job) throw new UnknownJobError(jobId);
@@ -269,7 +261,7 @@ export class ExecRuntime {
     if (job.exit && !lingering) {
       if (!registered) throw new UnknownJobError(jobId);
       const done: Termination = { signal, escalated: false, cleanup: "confirmed", survivors: [] };
-      return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, shown, forModel });
+      return this.reports.kill(job, startMono, done, { alreadyExited: true, consume: forModel, callId, forModel });
     }
     // The ports it listened on, to say once it ended whether they are free again.
     const listened = forModel && !job.exit ? this.reports.listening([job]).get(job.id) : undefined;
@@ -280,7 +272,7 @@ export class ExecRuntime {
     else this.completions.drop(job.id);
     const consume = forModel && registered !== undefined;
     const ports = listened?.length && job.exit ? await portsAfterKill(listened) : undefined;
-    const report = this.reports.kill(job, startMono, termination, { alreadyExited: false, consume, callId, shown, forModel, ports });
+    const report = this.reports.kill(job, startMono, termination, { alreadyExited: false, consume, callId, forModel, ports });
     this.changed();
     return report;
   }

@@ -102,8 +102,16 @@ export function formatTokenTable(rows: readonly FormatTokens[]): string {
 /** A few results of each format, for the self-check: a short command, a failing build, a running server, a cut flood. */
 async function sampleTexts(): Promise<ResultSample[]> {
   const { jobResult } = await import("../../src/pi/results/job-result.ts");
-  const { codexResultText } = await import("../../src/pi/results/codex-text.ts");
-  const { capOutputToBudget } = await import("../../src/pi/results/token-budget.ts");
+  const { codexResultText } = await import("../../src/pi/results/codex.ts");
+  const { formatSize, truncateTail } = await import("@earendil-works/pi-coding-agent");
+  /** Pi's bash tool's cap and footer, as it words them (its footer names its own temp file). */
+  const piBash = (text: string, logPath: string) => {
+    const cut = truncateTail(text);
+    if (!cut.truncated) return text;
+    const lines = `${cut.totalLines - cut.outputLines + 1}-${cut.totalLines} of ${cut.totalLines}`;
+    const limit = cut.truncatedBy === "lines" ? "" : ` (${formatSize(cut.maxBytes)} limit)`;
+    return `${cut.content}\n\n[Showing lines ${lines}${limit}. Full output: ${logPath}]`;
+  };
   const { jobReport } = await import("../helpers/reports.ts");
   const build =
     "src/main.c:3:5: error: use of undeclared identifier 'y'\n    y = 2;\n    ^\n1 error generated.\nmake: *** [main] Error 1\n";
@@ -140,8 +148,7 @@ async function sampleTexts(): Promise<ResultSample[]> {
       text: codexResultText({ chunkId: "3fa91c", wallMs: c.ms, exitCode: c.exit, sessionId: c.session, output: c.out, originalTokenCount }),
     });
     const status = c.exit ? `\n\nCommand exited with code ${c.exit}` : "";
-    // Pi's bash caps the same way (its footer names its own temp file).
-    const shown = capOutputToBudget(c.out.replace(/\n$/, ""), "/tmp/pi-bash-5cc5e104.log").shown;
+    const shown = piBash(c.out.replace(/\n$/, ""), "/tmp/pi-bash-5cc5e104.log");
     samples.push({ format: "pi-bash", text: `${shown || "(no output)"}${status}` });
   }
   return samples;

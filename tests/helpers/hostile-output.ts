@@ -1,4 +1,4 @@
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../../src/core/shared/constants.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS } from "../../src/core/output/terminal-text.ts";
 
 /**
  * Adversarial terminal output for tests and the benchmark: byte streams shaped to make a naive

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { after } from "node:test";
 import type { WakeBatch } from "../../src/core/completion/wakes.ts";
 import type { JobReport } from "../../src/core/job/job-snapshot.ts";
-import type { ShownPart } from "../../src/core/output/shown-part.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
 import { waitFor } from "./processes.ts";
@@ -47,16 +46,16 @@ export function runtimeWithWakes(ids?: () => number) {
 /**
  * The model's flow around a job with `wake_on_pattern: "ERROR"` that prints past a result's cut: it
  * starts `cmd` (call "start"), keeps working in the same run, and once `printed` exists (the job
- * touches it after its output) polls once (call "poll") read as `shown`. The poll's report; the run is
+ * touches it after its output) polls once (call "poll"). The poll's report; the run is
  * left open for the caller to settle.
  */
-export async function pollInTheSameRun(runtime: ExecRuntime, cmd: string, printed: string, shown: ShownPart): Promise<JobReport> {
+export async function pollInTheSameRun(runtime: ExecRuntime, cmd: string, printed: string): Promise<JobReport> {
   const request = prepareExec({ cmd, yield_time_ms: 250, wake_on_pattern: "ERROR" }, process.cwd(), process.env);
   const id = runningId(await runtime.exec(request, { callId: "start" }))!;
   runtime.completions.callEnded("start", false);
   runtime.completions.runStarted();
   await waitFor(() => existsSync(printed), "the job's output");
-  const report = await runtime.interact({ jobId: id, window: { ms: 250 }, shown }, { callId: "poll" });
+  const report = await runtime.interact({ jobId: id, window: { ms: 250 } }, { callId: "poll" });
   runtime.completions.callEnded("poll", false);
   return report;
 }

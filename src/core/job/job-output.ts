@@ -5,9 +5,8 @@ import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
 import { ChunkLook } from "../conditions/required-text.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
-import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
+import { continuationPrefix, type Elision, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
-import type { Elision, ShownPart } from "../output/shown-part.ts";
 import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
@@ -16,7 +15,7 @@ export interface OutputDelta {
   omittedBytes: number;
   /** What the job printed for this read, dropped bytes included (absent where nothing was read). */
   printed?: PrintedCount;
-  /** A large read decoded in part: the middle no result could show (see shown-part.ts). */
+  /** A large read decoded at its ends: the middle no result shows (see output-decoder.ts). */
   elided?: Elision;
   /** The lines of this read the job's `wake_on_pattern` matches (absent when none or no pattern). */
   matched?: ReadMatchList;
@@ -143,16 +142,13 @@ export class JobOutput {
     return Math.max(0, Math.round(nowMono - (this.lastChunkMono ?? this.startedMono)));
   }
 
-  /**
-   * Model text of what was retained since the previous read; `final` once nothing more will follow.
-   * With `shown`, a large read is decoded only as far as a result can show it.
-   */
-  take(final: boolean, shown?: ShownPart): OutputDelta {
+  /** Model text of what was retained since the previous read; `final` once nothing more will follow. */
+  take(final: boolean): OutputDelta {
     const retained = this.retained.drain();
     const last = retained.tail.length > 0 ? retained.tail : retained.head;
     if (last.length > 0) this.readEndsLine = last[last.length - 1] === 0x0a;
-    const { text, elided, redrewLine } = this.decoder.take(retained, final, shown);
-    // A part decoded from a line start on: the line the model was last given has ended; a redrawn one shows anew.
+    const { text, elided, redrewLine } = this.decoder.take(retained, final);
+    // An end decoded from a line start on: the line the model was last given has ended; a redrawn one shows anew.
     if (elided || redrewLine) this.returnedLastLine = "";
     this.remember(text);
     this.readCount++;

@@ -24,7 +24,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   const httpStatus = end === "listening" ? watch?.httpStatus() : undefined;
   // Only a match keeps what follows it for the next read; the exit's report carries everything.
   if (end !== "matched") job.endWatch();
-  const output = end === "aborted" ? undefined : job.takeOutput(plan.shown);
+  const output = end === "aborted" ? undefined : job.takeOutput();
   const screen = output ? await job.screenView(plan.screen) : undefined;
   return {
     end,

@@ -1,7 +1,6 @@
 import type { ListenReader } from "../conditions/listen-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LogDirectory } from "../log/job-log.ts";
-import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
@@ -45,8 +44,6 @@ export interface StepPlan extends WaitEnds {
   readListening?: ListenReader;
   /** `screen` as the call gave it: true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
-  /** What the result can show of the output: a large read is decoded only that far. */
-  shown?: ShownPart;
 }
 
 /** What a turn did: how its wait ended, what its input came to, and the output since the previous read. */

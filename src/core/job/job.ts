@@ -12,7 +12,6 @@ import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { JobLog } from "../log/job-log.ts";
-import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
 import { LOG_FLUSH_ON_EXIT_MS, TYPED_DELIVERY_MS } from "../shared/constants.ts";
@@ -259,9 +258,9 @@ export class Job {
     return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;
   }
 
-  /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */
-  takeOutput(shown?: ShownPart): OutputDelta {
-    return this.output.take(this.final !== undefined, shown);
+  /** Model text of the output retained since the previous read; the buffer starts over. */
+  takeOutput(): OutputDelta {
+    return this.output.take(this.final !== undefined);
   }
 
   /** The screen a result shows instead of the stream, if any ({@link JobScreen.view}; `true`: the human's view). */

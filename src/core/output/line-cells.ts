@@ -1,15 +1,8 @@
 /**
- * One line being redrawn (after a CR, a backspace, a cursor move or an erase), as cells a terminal
- * would show: the cursor goes where it is sent and moves right one cell per character (one code
- * point, one cell), later characters overwrite earlier ones, cells skipped over show blank, and
- * erase-in-line blanks part of the line.
- *
- * Every operation is O(1) amortized, whatever the width of the line: an erase is not applied to the
- * cells but recorded with the time it happened, and the line is resolved once when it is finished.
- * A cell shows its character when it was written after the latest erase covering it. Of the erases
- * to the start of the line (`ESC[1K`, covering columns 0..c) only those not covered by a later,
- * wider one can matter, and the same holds for erases to the end (`ESC[0K`, c..∞; `ESC[2K` is one
- * from column 0), so each kind is kept as a stack that a final sweep walks once.
+ * One line being redrawn (after a CR, a backspace, a cursor move or an erase) as the cells a terminal
+ * shows: one code point a cell, later characters over earlier ones, skipped cells blank. Each
+ * operation is O(1) amortized: an erase is recorded with its time, not applied, and the line is
+ * resolved once when it ends (a cell shows its character if written after every erase covering it).
  */
 
 const BLANK = 0x20;

@@ -1,17 +1,9 @@
 /**
- * Terminal output as text for the model and the UI: what a terminal would finally show of each line,
- * with every control sequence and control character (except TAB and LF) removed and invisible
- * characters made visible (`<U+202E>`). It works on decoded code points, never on raw bytes: a
- * byte-level filter would cut a UTF-8 character whose continuation byte falls in the C1 range.
- *
- * One pass, linear in its input: a native regex skips plain text between special characters; each
- * control sequence is parsed once from its introducer and never for more than
- * {@link MAX_CONTROL_SEQUENCE_CHARS} characters; a control string ends at the first ESC or C1
- * control, so no character is looked at more than twice; a line redrawn in place (CR, backspace,
- * `CSI n G`/`C`/`D`, erase in line) goes to {@link LineCells}, whose operations are O(1). Text
- * without a special character is returned as it is.
+ * Terminal output as the text a terminal would finally show of each line, on decoded code points (a
+ * byte filter would cut a character whose continuation byte is in the C1 range): control sequences
+ * and controls (but TAB and LF) removed, lines redrawn in place (line-cells.ts), invisible characters
+ * made visible. One linear pass: each sequence is parsed once, for at most its bound.
  */
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../shared/constants.ts";
 import { LineCells } from "./line-cells.ts";
 import { TextBuilder } from "./text-builder.ts";
 import { codePointBefore, codePointName, isInvisible, joinsEmoji, SPECIAL_IN_TEXT, SPECIAL_UNITS } from "./visible-text.ts";
@@ -32,6 +24,14 @@ const C1_OSC = 0x9d;
 const C1_PM = 0x9e;
 const C1_APC = 0x9f;
 const ZWJ = 0x200d;
+
+/**
+ * Longest body (characters after the introducer) of a control sequence or string that is swallowed,
+ * or held back at the end of a read for the next to complete: room for a long hyperlink, an OSC 52
+ * copy of a page or a kitty-graphics chunk, while a stray introducer delays at most this much text.
+ * Longer or unterminated, the introducer is dropped and the body is shown as text.
+ */
+export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
 
 // Local bindings: a module loader that compiles imports to property getters (tsx, jiti) would
 // otherwise call a getter for every character of the hot loop.

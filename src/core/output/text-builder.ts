@@ -1,12 +1,9 @@
 /**
- * The output of one rendering pass, built without a string per piece. Between dense control
- * sequences the plain pieces are a few characters long, and a line may be one character; a string
- * (or a decoder call) per piece or per line would cost more than the rendering itself. Short pieces
- * are copied as UTF-16 code units into a buffer, long ones are kept as strings, and the builder
- * knows where the current line starts, so a line a lone CR starts to redraw can be moved out again
- * in time proportional to the line.
+ * The output of one rendering pass, without a string per piece (between dense controls a piece may be
+ * one character): short pieces are copied as UTF-16 code units into a buffer, long ones kept as
+ * strings, and the builder knows where the current line starts, so a line a lone CR starts to redraw
+ * moves out in time proportional to the line.
  */
-
 import { endianness } from "node:os";
 
 const LF = 0x0a;

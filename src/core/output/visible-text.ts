@@ -1,9 +1,8 @@
 /**
- * Characters that must never be interpreted where the model or the human reads them, shown as
- * escapes instead. Owns the list of invisible characters (bidi controls, zero-width and other format
- * characters, line and paragraph separators), their visible form `<U+202E>`, and the two escapers
- * built on it: one line of metadata (`metadataLine`) and multi-line text for the TUI (`visibleText`).
- * Both are linear: a native regex finds each candidate, text without one is returned as it is.
+ * Characters that must never be interpreted where the model or a person reads them: the invisible
+ * ones (bidi controls, zero-width and format characters, separators), their visible form `<U+202E>`,
+ * and the two escapers built on it, one line of metadata (`metadataLine`) and multi-line text for the
+ * TUI (`visibleText`). Both linear: a native regex finds each candidate.
  */
 
 /**

@@ -10,7 +10,6 @@ import { checkUntilListening } from "../conditions/listen-watch.ts";
 import { checkQuietMs } from "../conditions/quiet-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
-import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
 import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
@@ -83,8 +82,6 @@ export interface ExecRequest {
   until?: UntilSpec;
   /** `screen` as given (PTY only): true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
-  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
-  shown?: ShownPart;
   /** `wake_on_pattern`: a later line that matches wakes the model. */
   wakePattern?: LinePattern;
 }
@@ -210,8 +207,6 @@ export interface WriteRequest {
   until?: UntilSpec;
   /** `screen` as given: true the screen (PTY jobs only), false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
-  /** What the result can show of the output (set by the tool that formats it); absent, all of it. */
-  shown?: ShownPart;
   /** `ask_user`: the user types into the job instead of the model; the model's words for them. */
   askUser?: { question: string };
 }

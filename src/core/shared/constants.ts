@@ -260,23 +260,6 @@ export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
 export const WAKE_MAX_LISTED = 16;
 
-/**
- * Longest body (characters after the introducer) of a control sequence or control string (CSI, OSC,
- * DCS, SOS, PM, APC, nF escape) that is swallowed, or held back at the end of a read for the next
- * read to complete. Long enough for a hyperlink with a long URL, a title, an OSC 52 copy of a page of
- * text, or one kitty-graphics chunk (4 KiB of payload); short enough that a stray introducer delays
- * at most 16 Ki characters of text and each read rescans at most that much. Longer or unterminated,
- * the introducer is dropped and the body is shown as text (its own control characters still removed).
- */
-export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
-
-/**
- * A read is decoded in part (only what its result can show; see shown-part.ts) when at least this
- * much of it can be skipped: below it the saving is smaller than a second look at the bytes costs,
- * and most reads stay whole.
- */
-export const PARTIAL_DECODE_MIN_SKIP_BYTES = 64 * 1024;
-
 /** The latest output kept per job for the UI's live preview, separate from what the model reads. */
 export const PREVIEW_BYTES = 32 * 1024;
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */
@@ -329,19 +312,6 @@ export const MAX_JOB_RSS_ENV = "PI_UNIFIED_EXEC_MAX_JOB_RSS_MB";
 export const LOG_RETENTION_DAYS = 7;
 /** Overrides {@link LOG_RETENTION_DAYS}: a whole number of days, 0 keeps every directory. */
 export const LOG_RETENTION_ENV = "PI_UNIFIED_EXEC_LOG_RETENTION_DAYS";
-
-/**
- * Codex's token estimate: one token per 4 bytes of UTF-8, rounded up (Codex `APPROX_BYTES_PER_TOKEN`).
- * `original_token_count` and `max_output_tokens` use it, so the model reads the numbers it was trained on.
- */
-export const APPROX_BYTES_PER_TOKEN = 4;
-
-/**
- * Output budget of a Codex-format result when the model gives no `max_output_tokens` (Codex
- * `DEFAULT_MAX_OUTPUT_TOKENS`). It is also the cap on a larger request: Codex takes the smaller of the
- * request and the model's truncation policy, which is 10 000 tokens for the models trained on this tool.
- */
-export const CODEX_MAX_OUTPUT_TOKENS = 10_000;
 
 /**
  * Lines a PTY job's screen emulator keeps above the screen. The screen is what results show; a short

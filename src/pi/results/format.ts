@@ -1,7 +1,6 @@
-import type { TruncationResult } from "@earendil-works/pi-coding-agent";
 import { metadataLine } from "../../core/index.ts";
 
-/** Pieces every result shares: the `key: value` header, the capped output, bounded strings. */
+/** Pieces every result shares: the `key: value` header, bounded strings, durations. */
 
 /** Header lines from an object whose key order is the reading order; `null` prints as `null`, a list joined (`none` when empty). */
 export function headerLines(title: string, fields: Record<string, unknown>): string {
@@ -26,15 +25,6 @@ export const metadata = metadataLine;
 export function oneLine(command: string, limit: number): string {
   // Escaping only lengthens text, so escaping a prefix of `limit + 1` characters bounds the same way.
   return bounded(metadataLine(command.trim().slice(0, limit + 1)), limit);
-}
-
-/** Output capped like Pi's own bash tool: the last 50 KiB / 2 000 lines, and a footer naming the log. */
-export interface CappedOutput {
-  /** What the model sees: the kept tail, plus the footer when something was cut. */
-  shown: string;
-  /** The kept tail alone. */
-  content: string;
-  truncation: TruncationResult;
 }
 
 /** Seconds with millisecond precision. */

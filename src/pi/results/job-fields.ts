@@ -2,10 +2,14 @@ import { Type } from "typebox";
 import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
-/**
- * The one mapping from a core job snapshot to the fields results carry. Here the core's *job*
- * becomes the model's `session_id` (the model is trained on that name; the core tracks a job id),
- * metadata becomes one inert line, and the stop the model did not ask for gets its `killed_by`.
+/*
+ * results/ — what each tool returns. At a glance:
+ * 1. this file maps a core job snapshot to the model's fields: the core's *job* becomes the model's
+ *    `session_id`, metadata one inert line, a stop the model did not ask for its `killed_by`;
+ * 2. each tool's builder adds what its call did (job-result, kill-result, list-result, set-on-exit-result);
+ * 3. job-result's text carries the fields that are news (lean-header) and the output capped with the
+ *    footer of what was printed (output-cap), or Codex's own text (codex);
+ * 4. the same object gives the text, `structuredContent` (every field) and `details` (for the UI).
  */
 
 /** Who stopped a job, when it was not the model's own `kill_session`. */
@@ -67,21 +71,26 @@ export function stopMessage(exit: JobExit | undefined): string | undefined {
 }
 
 /**
- * `completion_notification` for a job whose wake is armed, in Pi's `mode`. Print and JSON runs end the
- * process with the run: say so rather than promise a wake that cannot come.
+ * `armed`, for a wake this call armed, in Pi's `mode`. Print and JSON runs end the process with the
+ * run: say so rather than promise a wake that cannot come.
  */
-export function completionNote(armed: boolean, mode: string): string | undefined {
+function armedNote(armed: boolean, mode: string, wake: string): string | undefined {
   if (!armed) return undefined;
-  return mode !== "print" && mode !== "json"
-    ? "armed"
-    : "armed, but in this print/JSON run it can only arrive while the run is still going; poll with write_stdin instead";
+  if (mode !== "print" && mode !== "json") return "armed";
+  return `armed, but in this print/JSON run ${wake} can only arrive while the run is still going; poll with write_stdin instead`;
 }
+
+/** `completion_notification` for a job whose exit wake is armed (see {@link armedNote}). */
+export const completionNote = (armed: boolean, mode: string) => armedNote(armed, mode, "it");
+
+/** `wake_on_pattern` in the first result after arming it (see {@link armedNote}). */
+export const patternNote = (armed: boolean, mode: string) => armedNote(armed, mode, "a wake");
 
 /** What a pattern that was too slow on the job's output tells the model, once: `wake_on_pattern`, `until_pattern`. */
 export const PATTERN_SUSPENDED = "suspended (too slow on this output)";
 
 /** The result fields about patterns: `wake_on_pattern` (armed, or suspended) and `until_pattern` (suspended). */
-const patternSchema = {
+export const patternSchema = {
   wake_on_pattern: Type.Optional(
     Type.String({
       description:
@@ -101,17 +110,6 @@ export function suspendedFields(
     ...(wake ? { wake_on_pattern: wake } : {}),
     ...(suspended?.includes("until_pattern") ? { until_pattern: PATTERN_SUSPENDED } : {}),
   };
-}
-
-/**
- * `wake_on_pattern` in the first result after arming it: `armed`, or, in a print/JSON run, that a
- * wake can only come while the run lasts (as {@link completionNote} says of exits).
- */
-export function patternNote(armed: boolean, mode: string): string | undefined {
-  if (!armed) return undefined;
-  return mode !== "print" && mode !== "json"
-    ? "armed"
-    : "armed, but in this print/JSON run a wake can only arrive while the run is still going; poll with write_stdin instead";
 }
 
 /** Characters of a command `details` keep (the model's text and the TUI bound it further). */
@@ -209,6 +207,3 @@ export function inOrder<T extends object>(fields: T, order: readonly string[]): 
   const record = fields as Record<string, unknown>;
   return Object.fromEntries(order.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<T>;
 }
-
-/** A result's pattern fields: their schema, and their values (see {@link suspendedFields}). */
-export const patterns = { schema: patternSchema, fields: suspendedFields };

@@ -1,29 +1,25 @@
-import { randomBytes } from "node:crypto";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
 import type { Elision, JobReport, ScreenView, SlotUse, WaitProgress } from "../../core/index.ts";
 import { portConflictText } from "../../core/index.ts";
 import type { ResultFormat } from "../result-format.ts";
-import { codexJobText } from "./codex-result.ts";
+import { codexChunkId, codexJobText } from "./codex.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import {
-  completionNote,
   inOrder,
   jobDetailExtras,
   jobFields,
+  killedBySchema,
   listeningInText,
-  patterns,
+  patternSchema,
   stopMessage,
+  suspendedFields,
+  usageSchema,
   userNewsFields,
+  userNewsSchema,
 } from "./job-fields.ts";
-import { jobResultSchema } from "./job-schema.ts";
-import { carriesNews, inTextWords, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
-import { capOutputToBudget } from "./token-budget.ts";
-import { type Printed, truncationFooterWriter } from "./truncation-footer.ts";
-import { unshownMatches } from "./unshown-matches.ts";
-
-export { completionNote, type KilledBy, killedBy, patternNote, stopMessage } from "./job-fields.ts";
-export { jobResultSchema };
-export { shownPart } from "./token-budget.ts";
+import { carriesNews, inTextWords, textFacts } from "./lean-header.ts";
+import { capOutput, type OutputCut, outputCut, type Printed, printedOf, unshownMatches } from "./output-cap.ts";
 
 /**
  * Results of `exec_command` and `write_stdin`. One set of fields feeds the model's text, the
@@ -32,6 +28,101 @@ export { shownPart } from "./token-budget.ts";
  * (only the fields that carry news this call: see `lean-header.ts`), `---`, then the output capped
  * with an honest footer — or, with `PI_UNIFIED_EXEC_FORMAT=codex`, Codex's own text.
  */
+
+/** Schema of `structuredContent` for `exec_command` and `write_stdin`. */
+export const jobResultSchema = Type.Object({
+  status: Type.Union([Type.Literal("running"), Type.Literal("exited"), Type.Literal("cancelled")], {
+    description: "cancelled: the call was cancelled; nothing was read and the job is as it was.",
+  }),
+  session_id: Type.Optional(Type.Integer({ description: "Present while the job runs: pass it to write_stdin." })),
+  shell_exit_code: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description: "The shell exited but processes it started run on (see background); the job's exit_code once they end.",
+    }),
+  ),
+  background: Type.Optional(Type.String({ description: "What the exited shell left running in the job; kill_session stops it." })),
+  exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "128 + signal number when killed by a signal." })),
+  signal: Type.Optional(Type.String()),
+  timed_out: Type.Optional(Type.Boolean({ description: "The job was stopped at its timeout_s deadline." })),
+  killed_by: killedBySchema(
+    "Who stopped the job when it was not your kill_session: the user (sessions picker), its timeout_s deadline, a session boundary (fork, reload), its log quota, or its memory over PI_UNIFIED_EXEC_MAX_JOB_RSS_MB.",
+  ),
+  log_path: Type.String({ description: "Every byte the job printed, for the read tool." }),
+  cwd: Type.String(),
+  wall_time_seconds: Type.Number(),
+  chunk_id: Type.String(),
+  original_token_count: Type.Integer({
+    description: "ceil(bytes / 4) of what the job printed for this call, bytes dropped between reads included.",
+  }),
+  output_bytes_total: Type.Integer(),
+  quiet_ms: Type.Integer(),
+  omitted_bytes: Type.Optional(Type.Integer()),
+  tty: Type.Boolean(),
+  cols: Type.Optional(Type.Integer()),
+  rows: Type.Optional(Type.Integer()),
+  input: Type.Optional(Type.Union([Type.Literal("bytes"), Type.Literal("interrupt"), Type.Literal("eof")])),
+  input_pending_bytes: Type.Optional(Type.Integer({ description: "Bytes of stdin the job has not read yet (bounded at 1 MiB per job)." })),
+  input_refused_bytes: Type.Optional(
+    Type.Integer({ description: "Bytes of this input that did not fit in the job's stdin; send them again later." }),
+  ),
+  failure_message: Type.Optional(Type.String()),
+  log_partial: Type.Optional(Type.Boolean()),
+  completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
+  ...patternSchema,
+  ...userNewsSchema,
+  user_typing: Type.Optional(Type.Literal(true, { description: "The user is typing into the job now: poll it, do not write to it." })),
+  listening: Type.Optional(
+    Type.Array(Type.String(), { description: "TCP addresses the running job listens on (127.0.0.1:8765, [::]:5173); empty when none." }),
+  ),
+  ...usageSchema,
+  port_conflict: Type.Optional(
+    Type.String({
+      description: "A port the output says the job could not get, and who holds it: session N (its command), or a pid outside this Pi.",
+    }),
+  ),
+  http_status: Type.Optional(Type.Integer({ description: "until_listening with a URL: the status of the answer that ended the wait." })),
+  wait_mode: Type.Optional(Type.Literal("absolute")),
+  wait_status: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal("completed"),
+        Type.Literal("deadline"),
+        Type.Literal("cancelled"),
+        Type.Literal("matched"),
+        Type.Literal("quiet"),
+        Type.Literal("exited"),
+        Type.Literal("steered"),
+        Type.Literal("shell_exited"),
+        Type.Literal("listening"),
+      ],
+      {
+        description:
+          "What ended the wait. Conditional waits (until_pattern, until_quiet_ms, until_listening): matched, quiet, listening, exited, deadline, cancelled, steered. " +
+          "Absolute waits (yield_until): completed, deadline, cancelled. Any wait: steered when the user sent a message meanwhile, " +
+          "shell_exited when the shell exited leaving processes running.",
+      },
+    ),
+  ),
+  matched_line: Type.Optional(Type.String({ description: "The output line until_pattern matched (at most 500 characters)." })),
+  pattern_matched_unshown: Type.Optional(
+    Type.String({ description: "Lines matching wake_on_pattern this result cut: their count and the first." }),
+  ),
+  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  view: Type.Optional(
+    Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)"), Type.Literal("screen (repainting)")], {
+      description:
+        "output is the terminal's screen (its rows, trailing blanks trimmed), not the stream; the stream since the previous call was still read and is in the log.",
+    }),
+  ),
+  cursor: Type.Optional(Type.String({ description: "With view: the cursor's position on the screen, row,col (1-based)." })),
+  yield_until: Type.Optional(Type.String()),
+  on_exit_wake: Type.Optional(Type.Literal("consumed", { description: "This result reports the exit, so no wake will follow." })),
+  tool_time_utc: Type.Optional(Type.String()),
+  notice: Type.Optional(Type.String()),
+  warning: Type.Optional(Type.String()),
+  output: Type.String({ description: "Output since the previous call, capped to its last 50 KiB / 2 000 lines (or max_output_tokens)." }),
+  truncated: Type.Boolean(),
+});
 
 /** What `details` keeps of a job result: every field but the output, the command bounded, and what the UI needs. */
 export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
@@ -64,7 +155,7 @@ export type JobDetails = Partial<ReturnType<typeof resultFields>> & {
 export interface JobResultExtras {
   /** Something the user should hear once (for example which shell stood in for bash). */
   notice?: string | undefined;
-  /** `completion_notification`: the job's completion wake is armed (see {@link completionNote}). */
+  /** `completion_notification`: the job's completion wake is armed (see job-fields' `completionNote`). */
   completion?: string | undefined;
   /** `wake_on_pattern`: this call armed the job's pattern (see `patternNote`). */
   patternArmed?: string | undefined;
@@ -224,7 +315,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
   return {
     ...jobFields(report.job),
     wall_time_seconds: seconds(report.wallMs),
-    chunk_id: randomBytes(3).toString("hex"),
+    chunk_id: codexChunkId(),
     // Codex's estimate of 4 bytes per token, over what the job printed for this call (dropped bytes included).
     original_token_count: Math.ceil(printedBytes / 4),
     ...(report.output.omittedBytes > 0 ? { omitted_bytes: report.output.omittedBytes } : {}),
@@ -234,7 +325,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.input?.refusedBytes ? { input_refused_bytes: report.input.refusedBytes } : {}),
     ...(failures.length ? { failure_message: failures.map(metadata).join("; ") } : {}),
     ...(extras.completion ? { completion_notification: extras.completion } : {}),
-    ...patterns.fields(report.patternsSuspended, extras.patternArmed),
+    ...suspendedFields(report.patternsSuspended, extras.patternArmed),
     ...userNewsFields(report),
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
@@ -264,7 +355,7 @@ function defaultText(
   status: JobDetails["status"],
   { text, printed, omittedBytes }: ReturnType<typeof shownSource>,
 ) {
-  const capped = capOutputToBudget(text, all.log_path, extras.maxOutputTokens, truncationFooterWriter(printed, all.log_path));
+  const capped = capOutput(text, printed, all.log_path, extras.maxOutputTokens);
   const facts = textFacts(report, {
     status,
     truncated: capped.truncation.truncated,

@@ -4,9 +4,7 @@ import { Type } from "typebox";
 import type { DisarmedWake, KillReport } from "../../core/index.ts";
 import { headerLines, metadata, oneLine, seconds } from "./format.ts";
 import { exitFields, type KilledBy, killedBySchema, userNewsFields, userNewsSchema } from "./job-fields.ts";
-import { printedOf } from "./lean-header.ts";
-import { capOutputToBudget } from "./token-budget.ts";
-import { truncationFooterWriter } from "./truncation-footer.ts";
+import { capOutput, printedOf } from "./output-cap.ts";
 
 /** Result of `kill_session`: what was sent, whether it escalated, the exit, and the cleanup evidence. */
 
@@ -83,8 +81,8 @@ export function killResult(report: KillReport, piCwd?: string): AgentToolResult<
   const { job, termination } = report;
   const status = statusOf(report);
   const logPath = metadata(job.logPath);
-  // The footer counts what the job printed, as a job result's does: the text may be only the part shown.
-  const capped = capOutputToBudget(report.output.text, logPath, undefined, truncationFooterWriter(printedOf(report.output), logPath));
+  // The footer counts what the job printed, as a job result's does: the text may hold only the read's ends.
+  const capped = capOutput(report.output.text, printedOf(report.output), logPath);
   const failure =
     (termination.failure && metadata(termination.failure)) ??
     (status === "still_running"

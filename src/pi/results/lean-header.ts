@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
-import type { TruncationResult } from "@earendil-works/pi-coding-agent";
 import type { JobReport } from "../../core/index.ts";
-import type { Printed } from "./truncation-footer.ts";
+import { printedOf } from "./output-cap.ts";
 
 /**
  * The lean header's rules: which fields carry news in this call's text. The model pays for every
@@ -9,31 +8,6 @@ import type { Printed } from "./truncation-footer.ts";
  * the terminal size it asked for) stays out of the text; `structuredContent` and `details` keep
  * every field. A field not named here is in the text whenever it is set.
  */
-
-/** How a call's output was cut, for `details` (the TUI says how much the model was not shown). */
-export interface OutputCut {
-  /** What the job printed for this call, dropped bytes included. */
-  printed: Printed;
-  /** What the model was shown of it. */
-  shownBytes: number;
-  shownLines: number;
-  /** What cut it: the line cap, the byte cap (or a `max_output_tokens` budget), Codex's token budget, or only retention between reads. */
-  truncatedBy: "lines" | "bytes" | "tokens" | "retention";
-}
-
-/** Lines as Pi's `truncateTail` counts them: an unfinished last line counts, a trailing newline adds none. */
-function linesOf(text: string): number {
-  if (text === "") return 0;
-  let count = 0;
-  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++;
-  return text.endsWith("\n") ? count : count + 1;
-}
-
-/** What the job printed for the report's call: the core's raw count, else the text's (plus the dropped bytes). */
-export function printedOf(output: Pick<JobReport["output"], "text" | "omittedBytes" | "printed">): Printed {
-  if (output.printed) return output.printed;
-  return { bytes: Buffer.byteLength(output.text) + output.omittedBytes, lines: linesOf(output.text) };
-}
 
 /** The facts of one call that decide what its text carries. */
 export interface TextFacts {
@@ -110,16 +84,6 @@ const NEWS: Record<string, (facts: TextFacts) => boolean> = {
 /** Whether field `key` belongs in this call's text (fields without a rule do whenever they are set). */
 export function carriesNews(key: string, facts: TextFacts): boolean {
   return NEWS[key]?.(facts) ?? true;
-}
-
-/** How the cap (or only retention) cut this call's output. */
-export function outputCut(printed: Printed, truncation: TruncationResult): OutputCut {
-  return {
-    printed,
-    shownBytes: truncation.outputBytes,
-    shownLines: truncation.outputLines,
-    truncatedBy: truncation.truncatedBy ?? "retention",
-  };
 }
 
 /** What the text says beside the fields, or says differently: written for the model, never in `structuredContent`. */

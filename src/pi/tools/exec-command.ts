@@ -6,12 +6,8 @@ import {
   DEFAULT_ROWS,
   DEFAULT_TIMEOUT_S,
   type HostShellSettings,
-  MAX_COLS,
-  MAX_ROWS,
   MAX_TIMEOUT_S,
   MAX_YIELD_MS,
-  MIN_COLS,
-  MIN_ROWS,
   MIN_YIELD_MS,
   prepareExec,
   SHELL_NAMES,
@@ -29,20 +25,23 @@ import { jobHint } from "../guidance/job-hints.ts";
 import { EXEC_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import { WAKE_GUIDELINE, WAKE_ON_PATTERN_DESCRIPTION } from "../guidance/speak-up.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import {
-  completionNote,
-  type JobDetails,
-  jobResult,
-  jobResultSchema,
-  patternNote,
-  progressResult,
-  shownPart,
-} from "../results/job-result.ts";
+import { completionNote, patternNote } from "../results/job-fields.ts";
+import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { execCommandRenderer } from "../tui/render.ts";
 
+/** The conditional waits, the same on both tools. */
+export const UNTIL_PARAMETERS = {
+  until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
+  until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
+  until_listening: Type.Optional(
+    // The port's range and the URL are checked in code (`checkListening`): the schema stays short.
+    Type.Union([Type.Boolean(), Type.Integer(), Type.String()], { description: UNTIL_LISTENING_DESCRIPTION }),
+  ),
+};
+
 /** `max_output_tokens`, the same on both tools. */
-export const MAX_OUTPUT_TOKENS_DESCRIPTION = "Output token budget (end kept).";
+export const MAX_OUTPUT_TOKENS = Type.Optional(Type.Integer({ minimum: 1, description: "Output token budget (end kept)." }));
 
 export const execCommandParameters = Type.Object(
   {
@@ -55,21 +54,16 @@ export const execCommandParameters = Type.Object(
         description: "Default bash.",
       }),
     ),
-    tty: Type.Optional(Type.Boolean({ description: "Pseudo-terminal. Default false." })),
-    cols: Type.Optional(Type.Number({ description: `Default ${DEFAULT_COLS} (${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `Default ${DEFAULT_ROWS} (${MIN_ROWS}–${MAX_ROWS}).` })),
+    tty: Type.Optional(Type.Boolean({ description: "Pseudo-terminal." })),
+    cols: Type.Optional(Type.Number({ description: `Default ${DEFAULT_COLS}.` })),
+    rows: Type.Optional(Type.Number({ description: `Default ${DEFAULT_ROWS}.` })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
         description: `Default ${DEFAULT_EXEC_YIELD_MS} (${MIN_YIELD_MS}–${MAX_YIELD_MS}; ${CONDITIONAL_EXEC_WINDOW}); the job runs on.`,
       }),
     ),
-    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
-    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
-    until_listening: Type.Optional(
-      // The port's range and the URL are checked in code (`checkListening`): the schema stays short.
-      Type.Union([Type.Boolean(), Type.Integer(), Type.String()], { description: UNTIL_LISTENING_DESCRIPTION }),
-    ),
+    ...UNTIL_PARAMETERS,
     screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(
       Type.Unsafe<"none" | "wake">({
@@ -79,8 +73,8 @@ export const execCommandParameters = Type.Object(
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
-    login: Type.Optional(Type.Boolean({ description: "Login shell. Default false." })),
-    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
+    login: Type.Optional(Type.Boolean({ description: "Login shell." })),
+    max_output_tokens: MAX_OUTPUT_TOKENS,
     timeout_s: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -114,10 +108,7 @@ export function execCommandTool(
     ...execCommandRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       runtimes.assertNoUnstoppedChildren();
-      const request = {
-        ...prepareExec(params, ctx.cwd, process.env, hostSettings()),
-        shown: shownPart(format.format, params.max_output_tokens),
-      };
+      const request = prepareExec(params, ctx.cwd, process.env, hostSettings());
       const runtime = runtimes.runtimeFor(ctx.sessionManager);
       const report = await runtime.exec(request, {
         signal,

@@ -2,7 +2,6 @@ import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { KILL_GRACE_MS, KILL_SIGNALS, normalizeSignal } from "../../core/index.ts";
 import { checkArguments } from "../arguments.ts";
-import { shownPart } from "../results/job-result.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { killSessionRenderer } from "../tui/summary-renderers.ts";
@@ -30,10 +29,7 @@ export function killSessionTool(runtimes: SessionRuntimes): ToolDefinition<typeo
     ...killSessionRenderer,
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       const signal = normalizeSignal(params.signal ?? "SIGTERM");
-      // A kill's result is capped like a default-format result (kill-result.ts): the runtime decodes only that much.
-      const report = await runtimes
-        .runtimeFor(ctx.sessionManager)
-        .kill(params.session_id, signal, toolCallId, "model", shownPart("default"));
+      const report = await runtimes.runtimeFor(ctx.sessionManager).kill(params.session_id, signal, toolCallId, "model");
       return killResult(report, ctx.cwd);
     },
   };

@@ -6,27 +6,23 @@ import {
   ExecRequestError,
   emptyPollCapMs,
   LONG_WAIT_UPDATE_MS,
-  MAX_COLS,
-  MAX_ROWS,
   MAX_YIELD_MS,
-  MIN_COLS,
   MIN_EMPTY_POLL_MS,
-  MIN_ROWS,
   prepareWrite,
   UnknownJobError,
 } from "../../core/index.ts";
 import { checkArguments, checkListening } from "../arguments.ts";
 import { ASK_USER_DESCRIPTION } from "../guidance/ask-user.ts";
-import { UNTIL_LISTENING_DESCRIPTION, UNTIL_PATTERN_DESCRIPTION, UNTIL_QUIET_MS_DESCRIPTION } from "../guidance/conditional-waits.ts";
 import { jobHint } from "../guidance/job-hints.ts";
 import { WRITE_SCREEN_DESCRIPTION } from "../guidance/screens.ts";
 import type { ResultFormatSetting } from "../result-format.ts";
-import { codexUnknownJobError } from "../results/codex-text.ts";
-import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
+import { codexUnknownJobError } from "../results/codex.ts";
+import { completionNote } from "../results/job-fields.ts";
+import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { personAsker } from "../tui/ask-person.ts";
 import { writeStdinRenderer } from "../tui/render.ts";
-import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
+import { MAX_OUTPUT_TOKENS, UNTIL_PARAMETERS } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(
   {
@@ -37,8 +33,8 @@ export const writeStdinParameters = Type.Object(
       }),
     ),
     chars_b64: Type.Optional(Type.String({ description: "Base64 bytes, instead of chars." })),
-    cols: Type.Optional(Type.Number({ description: `Resize tty (${MIN_COLS}–${MAX_COLS}).` })),
-    rows: Type.Optional(Type.Number({ description: `Resize tty (${MIN_ROWS}–${MAX_ROWS}).` })),
+    cols: Type.Optional(Type.Number({ description: "Resize tty." })),
+    rows: Type.Optional(Type.Number({ description: "Resize tty." })),
     yield_time_ms: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -50,13 +46,8 @@ export const writeStdinParameters = Type.Object(
     yield_until: Type.Optional(
       Type.String({ description: "Poll until this RFC 3339 UTC time or exit; not for REPLs, servers, watchers, prompts." }),
     ),
-    until_pattern: Type.Optional(Type.String({ description: UNTIL_PATTERN_DESCRIPTION })),
-    until_quiet_ms: Type.Optional(Type.Integer({ description: UNTIL_QUIET_MS_DESCRIPTION })),
-    until_listening: Type.Optional(
-      // The port's range and the URL are checked in code (`checkListening`): the schema stays short.
-      Type.Union([Type.Boolean(), Type.Integer(), Type.String()], { description: UNTIL_LISTENING_DESCRIPTION }),
-    ),
-    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: MAX_OUTPUT_TOKENS_DESCRIPTION })),
+    ...UNTIL_PARAMETERS,
+    max_output_tokens: MAX_OUTPUT_TOKENS,
     screen: Type.Optional(Type.Boolean({ description: WRITE_SCREEN_DESCRIPTION })),
     ask_user: Type.Optional(Type.String({ description: ASK_USER_DESCRIPTION })),
   },
@@ -76,7 +67,7 @@ export function writeStdinTool(
     prepareArguments: (raw) => checkListening(checkArguments("write_stdin", writeStdinParameters, raw), "Nothing was written."),
     ...writeStdinRenderer,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
-      const request = { ...prepareWrite(params, process.env), shown: shownPart(format.format, params.max_output_tokens) };
+      const request = prepareWrite(params, process.env);
       const ask = personAsker(ctx);
       if (request.askUser && !ask) {
         throw new ExecRequestError(

@@ -12,7 +12,7 @@ import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, visibleText } from "../../core/index.ts";
 import { bounded } from "../results/format.ts";
-import { notShownNote } from "../results/truncation-footer.ts";
+import { notShownNote } from "../results/output-cap.ts";
 import { isExitWakeDisarmed, onExitWakeDisarmed } from "./disarmed-wakes.ts";
 import {
   ARGUMENT_CHARS,

@@ -48,18 +48,6 @@ describe("OutputDecoder", () => {
   });
 });
 
-describe("OutputDecoder, a large read decoded in part", () => {
-  it("keeps the body of a control string left open where the shown end starts and abandoned after it (Codex's head)", () => {
-    const pad = "\x1b[m".repeat(30_000); // renders to nothing
-    const read = Buffer.from(`${pad}A\x1b]8;;BODY\n${"x".repeat(10_000)}\x1b[0m${"y".repeat(24_082)}\n`);
-    const output = { head: read, tail: Buffer.alloc(0), omittedBytes: 0 };
-    const whole = new OutputDecoder().take(output, true).text;
-    const part = new OutputDecoder().take(output, true, { headBytes: 20_000, tailBytes: 20_000, tailLines: Number.POSITIVE_INFINITY });
-    assert.equal(part.elided, undefined, "nothing was left out");
-    assert.equal(part.text, whole, "so the text is the whole read's");
-  });
-});
-
 describe("renderTerminalText", () => {
   it("reduces a progress bar redrawn with CR to its final state", () => {
     let bar = "";

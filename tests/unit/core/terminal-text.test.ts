@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { renderTerminalText, TerminalText } from "../../../src/core/output/terminal-text.ts";
-import { MAX_CONTROL_SEQUENCE_CHARS } from "../../../src/core/shared/constants.ts";
+import { MAX_CONTROL_SEQUENCE_CHARS, renderTerminalText, TerminalText } from "../../../src/core/output/terminal-text.ts";
 
 describe("renderTerminalText strips control sequences", () => {
   const cases: [string, string, string][] = [

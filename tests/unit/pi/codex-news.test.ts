@@ -11,9 +11,8 @@ import { describe, it } from "node:test";
 import { Value } from "typebox/value";
 import { omissionMarker } from "../../../src/core/index.ts";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
-import { codexShownLines } from "../../../src/pi/results/codex-shown.ts";
-import { codexOmissionMarker } from "../../../src/pi/results/codex-truncate.ts";
-import { jobResult, jobResultSchema, shownPart } from "../../../src/pi/results/job-result.ts";
+import { codexOmissionMarker, codexShownLines } from "../../../src/pi/results/codex.ts";
+import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
 import { quietFor } from "../../helpers/processes.ts";
 import { jobReport, type ReportParts } from "../../helpers/reports.ts";
 import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
@@ -151,7 +150,7 @@ describe("Codex's format with a real job", () => {
     keep(runtime);
     const printed = join(scratch, "printed");
     const cmd = `sleep 0.5; seq 1 2000; echo 'ERROR disk full'; seq 1 3000; touch ${printed}; sleep 300`;
-    const report = await pollInTheSameRun(runtime, cmd, printed, shownPart("codex", 1_000));
+    const report = await pollInTheSameRun(runtime, cmd, printed);
     const result = jobResult(report, { format: "codex", maxOutputTokens: 1_000 });
     assert.ok(!String(structuredOf(result).output).includes("ERROR"), "cut from the output");
     assert.match(

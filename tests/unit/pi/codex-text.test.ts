@@ -2,25 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { omissionMarker } from "../../../src/core/output/head-tail-buffer.ts";
 import {
-  CODEX_ERROR_TEXT,
   codexChunkId,
-  codexExecCommandError,
   codexHeader,
   codexNotes,
   codexResultText,
   codexTokenBudget,
   codexUnknownJobError,
   codexWallTime,
-  codexWriteStdinError,
-  rustDebugString,
-} from "../../../src/pi/results/codex-text.ts";
-import {
-  approxTokenCount,
-  codexLineCount,
   formattedTruncate,
   middleCut,
+  tokensForBytes,
   truncateWithOmission,
-} from "../../../src/pi/results/codex-truncate.ts";
+} from "../../../src/pi/results/codex.ts";
+import { lineCount } from "../../../src/pi/results/output-cap.ts";
 
 // Expected strings below are Codex's own test expectations (utils/output-truncation truncate_tests.rs,
 // core/src/tools/context_tests.rs), with the `Warning: truncated output …` line Codex now puts first.
@@ -53,20 +47,11 @@ describe("Codex truncation", () => {
     assert.equal(formattedTruncate("", 0), "");
   });
 
-  it("cuts by characters in Codex's byte mode, as its tests expect", () => {
-    assert.equal(middleCut(LONG, 30, "chars"), "this is an exam…30 chars truncated…ld be truncated");
-    assert.equal(middleCut(TWO_LINES, 30, "chars"), "this is an exam…51 chars truncated…some other line");
-    assert.equal(middleCut("example output", 1, "chars"), "…13 chars truncated…t");
-    assert.equal(middleCut("😀😀😀😀😀😀😀😀😀😀\nsecond line with text\n", 20, "chars"), "😀😀…21 chars truncated…with text\n");
-    assert.equal(middleCut("abc", 0, "chars"), "…3 chars truncated…");
-  });
-
   it("never cuts inside a character, and counts tokens over the budget in bytes", () => {
     // "é" is two bytes: a 5-byte budget keeps one before (2 bytes) and one after (the next boundary past byte 7).
-    assert.equal(middleCut("ééééé", 5, "tokens"), "é…2 tokens truncated…é");
-    assert.equal(middleCut("ééééé", 5, "chars"), "é…3 chars truncated…é");
-    assert.equal(middleCut("example", 0, "tokens"), "…2 tokens truncated…");
-    assert.equal(middleCut("", 0, "tokens"), "");
+    assert.equal(middleCut("ééééé", 5), "é…2 tokens truncated…é");
+    assert.equal(middleCut("example", 0), "…2 tokens truncated…");
+    assert.equal(middleCut("", 0), "");
   });
 
   it("keeps 20 000 bytes at each end of a long output under the default budget", () => {
@@ -82,11 +67,14 @@ describe("Codex truncation", () => {
   });
 
   it("counts lines as Rust's str::lines does", () => {
-    assert.deepEqual(["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(codexLineCount), [0, 1, 1, 2, 1, 2, 2, 1]);
+    assert.deepEqual(["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\r\n", "a\rb"].map(lineCount), [0, 1, 1, 2, 1, 2, 2, 1]);
   });
 
   it("estimates tokens as ceil(UTF-8 bytes / 4)", () => {
-    assert.deepEqual(["", "a", "abcd", "abcde", "é", "😀😀"].map(approxTokenCount), [0, 1, 1, 2, 1, 2]);
+    assert.deepEqual(
+      ["", "a", "abcd", "abcde", "é", "😀😀"].map((text) => tokensForBytes(Buffer.byteLength(text))),
+      [0, 1, 1, 2, 1, 2],
+    );
   });
 
   it("writes the retention form without a line count, and keeps the omission line exactly once", () => {
@@ -192,7 +180,7 @@ describe("Codex result text", () => {
   it("keeps a megabyte of output to Codex's budget quickly", () => {
     const output = `${"0123456789\n".repeat(100_000)}`;
     const started = performance.now();
-    const text = codexResultText({ ...base, output, originalTokenCount: approxTokenCount(output) });
+    const text = codexResultText({ ...base, output, originalTokenCount: tokensForBytes(Buffer.byteLength(output)) });
     assert.ok(Buffer.byteLength(text) < 40_300);
     assert.ok(text.includes("Total output lines: 100000"));
     assert.ok(performance.now() - started < 2_000, "linear in the output");
@@ -205,24 +193,26 @@ describe("Codex result text", () => {
   });
 });
 
-describe("Codex notes and errors", () => {
+describe("Codex notes and its unknown-id error", () => {
   it("keeps only the facts the model must read, once each", () => {
     assert.deepEqual(codexNotes({}), []);
-    assert.deepEqual(codexNotes({ completion: "armed" }), []);
-    assert.deepEqual(codexNotes({ killedBy: "deadline" }), ["the process was stopped at its timeout_s deadline"]);
+    assert.deepEqual(codexNotes({ completion_notification: "armed" }), []);
+    assert.deepEqual(codexNotes({ killed_by: "deadline" }), ["the process was stopped at its timeout_s deadline"]);
     assert.deepEqual(
-      codexNotes({ killedBy: "quota", failureMessage: "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)" }),
+      codexNotes({ killed_by: "quota", failure_message: "stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)" }),
       ["stopped because its log reached the quota (PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop)"],
     );
     assert.deepEqual(
-      codexNotes({
-        cancelled: true,
-        killedBy: "user",
-        failureMessage: "stdin is full: 10 bytes of this input were refused",
-        completion: "armed, but in this print/JSON run it can only arrive while the run is still going",
-        notice: "bash was not found; sh runs the command",
-        warning: "61 of 64 job slots are in use",
-      }),
+      codexNotes(
+        {
+          killed_by: "user",
+          failure_message: "stdin is full: 10 bytes of this input were refused",
+          completion_notification: "armed, but in this print/JSON run it can only arrive while the run is still going",
+          notice: "bash was not found; sh runs the command",
+          warning: "61 of 64 job slots are in use",
+        },
+        { cancelled: true },
+      ),
       [
         "this call was cancelled; nothing was read and the process is as it was",
         "the user stopped this process",
@@ -234,24 +224,7 @@ describe("Codex notes and errors", () => {
     );
   });
 
-  it("words errors as Codex does", () => {
+  it("words an unknown id as Codex does", () => {
     assert.equal(codexUnknownJobError(48213), "write_stdin failed: Unknown process id 48213");
-    assert.equal(codexWriteStdinError(CODEX_ERROR_TEXT.writeToStdin), "write_stdin failed: failed to write to stdin");
-    assert.equal(CODEX_ERROR_TEXT.createProcess("boom"), "Failed to create unified exec process: boom");
-    assert.equal(
-      codexExecCommandError("CreateProcess", 'spawn /bin/zsh ENOENT "x"\n\t\\'),
-      'exec_command failed: CreateProcess { message: "spawn /bin/zsh ENOENT \\"x\\"\\n\\t\\\\" }',
-    );
-  });
-
-  it("prints strings as Rust's Debug form, controls and invisible characters escaped", () => {
-    assert.equal(rustDebugString("a\u0000b\u001bc\u202ed'é"), '"a\\0b\\u{1b}c\\u{202e}d\'é"');
-  });
-
-  it("bounds a long exec_command error to 900 bytes with Codex's character mark", () => {
-    const text = codexExecCommandError("ProcessFailed", "x".repeat(5_000));
-    assert.ok(text.startsWith('exec_command failed: ProcessFailed { message: "xxx'));
-    assert.match(text, /…\d+ chars truncated…x+" }$/);
-    assert.ok(Buffer.byteLength(text) <= 900 + "…4200 chars truncated…".length + 4);
   });
 });

@@ -9,7 +9,8 @@ import { describe, it } from "node:test";
 import { Value } from "typebox/value";
 import type { JobExit } from "../../../src/core/job/job.ts";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
-import { completionNote, jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
+import { completionNote } from "../../../src/pi/results/job-fields.ts";
+import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
 import { jobReport, type ReportParts } from "../../helpers/reports.ts";
 
 const LOG = "/tmp/pi-unified-exec-x/job-4-00ff00ff.log";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Value } from "typebox/value";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
-import { codexWallTime } from "../../../src/pi/results/codex-text.ts";
+import { codexWallTime } from "../../../src/pi/results/codex.ts";
 import { type JobResultExtras, jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
 import { jobReport, type ReportParts } from "../../helpers/reports.ts";
 

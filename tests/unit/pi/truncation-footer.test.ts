@@ -4,14 +4,7 @@ import { describe, it } from "node:test";
 import { truncateTail } from "@earendil-works/pi-coding-agent";
 import { HeadTailBuffer } from "../../../src/core/output/head-tail-buffer.ts";
 import { OutputDecoder } from "../../../src/core/output/output-decoder.ts";
-import { capOutputToBudget } from "../../../src/pi/results/token-budget.ts";
-import {
-  notShownBytes,
-  notShownSummary,
-  shownBy,
-  truncationFooter,
-  truncationFooterWriter,
-} from "../../../src/pi/results/truncation-footer.ts";
+import { capOutput, notShownBytes, notShownSummary, shownBy, truncationFooter } from "../../../src/pi/results/output-cap.ts";
 
 const LOG = "/tmp/pi-unified-exec-Xa1b2c/3.log";
 const MiB = 1024 * 1024;
@@ -90,7 +83,7 @@ describe("honest truncation footer", () => {
       assert.deepEqual(printed, { lines: 2_000_000, bytes: SEQ_BYTES });
 
       const { text } = new OutputDecoder().take(retained.drain(), true);
-      const capped = capOutputToBudget(text, LOG, undefined, truncationFooterWriter(printed, LOG));
+      const capped = capOutput(text, printed, LOG);
       assert.ok(capped.content.startsWith("1998001\n") && capped.content.endsWith("\n2000000"));
       assert.ok(capped.shown.endsWith(`\n\n[Showing the last 2000 of 2000000 lines (14.9 MB; 14.9 MB not shown). Full output: ${LOG}]`));
       // What the old footer would have said: the retained megabyte's line count.

@@ -6,6 +6,7 @@
 import { after, before } from "node:test";
 import { type PiEvent, type Run, runOf } from "./events.ts";
 import type { PiHost } from "./hosts.ts";
+import { killTree } from "./launched.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
 import type { Script } from "./scripted-model.ts";
 
@@ -30,16 +31,18 @@ export class PiRpcHost {
     });
   }
 
-  /** Starts Pi and waits until it answers a command. */
-  static async start(host: PiHost, options: LaunchOptions = {}): Promise<PiRpcHost> {
+  /**
+   * Starts Pi and waits until it answers `get_state` (within `readyMs`). A Pi that does not is
+   * stopped with everything it started, its model and its dirs, and the start fails saying why: a
+   * caller's `after` has nothing to close.
+   */
+  static async start(host: PiHost, options: LaunchOptions & { readyMs?: number } = {}): Promise<PiRpcHost> {
+    const readyMs = options.readyMs ?? 30_000;
     const rpc = new PiRpcHost(host, await launchPi(host, "rpc", options));
-    const ready = await Promise.race([
-      rpc.request({ type: "get_state" }, 30_000),
-      rpc.pi.exited.then(({ code }) => {
-        throw new Error(`pi exited (${code}) before it was ready\nstderr:\n${rpc.pi.stderr()}`);
-      }),
-    ]);
-    if (!ready.success) throw new Error(`pi is not ready: ${JSON.stringify(ready)}`);
+    const ready = await Promise.race([rpc.request({ type: "get_state" }, readyMs).catch(() => undefined), rpc.pi.exited]);
+    if (ready === undefined) return rpc.pi.fail(`${host.name} did not answer get_state within ${readyMs} ms; stopped it`);
+    if (!("type" in ready)) return rpc.pi.fail(`${host.name} exited (${ready.code ?? ready.signal}) before it was ready`);
+    if (!ready.success) return rpc.pi.fail(`${host.name} is not ready: ${JSON.stringify(ready)}`);
     return rpc;
   }
 
@@ -152,12 +155,12 @@ export class PiRpcHost {
   }
 
   /**
-   * Quits Pi the way an RPC client does (closing its stdin) and waits for it to exit; SIGKILL after
-   * `timeoutMs`. Removes the temp dir.
+   * Quits Pi the way an RPC client does (closing its stdin) and waits for it to exit; SIGKILL (Pi
+   * and what it started) after `timeoutMs`. Removes the temp dir.
    */
   async close(timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
     this.pi.child.stdin.end();
-    const timer = setTimeout(() => this.pi.child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => killTree(this.pid), timeoutMs);
     try {
       const exit = await this.pi.exited;
       return { ...exit, stderr: this.stderr() };

@@ -1,8 +1,9 @@
 /**
- * A shell that leaves processes running keeps its job (issue 37), through the real Pi CLI (RPC mode)
- * on every host: a server started with `&` stays a job with its port and is stopped whole by
- * kill_session; a background subshell's later output is returned by a poll; `(…) & exit 3` with an
- * exit wake wakes once with exit code 3; `nohup … &` on a PTY keeps the job; a setsid daemon does not.
+ * A shell that leaves processes running keeps its job (issue 37), through the real Pi CLI (RPC
+ * mode) on the newest host: a server started with `&` stays a job with its port and is stopped
+ * whole by kill_session; a background subshell's later output is returned by a poll; `(…) & exit 3`
+ * with an exit wake wakes once with exit code 3; `nohup … &` on a PTY keeps the job; a setsid
+ * daemon does not.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { escapedDaemonThenExit } from "../helpers/jobs.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
@@ -27,7 +28,7 @@ const running = (marker: string) =>
     .map(Number)
     .filter((pid) => pid !== process.pid);
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`a shell that leaves processes running keeps its job on ${host.name}`, { skip: process.platform === "win32" }, () => {
     let pi: PiRpcHost;
     const scratch = mkdtempSync(join(tmpdir(), "pi-unified-exec-bg-"));

@@ -1,9 +1,9 @@
 /**
- * `until_listening` and the input wake through the real Pi CLI (RPC mode) on every host: a wait that
- * ends soon after a server's bind and names the address, a port that ends it and not another the
- * job binds first, bad values refused with nothing spawned; a prompt-blocked job with a wake armed
- * wakes once with its prompt line and the answer reaches it, one with no wake armed never
- * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
+ * `until_listening` and the input wake through the real Pi CLI (RPC mode) on the newest host: a
+ * wait that ends soon after a server's bind and names the address, a port that ends it and not
+ * another the job binds first, bad values refused with nothing spawned; a prompt-blocked job with a
+ * wake armed wakes once with its prompt line and the answer reaches it, one with no wake armed
+ * never (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { bindServer, binds, freePort } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { quietFor } from "../helpers/processes.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
@@ -22,7 +22,7 @@ const inputWake = (record: PiEvent) => isWake(record) && /waits for input/.test(
 const sessionIn = (text: string) => Number(/session (\d+)/.exec(text)?.[1]);
 const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 300";
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`until_listening and the input wake on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {

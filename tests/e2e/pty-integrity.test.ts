@@ -1,14 +1,14 @@
 /**
- * Terminals that lose nothing and leak nothing, through the real Pi CLI on every host: the Pi
- * process's descriptors after 50 PTY jobs, writes to a raw-mode program that stops reading (the call
- * returns, Pi stays responsive, the job can be killed), and an interactive shell's background job
- * stopped with its session.
+ * Terminals that lose nothing and leak nothing, through the real Pi CLI on the newest host: the Pi
+ * process's descriptors after 50 PTY jobs, writes to a raw-mode program that stops reading (the
+ * call returns, Pi stays responsive, the job can be killed), and an interactive shell's background
+ * job stopped with its session.
  */
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { processAlive, waitFor } from "../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
@@ -16,7 +16,7 @@ import { call, callAll, firstSession, type ModelStep, say, steps } from "../help
 
 const openDescriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`PTY integrity on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     let pi: PiRpcHost;
     before(async () => {

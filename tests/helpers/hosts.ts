@@ -31,3 +31,6 @@ export const PI_HOSTS: readonly PiHost[] = [installedHost("@earendil-works/pi-co
  * does (its events, delivery, the UI, reload, the TUI, installing) runs on every host.
  */
 export const NEWEST_HOST: PiHost = PI_HOSTS.at(-1)!;
+
+/** The newest host as a list, for a file written as a loop over hosts that needs only one. */
+export const NEWEST_HOST_ONLY: readonly PiHost[] = [NEWEST_HOST];

@@ -1,6 +1,6 @@
 // `npm run test:fast`, the contributor's loop: the unit tests in the fast tier (PI_UNIFIED_EXEC_TEST_TIER=fast:
-// no test named "burners", repeated checks at their `rounds(full, fast)` count), two files at a time,
-// leaving out the unit files below. Each of them runs real jobs for seconds (servers that bind late,
+// repeated checks at their `rounds(full, fast)` count), two files at a time, leaving out the unit files
+// below. (No unit test starts CPU burners: those runs live in tests/stress/.) Each of them runs real jobs for seconds (servers that bind late,
 // prompts waited for, deadlines and drains, warm shells against direct spawns) or decodes megabytes, and
 // together they were 270 of the tier's 321 s of tests; with them the tier took 4 min on a busy 2-core
 // machine. `npm run test:unit` and `npm test` (CI) run every one of them. A name here that no longer
@@ -58,7 +58,6 @@ const args = [
   "./tests/helpers/test-logs.ts",
   "--test",
   "--test-concurrency=2",
-  "--test-skip-pattern=burners",
   "--test-reporter=spec",
   ...files,
 ];

@@ -3,12 +3,18 @@
  * each). A test sends prompts with a script for the model, extension commands, `new_session` and any
  * other RPC command, and answers `extension_ui_request` dialogs.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before } from "node:test";
 import { type PiEvent, type Run, runOf } from "./events.ts";
-import type { PiHost } from "./hosts.ts";
+import { type PiHost, REPO_ROOT } from "./hosts.ts";
 import { killTree } from "./launched.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
-import type { Script } from "./scripted-model.ts";
+import { waitFor } from "./processes.ts";
+import { type Script, say } from "./scripted-model.ts";
+
+/** The test-only extension with the commands tests drive Pi with (`/test-reload`, `/test-pending-wakes`, …). */
+export const PROBE_EXTENSION = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
 
 /** Answers one dialog: its response fields, later (a promise: the dialog stays open until then), or none (cancelled). */
 type UiHandler = (request: PiEvent) => Record<string, unknown> | Promise<Record<string, unknown> | undefined> | undefined;
@@ -124,6 +130,33 @@ export class PiRpcHost {
         throw new Error(`Pi did not settle within ${timeoutMs} ms: ${JSON.stringify(data)}\nstderr:\n${this.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+  }
+
+  /**
+   * Settles Pi and reads that nothing more can come of what happened so far: every run Pi started
+   * has ended and the session's runtime holds no wake decided and unsent (what would otherwise send
+   * one later). Checked twice, with no run started in between. Needs {@link PROBE_EXTENSION}. A test
+   * that shows "nothing more happens" settles and then counts, never waits a fixed span.
+   */
+  async settle(timeoutMs = 30_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      await this.waitIdle(Math.max(1_000, deadline - performance.now()));
+      const from = this.pi.records.length;
+      const pending = await this.pendingWakes();
+      await this.waitIdle(Math.max(1_000, deadline - performance.now()));
+      const started = this.pi.records.slice(from).some((record) => record.type === "agent_start");
+      if (pending === 0 && !started) return;
+      if (performance.now() > deadline) throw new Error(`Pi did not settle within ${timeoutMs} ms: ${pending} wakes pending`);
+    }
+  }
+
+  /** How many wakes the session's runtime has decided on and not sent (held for a run, in its batch window, or to retry). */
+  async pendingWakes(): Promise<number> {
+    const file = join(this.dirs.root, `pending-wakes-${this.nextId}`);
+    await this.run(`/test-pending-wakes ${file}`, () => say("not a model turn"));
+    await waitFor(() => existsSync(file), "the pending-wake count");
+    return Number(readFileSync(file, "utf8"));
   }
 
   /** Resolves with the first record at index ≥ `from` that matches. */

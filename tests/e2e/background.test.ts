@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { escapedDaemonThenExit } from "../helpers/jobs.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 
 /** The pids a `background:` line names. */
@@ -33,7 +33,7 @@ for (const host of NEWEST_HOST_ONLY) {
     let pi: PiRpcHost;
     const scratch = mkdtempSync(join(tmpdir(), "pi-unified-exec-bg-"));
     before(async () => {
-      pi = await PiRpcHost.start(host);
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -99,7 +99,7 @@ for (const host of NEWEST_HOST_ONLY) {
       const wake = await pi.waitForRecord(isWake, from, 20_000, "the wake");
       await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
       assert.match(wake.message.content, new RegExp(`session ${header.session_id} · exit_code 3`));
-      await quietFor(2_000);
+      await pi.settle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly one wake");
     });
 

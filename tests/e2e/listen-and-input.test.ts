@@ -2,8 +2,9 @@
  * `until_listening` and the input wake through the real Pi CLI (RPC mode) on the newest host: a
  * wait that ends soon after a server's bind and names the address, a port that ends it and not
  * another the job binds first, bad values refused with nothing spawned; a prompt-blocked job with a
- * wake armed wakes once with its prompt line and the answer reaches it, one with no wake armed
- * never (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
+ * wake armed wakes once with its prompt line and the answer reaches it, and nothing more once Pi
+ * settles (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`). A job with no wake armed never waking is the input
+ * wake's rule (`input-wakes.test.ts`, `runtime.input-wake.test.ts`).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -11,9 +12,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { bindServer, binds, freePort } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { quietFor } from "../helpers/processes.ts";
+import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 
 const SKIP = process.platform !== "linux" ? "reads sockets and input waits from /proc (Linux)" : false;
@@ -26,7 +26,7 @@ for (const host of NEWEST_HOST_ONLY) {
   describe(`until_listening and the input wake on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" } });
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION], env: { PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" } });
     });
     after(async () => {
       await pi?.close();
@@ -122,21 +122,12 @@ for (const host of NEWEST_HOST_ONLY) {
         assert.doesNotMatch(text, /^building$/m, "never other output");
         await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
         assert.match(outputOf(answered[0]!), /got y/);
-        await quietFor(3_000);
+        await pi.settle();
         assert.equal(pi.records.slice(from).filter(isWake).length, 1, "once");
         await stop(id);
       } finally {
         pi.setWakeScript(() => say("noted"));
       }
-    });
-
-    it("a prompt-blocked job with no wake armed never wakes", async () => {
-      await pi.waitIdle();
-      const from = pi.records.length;
-      const run = await pi.run("init", steps(call("exec_command", { cmd: PROMPT_JOB, yield_time_ms: 250 }), say("started")));
-      await quietFor(4_000);
-      assert.deepEqual(pi.records.slice(from).filter(isWake), []);
-      await stop(Number(headerOf(run.tools[0]!.text).session_id));
     });
   });
 }

@@ -29,7 +29,10 @@ for (const host of PI_HOSTS) {
   describe(`one decision point for every wake on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION], env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" } });
+      pi = await PiRpcHost.start(host, {
+        extensions: [EXTENSION_ENTRY, PROBE_EXTENSION],
+        env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" },
+      });
     });
     after(async () => {
       await pi?.close();

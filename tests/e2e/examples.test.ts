@@ -4,26 +4,26 @@
  * shared `close()` stops the job as Pi's quit does, and the program exits within 5 s of its model's end.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { processAlive } from "../helpers/processes.ts";
 
 const dir = join(REPO_ROOT, "examples");
+const run = promisify(execFile);
 
 describe("examples", { concurrency: 2 }, () => {
   for (const file of readdirSync(dir).filter((name) => name.endsWith(".ts"))) {
-    it(`${file} runs and passes its own checks`, () => {
-      const result = spawnSync(process.execPath, ["--import", "tsx", join(dir, file)], {
-        cwd: REPO_ROOT,
-        encoding: "utf8",
-        timeout: 120_000,
-      });
-      assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
-      assert.match(result.stdout, /example ok/);
+    // Not spawnSync: it would hold this process's event loop, and the examples could not run side by side.
+    it(`${file} runs and passes its own checks`, async () => {
+      const { stdout } = await run(process.execPath, ["--import", "tsx", join(dir, file)], { cwd: REPO_ROOT, timeout: 120_000 }).catch(
+        (error: { code?: number; stdout?: string; stderr?: string }) => assert.fail(`exit ${error.code}\n${error.stdout}\n${error.stderr}`),
+      );
+      assert.match(stdout, /example ok/);
     });
   }
 });

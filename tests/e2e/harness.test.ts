@@ -71,10 +71,11 @@ describe("a host that never answers (a fake pi that reads its stdin and never an
 
   /** The fake pi's pid, its child's, and its scripted model's address, once it wrote them. */
   const launched = async (pidsFile: string) => {
-    await waitFor(() => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").split("\n").length > 3, "the fake pi's pids", 20_000);
+    await waitFor(() => written(pidsFile), "the fake pi's pids", 20_000);
     const [pi, child, modelUrl] = readFileSync(pidsFile, "utf8").split("\n");
     return { pids: [Number(pi), Number(child)], modelUrl: modelUrl! };
   };
+  const written = (pidsFile: string) => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").split("\n").length > 3;
   const modelAnswers = (url: string) =>
     fetch(url, { method: "POST", body: "{}" }).then(
       () => true,
@@ -102,7 +103,7 @@ describe("a host that never answers (a fake pi that reads its stdin and never an
       ["--import", "tsx", "--import", "./tests/helpers/test-logs.ts", "--test", "--test-reporter=spec", fixture],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, FAKE_PI_PIDS: pidsFile, PI_UNIFIED_EXEC_TEST_CEILING_S: "3", NODE_TEST_CONTEXT: undefined },
+        env: { ...process.env, FAKE_PI_PIDS: pidsFile, PI_UNIFIED_EXEC_TEST_CEILING_S: "8", NODE_TEST_CONTEXT: undefined },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
@@ -119,8 +120,10 @@ describe("a host that never answers (a fake pi that reads its stdin and never an
     clearTimeout(stop);
     const tookMs = performance.now() - t0;
     assert.notEqual(code, 0, printed);
-    assert.match(printed, /tests\/fixtures\/silent-host\.fixture\.ts did not finish within its 3 s ceiling/, printed);
-    assert.ok(tookMs < 30_000, `the file failed after ${Math.round(tookMs)} ms`);
+    assert.match(printed, /tests\/fixtures\/silent-host\.fixture\.ts did not finish within its 8 s ceiling/, printed);
+    assert.ok(tookMs < 40_000, `the file failed after ${Math.round(tookMs)} ms`);
+    // A machine too busy to start the fake within the ceiling leaves nothing to stop.
+    if (!written(pidsFile)) return;
     const { pids } = await launched(pidsFile);
     await waitFor(() => pids.every((pid) => !processAlive(pid)), "the fake pi and its child to be gone", 5_000);
   });

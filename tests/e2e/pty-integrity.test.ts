@@ -56,7 +56,12 @@ for (const host of NEWEST_HOST_ONLY) {
         const run = await pi.run(
           "raw writes",
           steps(
-            call("exec_command", { cmd: "stty raw -echo; echo ready; sleep 300", tty: true, yield_time_ms: 1_000 }),
+            call("exec_command", {
+              cmd: "stty raw -echo; echo ready; sleep 300",
+              tty: true,
+              until_pattern: "^ready",
+              yield_time_ms: 10_000,
+            }),
             (view) =>
               callAll(["write_stdin", { session_id: firstSession(view), chars_b64: payload, yield_time_ms: 2_000 }], ["list_sessions", {}]),
             (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
@@ -84,8 +89,14 @@ for (const host of NEWEST_HOST_ONLY) {
       const run = await pi.run(
         "bash -i",
         steps(
-          call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 }),
+          call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, until_quiet_ms: 300, yield_time_ms: 10_000 }),
+          (view) =>
+            call("write_stdin", {
+              session_id: firstSession(view),
+              chars: "sleep 90 & echo BG=$!\\r",
+              until_pattern: "^BG=[0-9]+",
+              yield_time_ms: 10_000,
+            }),
           (view) => call("kill_session", { session_id: firstSession(view) }),
         ),
       );
@@ -100,11 +111,21 @@ for (const host of NEWEST_HOST_ONLY) {
   describe(`quitting with an interactive shell's background job on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     it("quit stops the whole session of a PTY job", async () => {
       const pi = await PiRpcHost.start(host);
-      const bash: ModelStep = call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 });
+      const bash: ModelStep = call("exec_command", {
+        cmd: "bash --norc --noprofile -i",
+        tty: true,
+        until_quiet_ms: 300,
+        yield_time_ms: 10_000,
+      });
       const run = await pi.run(
         "bash -i",
         steps(bash, (view) =>
-          call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 }),
+          call("write_stdin", {
+            session_id: firstSession(view),
+            chars: "sleep 90 & echo BG=$!\\r",
+            until_pattern: "^BG=[0-9]+",
+            yield_time_ms: 10_000,
+          }),
         ),
       );
       const pid = Number(/BG=(\d+)/.exec(outputOf(run.tools[1]!.text))?.[1]);

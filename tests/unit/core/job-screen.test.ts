@@ -87,7 +87,8 @@ describe("the automatic screen view", () => {
       assert.equal(forced.output.text, "x\n", "the stream since the previous call: the echo");
       const left = await runtime.interact(write(id, { chars: "y\\r", yield_time_ms: 5_000, until_pattern: "^after$" }));
       assert.equal(left.screen, undefined, "back to the stream once the program left the alternate screen");
-      assert.match(left.output.text, /after\n$/);
+      // A match may end at the unfinished line before its line end arrives (as a prompt does).
+      assert.match(left.output.text, /after\n?$/);
       await runtime.shutdown();
     },
   );

@@ -90,7 +90,9 @@ describe("the user types into a job from the picker", () => {
     const taken = runtime.typeInto(id);
     assert.ok("typing" in taken);
     await taken.typing.type(Buffer.from("READY\n"));
-    await quietFor(1_500);
+    // cat's copy of the line has been read (and tested) by the time the count is read.
+    await waitFor(() => runtime.snapshotOf(id)!.outputBytesTotal >= "READY\n".length, "cat's copy of the line");
+    await wakesSettled(runtime);
     taken.typing.end();
     assert.deepEqual(batches, []);
   });

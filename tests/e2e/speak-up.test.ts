@@ -1,8 +1,9 @@
 /**
- * Jobs that speak up, through the real Pi CLI (RPC mode): on the newest host, `wake_on_pattern`'s one
- * Pi path (one wake with the line, the output around it left for the woken model's poll, nothing
- * more once Pi settles), bad patterns refused, a pattern armed before `/reload` waking after it, and
- * the addresses a job listens on; on every host, the note after a compaction. The rules (a flood of
+ * Jobs that speak up, through the real Pi CLI (RPC mode): on the newest host, `wake_on_pattern`'s
+ * one Pi path (one wake with the line, the output around it left for the woken model's poll,
+ * nothing more once Pi settles), `set_on_exit` arming it later and `""` disarming it (the Pi
+ * layer's mapping), bad patterns refused, a pattern armed before `/reload` waking after it, and the
+ * addresses a job listens on; on every host, the note after a compaction. The rules (a flood of
  * matches as one wake, the budget, an attached poll's lines, set later and disarmed, a match and an
  * exit in one prompt) are the unit tests' (`pattern-wakes`, `runtime.speak-up`); escapes in the
  * wake's line are `wake-line.test.ts`'s.
@@ -77,6 +78,29 @@ for (const host of NEWEST_HOST_ONLY) {
       } finally {
         pi.setWakeScript(() => say("noted"));
       }
+    });
+
+    it('set_on_exit arms it later, list_sessions shows it, and "" disarms it', async () => {
+      const from = pi.records.length;
+      const started = await start({ cmd: "sleep 2; echo READY now; sleep 300" });
+      const id = Number(headerOf(started.text).session_id);
+      await idle();
+      const armed = await pi.run(
+        "arm it",
+        steps(call("set_on_exit", { session_id: id, wake_on_pattern: "READY" }), call("list_sessions", {}), say("armed")),
+      );
+      assert.equal(headerOf(armed.tools[0]!.text).wake_on_pattern_status, "armed");
+      assert.match(armed.tools[1]!.text, /wake_on_pattern: READY/);
+      const wake = await pi.waitForRecord(patternWake, from, 10_000, "the wake");
+      assert.match(wakeText(wake), /line: READY now/);
+      await idle();
+      const disarm = await pi.run(
+        "disarm it",
+        steps(call("set_on_exit", { session_id: id, wake_on_pattern: "" }), call("set_on_exit", { session_id: id, wake_on_pattern: "" })),
+      );
+      assert.equal(headerOf(disarm.tools[0]!.text).wake_on_pattern_status, "disarmed");
+      assert.equal(headerOf(disarm.tools[1]!.text).wake_on_pattern_status, "already_none");
+      await stop(id);
     });
 
     it("a bad pattern spawns nothing and changes nothing", async () => {

@@ -82,7 +82,9 @@ for (const host of NEWEST_HOST_ONLY) {
 
     it('set_on_exit arms it later, list_sessions shows it, and "" disarms it', async () => {
       const from = pi.records.length;
-      const started = await start({ cmd: "sleep 2; echo READY now; sleep 300" });
+      // The line comes once the test says so, after the arming: on a busy machine a fixed 2 s came first.
+      const go = join(pi.dirs.root, `go-${Date.now()}`);
+      const started = await start({ cmd: `until [ -e ${go} ]; do sleep 0.05; done; echo READY now; sleep 300` });
       const id = Number(headerOf(started.text).session_id);
       await idle();
       const armed = await pi.run(
@@ -91,7 +93,8 @@ for (const host of NEWEST_HOST_ONLY) {
       );
       assert.equal(headerOf(armed.tools[0]!.text).wake_on_pattern_status, "armed");
       assert.match(armed.tools[1]!.text, /wake_on_pattern: READY/);
-      const wake = await pi.waitForRecord(patternWake, from, 10_000, "the wake");
+      writeFileSync(go, "");
+      const wake = await pi.waitForRecord(patternWake, from, 15_000, "the wake");
       assert.match(wakeText(wake), /line: READY now/);
       await idle();
       const disarm = await pi.run(

@@ -1,6 +1,6 @@
 /**
  * A shell that leaves processes running keeps its job (issue 37), through the real Pi CLI (RPC mode)
- * on every host: a server started with `&` stays a job with its port and is stopped whole by
+ * on the newest host: a server started with `&` stays a job with its port and is stopped whole by
  * kill_session (which says it killed it: SIGTERM, not the shell's 0); a background subshell's later
  * output is returned by a poll; `(…) & exit 3` with an exit wake wakes once with exit code 3; one
  * stopped by its deadline wakes and is listed as killed at its deadline; on a PTY, `nohup … &` as the
@@ -13,10 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { escapedDaemonThenExit } from "../helpers/jobs.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 
 /** The pids a `background:` line names. */
@@ -29,12 +29,12 @@ const running = (marker: string) =>
     .map(Number)
     .filter((pid) => pid !== process.pid);
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`a shell that leaves processes running keeps its job on ${host.name}`, { skip: process.platform === "win32" }, () => {
     let pi: PiRpcHost;
     const scratch = mkdtempSync(join(tmpdir(), "pi-unified-exec-bg-"));
     before(async () => {
-      pi = await PiRpcHost.start(host);
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -104,7 +104,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 20_000, "the wake");
       await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
       assert.match(wake.message.content, new RegExp(`session ${header.session_id} · exit_code 3`));
-      await quietFor(2_000);
+      await pi.settle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly one wake");
     });
 

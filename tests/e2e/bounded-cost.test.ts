@@ -1,16 +1,16 @@
 /**
- * Patterns and port scans with a bounded cost, through the real Pi CLI (RPC mode) on every host, Pi
- * running under a child subreaper (as under `systemd --user`): a pattern whose counted repeats would
- * leave the engine's DFA is refused, naming the part, before anything spawns or changes; a server a
- * job detached with `(setsid … &)` is re-parented to the subreaper, not to pid 1, and is still listed
- * with its listening address (the job's marker attributes it).
+ * Patterns and port scans with a bounded cost, through the real Pi CLI (RPC mode) on the newest
+ * host, Pi running under a child subreaper (as under `systemd --user`): a pattern whose counted
+ * repeats would leave the engine's DFA is refused, naming the part, before anything spawns or
+ * changes; a server a job detached with `(setsid … &)` is re-parented to the subreaper, not to pid
+ * 1, and is still listed with its listening address (the job's marker attributes it).
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { call, steps } from "../helpers/scripted-model.ts";
@@ -19,7 +19,7 @@ import { SUBREAPER } from "../helpers/sockets.ts";
 /** The parent pid of `pid`, from /proc. */
 const parentOf = (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`bounded costs on ${host.name}, Pi under a subreaper`, { skip: process.platform !== "linux" && "Linux only" }, () => {
     let pi: PiRpcHost;
     before(async () => {

@@ -1,6 +1,7 @@
 /**
  * Waiting and completion through the real Pi CLI (RPC mode) on every host: absolute waits, completion
- * wakes delivered exactly once, set_on_exit, kills, and observations inside nested tool calls.
+ * wakes delivered exactly once, set_on_exit, kills, and observations inside nested tool calls. "Nothing
+ * more" is read once Pi has settled with no wake pending (`PiRpcHost.settle`).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -8,8 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, isWake, outputOf } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { quietFor } from "../helpers/processes.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, type ModelView, say, steps } from "../helpers/scripted-model.ts";
 
 const NESTED = join(REPO_ROOT, "tests", "fixtures", "nested-tool-extension.ts");
@@ -19,7 +19,7 @@ for (const host of PI_HOSTS) {
   describe(`waiting and completion on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, NESTED] });
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, NESTED, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -48,7 +48,7 @@ for (const host of PI_HOSTS) {
       await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 10_000, "the wake's turn to settle");
       assert.match(wake.message.content, new RegExp(`session ${sessionId} · exit_code 2`));
       assert.doesNotMatch(wake.message.content, /never-in-a-wake/, "bounded metadata only, never output");
-      await quietFor(5_000);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1, "exactly one wake");
       const turns = pi.records.slice(from).filter((r) => r.type === "agent_start").length;
       assert.equal(turns, 2, "the prompt's run and the wake's run");
@@ -56,7 +56,7 @@ for (const host of PI_HOSTS) {
       const drain = await pi.run("drain", steps(call("write_stdin", { session_id: Number(sessionId) })));
       assert.equal(drain.tools[0]!.isError, false);
       assert.equal(headerOf(drain.tools[0]!.text).exit_code, "2");
-      await quietFor(1_000);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -70,7 +70,7 @@ for (const host of PI_HOSTS) {
       );
       assert.equal(headerOf(run.tools[1]!.text).exit_code, "0");
       assert.equal(headerOf(run.tools[1]!.text).on_exit_wake, "consumed");
-      await quietFor(1_500);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), []);
     });
 
@@ -115,7 +115,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 10_000, "the wake");
       for (const id of ids) assert.match(wake.message.content, new RegExp(`session ${id} ·`));
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await quietFor(1_000);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -134,6 +134,8 @@ for (const host of PI_HOSTS) {
               ["kill_session", { session_id: view.results[1]!.details.session_id }],
               ["set_on_exit", { session_id: 99_999, on_exit: "none" }],
             ),
+          // The disarmed job exits during this call: a wake it wrongly kept would be held, then pending at the settle.
+          () => call("exec_command", { cmd: "sleep 1.2" }),
           () => call("list_sessions", {}),
         ),
       );
@@ -142,9 +144,9 @@ for (const host of PI_HOSTS) {
       assert.equal(calls[2]!.structuredContent.status, "disarmed");
       assert.equal(headerOf(calls[3]!.text).cleanup, "confirmed");
       assert.equal(calls[4]!.structuredContent.found, false);
-      const listed = calls[5]!.structuredContent.sessions as { session_id: number; wake_armed: boolean }[];
+      const listed = calls[6]!.structuredContent.sessions as { session_id: number; wake_armed: boolean }[];
       assert.ok(listed.every((session) => session.wake_armed === false));
-      await quietFor(1_500);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), []);
     });
 
@@ -177,7 +179,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the later exit's wake");
       assert.match(wake.message.content, new RegExp(`session ${headerOf(run.tools.find((t) => t.args.on_exit)!.text).session_id} ·`));
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await quietFor(1_000);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -200,7 +202,7 @@ for (const host of PI_HOSTS) {
       assert.deepEqual(nested.details, { marker: "nested-details", exitCodes: [4, 4] }, "the second nested read replayed the exit");
       const inner = run.tools.filter((tool) => tool.parentToolCallId === nested.id);
       assert.equal(inner.length, 2);
-      await quietFor(1_500);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), []);
     });
 

@@ -17,6 +17,7 @@ const dir = join(REPO_ROOT, "examples");
 
 describe("examples", { concurrency: 2 }, () => {
   for (const file of readdirSync(dir).filter((name) => name.endsWith(".ts"))) {
+    // Not spawnSync: it would hold this process's event loop, and the examples could not run side by side.
     it(`${file} runs, passes its own checks and exits promptly after its last line`, async () => {
       const child = spawn(process.execPath, ["--import", "tsx", join(dir, file)], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";

@@ -1,7 +1,7 @@
 /**
- * Interactive sessions through the real Pi CLI on every host: PTY REPLs, live resize, control bytes
- * on PTYs and pipes, a pager-free `git log`, and the host's shell settings. A second host per Pi
- * version runs with a broken PTY module, a minimal PATH and Pi's shell settings set.
+ * Interactive sessions through the real Pi CLI on the newest host: PTY REPLs, live resize, control
+ * bytes on PTYs and pipes, a pager-free `git log`, and the host's shell settings. A second Pi runs
+ * with a broken PTY module, a minimal PATH and Pi's shell settings set.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
 import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`interactive sessions on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     let pi: PiRpcHost;
     before(async () => {

@@ -1,7 +1,8 @@
 /**
- * The input and output contract through the real Pi CLI on every host: what the model writes reaches
- * the child exactly; what the child prints reaches the model bounded and readable, and the disk
- * complete and private; malformed calls get a clear error with nothing spawned, written or lost.
+ * The input and output contract through the real Pi CLI on the newest host: what the model writes
+ * reaches the child exactly; what the child prints reaches the model bounded and readable, and the
+ * disk complete and private; malformed calls get a clear error with nothing spawned, written or
+ * lost.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -9,11 +10,11 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, callAll, firstSession, steps } from "../helpers/scripted-model.ts";
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`input and output on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {

@@ -1,10 +1,11 @@
 /**
- * `until_listening` and the input wake through the real Pi CLI (RPC mode) on every host: a wait that
- * ends soon after a server's bind and names the address, a port that ends it and not another the
- * job binds first, a server that probes its port (listens and closes) before it binds reported only
- * once it listens (newest host), bad values refused with nothing spawned; a prompt-blocked job with a wake armed
- * wakes once with its prompt line and the answer reaches it, one with no wake armed never
- * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`).
+ * `until_listening` and the input wake through the real Pi CLI (RPC mode) on the newest host: a
+ * wait that ends soon after a server's bind and names the address, a port that ends it and not
+ * another the job binds first, a server that probes its port (listens and closes) before it binds
+ * reported only once it listens, bad values refused with nothing spawned; a prompt-blocked job with a
+ * wake armed wakes once with its prompt line and the answer reaches it, and nothing more once Pi
+ * settles (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`). A job with no wake armed never waking is the input
+ * wake's rule (`input-wakes.test.ts`, `runtime.input-wake.test.ts`).
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -12,9 +13,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { bindServer, binds, freePort, probingServer } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { quietFor } from "../helpers/processes.ts";
+import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 
 const SKIP = process.platform !== "linux" ? "reads sockets and input waits from /proc (Linux)" : false;
@@ -23,11 +23,11 @@ const inputWake = (record: PiEvent) => isWake(record) && /waits for input/.test(
 const sessionIn = (text: string) => Number(/session (\d+)/.exec(text)?.[1]);
 const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 300";
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`until_listening and the input wake on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" } });
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION], env: { PI_UNIFIED_EXEC_INPUT_WAKE_S: "2" } });
     });
     after(async () => {
       await pi?.close();
@@ -81,29 +81,25 @@ for (const host of PI_HOSTS) {
       await stop(Number(headerOf(result.text).session_id));
     });
 
-    it(
-      "a server that probes its port before it binds is reported only once it listens",
-      { skip: host !== PI_HOSTS.at(-1) && "newest host only" },
-      async () => {
-        await pi.waitIdle();
-        const port = await freePort();
-        const stamp = join(pi.dirs.root, "probed");
-        const ended = pi
-          .waitForRecord((record) => record.type === "tool_execution_end", pi.records.length, 30_000, "the result")
-          .then(() => Date.now());
-        const run = await pi.run(
-          "serve",
-          steps(call("exec_command", { cmd: probingServer(port, stamp), until_listening: port, yield_time_ms: 20_000 }), say("up")),
-        );
-        const result = run.tools[0]!;
-        const header = headerOf(result.text);
-        assert.equal(header.wait_status, "listening", result.text);
-        assert.equal(header.listening, `127.0.0.1:${port}`, result.text);
-        assert.ok(existsSync(stamp), `the result came before the real listen:\n${result.text}`);
-        assert.ok((await ended) >= Number(readFileSync(stamp, "utf8")));
-        await stop(Number(header.session_id));
-      },
-    );
+    it("a server that probes its port before it binds is reported only once it listens", async () => {
+      await pi.waitIdle();
+      const port = await freePort();
+      const stamp = join(pi.dirs.root, "probed");
+      const ended = pi
+        .waitForRecord((record) => record.type === "tool_execution_end", pi.records.length, 30_000, "the result")
+        .then(() => Date.now());
+      const run = await pi.run(
+        "serve",
+        steps(call("exec_command", { cmd: probingServer(port, stamp), until_listening: port, yield_time_ms: 20_000 }), say("up")),
+      );
+      const result = run.tools[0]!;
+      const header = headerOf(result.text);
+      assert.equal(header.wait_status, "listening", result.text);
+      assert.equal(header.listening, `127.0.0.1:${port}`, result.text);
+      assert.ok(existsSync(stamp), `the result came before the real listen:\n${result.text}`);
+      assert.ok((await ended) >= Number(readFileSync(stamp, "utf8")));
+      await stop(Number(header.session_id));
+    });
 
     it("a bad until_listening is refused before anything runs", async () => {
       await pi.waitIdle();
@@ -147,21 +143,12 @@ for (const host of PI_HOSTS) {
         assert.doesNotMatch(text, /^building$/m, "never other output");
         await pi.waitForRecord((r) => r.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
         assert.match(outputOf(answered[0]!), /got y/);
-        await quietFor(3_000);
+        await pi.settle();
         assert.equal(pi.records.slice(from).filter(isWake).length, 1, "once");
         await stop(id);
       } finally {
         pi.setWakeScript(() => say("noted"));
       }
-    });
-
-    it("a prompt-blocked job with no wake armed never wakes", async () => {
-      await pi.waitIdle();
-      const from = pi.records.length;
-      const run = await pi.run("init", steps(call("exec_command", { cmd: PROMPT_JOB, yield_time_ms: 250 }), say("started")));
-      await quietFor(4_000);
-      assert.deepEqual(pi.records.slice(from).filter(isWake), []);
-      await stop(Number(headerOf(run.tools[0]!.text).session_id));
     });
   });
 }

@@ -9,13 +9,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
 
-const PROBE = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
 const statusTexts = (records: readonly PiEvent[]) =>
   records
     .filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "unified-exec")
@@ -25,7 +24,7 @@ for (const host of PI_HOSTS) {
   describe(`reload and session boundaries on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE] });
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -67,7 +66,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the wake armed before the reload");
       assert.match(wake.message.content, /exit_code 7/);
       await pi.waitForRecord((r) => r.type === "agent_settled", from + pi.records.slice(from).indexOf(wake), 10_000);
-      await quietFor(1_000);
+      await pi.settle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "exactly once");
     });
 
@@ -144,7 +143,7 @@ for (const host of PI_HOSTS) {
       await waitFor(() => !processAlive(pid), "the old session's job to end");
       const listed = await pi.run("list after new", steps(call("list_sessions", {})));
       assert.deepEqual(listed.tools[0]!.structuredContent.sessions, []);
-      await quietFor(1_000);
+      await pi.settle();
       assert.deepEqual(pi.records.slice(from).filter(isWake), []);
     });
   });
@@ -166,7 +165,7 @@ for (const host of PI_HOSTS) {
   describe(`/unified-exec-sessions on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host);
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -224,7 +223,7 @@ for (const host of PI_HOSTS) {
           [Number(second!.id), "running", undefined, false],
         ],
       );
-      await quietFor(1_000);
+      await pi.settle();
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
       pi.onUiRequest(undefined);
     });

@@ -1,10 +1,11 @@
 /**
  * A dev server's ports and a job's memory through the real Pi CLI (RPC mode), with real servers
- * (Node's `http`, Python's `http.server`, one that binds then compiles for 2 s). On every host, where
- * delivery matters: a server that closes its port while its process lives wakes once and the listing
- * says what it lost; a job over a 300 MB cap is stopped with `killed_by: memory` and one exit notice.
- * On the newest host: a second server on a held port names session N, a port held outside Pi the pid
- * and command; `kill_session` says `ports_released` and a bind right after succeeds; `until_listening`
+ * (Node's `http`, Python's `http.server`, one that binds then compiles for 2 s), on the newest host
+ * (what a job does; its notices go out as every wake does, whose delivery `run-end-wakes` checks on
+ * both): a server that closes its port while its process lives wakes once (Pi settled, counted) and
+ * the listing says what it lost; a job over a 300 MB cap is stopped with `killed_by: memory` and one
+ * exit notice; a second server on a held port names session N, a port held outside Pi the pid and
+ * command; `kill_session` says `ports_released` and a bind right after succeeds; `until_listening`
  * with a URL returns once the server answers, with its status; bad URLs start nothing; a job's
  * `oom_score_adj` is raised and Pi's is not; the listing shows a 200 MB job's memory within 20 %.
  */
@@ -14,22 +15,20 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePort } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { quietFor } from "../helpers/processes.ts";
+import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 import { bindsNow, memoryGrower, memoryHolder, nodeServer, outsideHolder, pythonServer } from "../helpers/servers.ts";
 
 const SKIP = process.platform !== "linux" ? "reads sockets and memory from /proc (Linux)" : false;
-const NEWEST = PI_HOSTS.at(-1);
 const wakeText = (record: PiEvent) => textOf(record.message.content);
 const idOf = (text: string) => Number(headerOf(text).session_id);
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`ports and memory on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_MAX_JOB_RSS_MB: "300" } });
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION], env: { PI_UNIFIED_EXEC_MAX_JOB_RSS_MB: "300" } });
     });
     after(async () => {
       await pi?.close();
@@ -38,7 +37,6 @@ for (const host of PI_HOSTS) {
       await pi.waitIdle();
       await pi.run("stop it", steps(call("kill_session", { session_id: sessionId, signal: "SIGKILL" })));
     };
-    const newestOnly = { skip: host !== NEWEST && "newest host only" };
 
     it("a server that closes its port while its process lives wakes once, and the listing says what it lost", async () => {
       await pi.waitIdle();
@@ -61,7 +59,7 @@ for (const host of PI_HOSTS) {
       await pi.waitIdle();
       const listed = await pi.run("list", steps(call("list_sessions", {})));
       assert.match(listed.tools[0]!.text, new RegExp(`listening: none \\(was :${port}, closed \\d+ s ago\\)`));
-      await quietFor(2_500);
+      await pi.settle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "once per loss");
       await stop(id);
     });
@@ -82,12 +80,12 @@ for (const host of PI_HOSTS) {
         "the exit notice",
       );
       assert.match(wakeText(wake), new RegExp(`session ${id} · exit_code 137 \\(SIGKILL\\) · .*over the 300 MB cap`));
-      await pi.waitIdle();
+      await pi.settle();
       assert.equal(pi.records.slice(from).filter(isWake).length, 1, "one notice");
       assert.ok(existsSync(stamp), "it crossed the cap");
     });
 
-    it("a second server on a held port names session N; a port held outside Pi names the pid and command", newestOnly, async () => {
+    it("a second server on a held port names session N; a port held outside Pi names the pid and command", async () => {
       await pi.waitIdle();
       const port = await freePort();
       const run = await pi.run(
@@ -117,7 +115,7 @@ for (const host of PI_HOSTS) {
       }
     });
 
-    it("kill_session says ports_released and a bind right after succeeds", newestOnly, async () => {
+    it("kill_session says ports_released and a bind right after succeeds", async () => {
       await pi.waitIdle();
       const port = await freePort();
       const run = await pi.run(
@@ -132,37 +130,33 @@ for (const host of PI_HOSTS) {
       assert.equal(await bindsNow(port), true);
     });
 
-    it(
-      "until_listening with a URL returns once the server answers, with its status; a path on the job's port too",
-      newestOnly,
-      async () => {
-        await pi.waitIdle();
-        const port = await freePort();
-        const python = await freePort();
-        const run = await pi.run(
-          "serve",
-          steps(
-            call("exec_command", {
-              cmd: nodeServer(port, 2_000),
-              until_listening: `http://127.0.0.1:${port}/health`,
-              yield_time_ms: 20_000,
-            }),
-            call("exec_command", { cmd: pythonServer(python), until_listening: "/", yield_time_ms: 20_000 }),
-            say("up"),
-          ),
-        );
-        const [node, py] = run.tools;
-        assert.equal(headerOf(node!.text).wait_status, "listening", node!.text);
-        assert.equal(headerOf(node!.text).http_status, "200");
-        assert.ok(Number(node!.structuredContent.wall_time_seconds) >= 2, "not at the bind");
-        assert.match(outputOf(node!.text), /ready/);
-        assert.equal(py!.structuredContent.http_status, 200);
-        await stop(idOf(node!.text));
-        await stop(idOf(py!.text));
-      },
-    );
+    it("until_listening with a URL returns once the server answers, with its status; a path on the job's port too", async () => {
+      await pi.waitIdle();
+      const port = await freePort();
+      const python = await freePort();
+      const run = await pi.run(
+        "serve",
+        steps(
+          call("exec_command", {
+            cmd: nodeServer(port, 2_000),
+            until_listening: `http://127.0.0.1:${port}/health`,
+            yield_time_ms: 20_000,
+          }),
+          call("exec_command", { cmd: pythonServer(python), until_listening: "/", yield_time_ms: 20_000 }),
+          say("up"),
+        ),
+      );
+      const [node, py] = run.tools;
+      assert.equal(headerOf(node!.text).wait_status, "listening", node!.text);
+      assert.equal(headerOf(node!.text).http_status, "200");
+      assert.ok(Number(node!.structuredContent.wall_time_seconds) >= 2, "not at the bind");
+      assert.match(outputOf(node!.text), /ready/);
+      assert.equal(py!.structuredContent.http_status, 200);
+      await stop(idOf(node!.text));
+      await stop(idOf(py!.text));
+    });
 
-    it("bad URLs are refused before anything runs", newestOnly, async () => {
+    it("bad URLs are refused before anything runs", async () => {
       await pi.waitIdle();
       const marker = join(pi.dirs.root, "never-spawned");
       const values = ["http://example.com/health", "https://127.0.0.1:3000/", "3000"];
@@ -177,7 +171,7 @@ for (const host of PI_HOSTS) {
       assert.equal(existsSync(marker), false);
     });
 
-    it("a job's oom_score_adj is raised and Pi's is not; the listing shows a 200 MB job's memory within 20 %", newestOnly, async () => {
+    it("a job's oom_score_adj is raised and Pi's is not; the listing shows a 200 MB job's memory within 20 %", async () => {
       await pi.waitIdle();
       const run = await pi.run(
         "memory",

@@ -1,14 +1,14 @@
 /**
- * Terminals that lose nothing and leak nothing, through the real Pi CLI on every host: the Pi
- * process's descriptors after 50 PTY jobs, writes to a raw-mode program that stops reading (the call
- * returns, Pi stays responsive, the job can be killed), and an interactive shell's background job
- * stopped with its session.
+ * Terminals that lose nothing and leak nothing, through the real Pi CLI on the newest host: the Pi
+ * process's descriptors after 50 PTY jobs, writes to a raw-mode program that stops reading (the
+ * call returns, Pi stays responsive, the job can be killed), and an interactive shell's background
+ * job stopped with its session.
  */
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { processAlive, waitFor } from "../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
@@ -16,7 +16,7 @@ import { call, callAll, firstSession, type ModelStep, say, steps } from "../help
 
 const openDescriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`PTY integrity on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     let pi: PiRpcHost;
     before(async () => {
@@ -56,7 +56,12 @@ for (const host of PI_HOSTS) {
         const run = await pi.run(
           "raw writes",
           steps(
-            call("exec_command", { cmd: "stty raw -echo; echo ready; sleep 300", tty: true, yield_time_ms: 1_000 }),
+            call("exec_command", {
+              cmd: "stty raw -echo; echo ready; sleep 300",
+              tty: true,
+              until_pattern: "^ready",
+              yield_time_ms: 10_000,
+            }),
             (view) =>
               callAll(["write_stdin", { session_id: firstSession(view), chars_b64: payload, yield_time_ms: 2_000 }], ["list_sessions", {}]),
             (view) => call("kill_session", { session_id: firstSession(view), signal: "SIGKILL" }),
@@ -84,8 +89,14 @@ for (const host of PI_HOSTS) {
       const run = await pi.run(
         "bash -i",
         steps(
-          call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 }),
-          (view) => call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 }),
+          call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, until_quiet_ms: 300, yield_time_ms: 10_000 }),
+          (view) =>
+            call("write_stdin", {
+              session_id: firstSession(view),
+              chars: "sleep 90 & echo BG=$!\\r",
+              until_pattern: "^BG=[0-9]+",
+              yield_time_ms: 10_000,
+            }),
           (view) => call("kill_session", { session_id: firstSession(view) }),
         ),
       );
@@ -100,11 +111,21 @@ for (const host of PI_HOSTS) {
   describe(`quitting with an interactive shell's background job on ${host.name}`, { skip: SKIP_WITHOUT_PTY }, () => {
     it("quit stops the whole session of a PTY job", async () => {
       const pi = await PiRpcHost.start(host);
-      const bash: ModelStep = call("exec_command", { cmd: "bash --norc --noprofile -i", tty: true, yield_time_ms: 1_000 });
+      const bash: ModelStep = call("exec_command", {
+        cmd: "bash --norc --noprofile -i",
+        tty: true,
+        until_quiet_ms: 300,
+        yield_time_ms: 10_000,
+      });
       const run = await pi.run(
         "bash -i",
         steps(bash, (view) =>
-          call("write_stdin", { session_id: firstSession(view), chars: "sleep 90 & echo BG=$!\\r", yield_time_ms: 1_000 }),
+          call("write_stdin", {
+            session_id: firstSession(view),
+            chars: "sleep 90 & echo BG=$!\\r",
+            until_pattern: "^BG=[0-9]+",
+            yield_time_ms: 10_000,
+          }),
         ),
       );
       const pid = Number(/BG=(\d+)/.exec(outputOf(run.tools[1]!.text))?.[1]);

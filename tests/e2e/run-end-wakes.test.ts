@@ -3,14 +3,15 @@
  * keeps working in the same turn after a job's exit or line (a tool call waits for a file the job
  * makes, well past the batch window), then reads, polls or kills the job; exactly one of a result or
  * a prompt says it. A matching line a poll's cap cut is named by the poll's header; a line a wake
- * named never wakes again; a match during an exit's drain goes with the exit as one prompt.
+ * named never wakes again; a match during an exit's drain goes with the exit as one prompt. "No
+ * prompt" is read once Pi has settled with no wake pending (`PiRpcHost.settle`).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { quietFor } from "../helpers/processes.ts";
 import { call, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
@@ -28,7 +29,10 @@ for (const host of PI_HOSTS) {
   describe(`one decision point for every wake on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host, { env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" } });
+      pi = await PiRpcHost.start(host, {
+        extensions: [EXTENSION_ENTRY, PROBE_EXTENSION],
+        env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" },
+      });
     });
     after(async () => {
       await pi?.close();
@@ -53,7 +57,7 @@ for (const host of PI_HOSTS) {
       const poll = headerOf(run.tools[2]!.text);
       assert.equal(poll.exit_code, "3");
       assert.equal(poll.on_exit_wake, "consumed");
-      await quietFor(2_000);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), [], "the result told it: no prompt");
     });
 
@@ -77,7 +81,7 @@ for (const host of PI_HOSTS) {
       );
       assert.equal(headerOf(run.tools[2]!.text).wait_status, "matched");
       assert.match(outputOf(run.tools[2]!.text), /ERROR disk full/);
-      await quietFor(2_000);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), [], "the read showed the line: no prompt");
     });
 
@@ -102,7 +106,7 @@ for (const host of PI_HOSTS) {
       const poll = run.tools[2]!.text;
       assert.doesNotMatch(outputOf(poll), /ERROR disk full/, "cut by the 2 000-line cap");
       assert.equal(headerOf(poll).pattern_matched_unshown, "1 line, first: ERROR disk full");
-      await quietFor(2_000);
+      await pi.settle();
       assert.deepEqual(wakesSince(from), [], "named by the poll: no prompt");
     });
 
@@ -123,8 +127,7 @@ for (const host of PI_HOSTS) {
       const wake = await pi.waitForRecord(isWake, from, 15_000, "the wake");
       assert.ok(pi.records.indexOf(wake) > settled, "sent after the run settled, not queued inside it");
       assert.match(wakeText(wake), new RegExp(`session ${id} · exit_code 4`));
-      await pi.waitIdle();
-      await quietFor(1_500);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1);
     });
 
@@ -154,7 +157,9 @@ for (const host of PI_HOSTS) {
         assert.match(wakeText(wake), /line: ERROR x/);
         await pi.waitForRecord((record) => record.type === "agent_settled", pi.records.indexOf(wake), 15_000, "the wake's turn");
         assert.equal(outputOf(reads[0]!), "READY\n", "the read stopped at READY: ERROR x stays unread");
-        await quietFor(3_000); // three cooldowns
+        // A second wake of the same line would be due once the 1 s cooldown is over: let it pass, then settle.
+        await quietFor(1_200);
+        await pi.settle();
         assert.equal(wakesSince(from).length, 1, "one line, one wake");
         await pi.waitIdle();
         await pi.run("stop it", steps(call("kill_session", { session_id: id, signal: "SIGKILL" })));
@@ -184,8 +189,7 @@ for (const host of PI_HOSTS) {
       );
       const id = Number(headerOf(run.tools[0]!.text).session_id);
       const wake = await pi.waitForRecord(isWake, from, 20_000, "the wake");
-      await pi.waitIdle();
-      await quietFor(1_500);
+      await pi.settle();
       assert.equal(wakesSince(from).length, 1, "one prompt");
       const text = wakeText(wake);
       assert.match(text, new RegExp(`session ${id} · exit_code 5`));

@@ -15,7 +15,7 @@ const leaveChildren = steps(
   callAll(
     ["exec_command", { cmd: "echo $$; sleep 300", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }],
     ["exec_command", { cmd: "trap '' TERM; sleep 300 & echo $!; wait", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }],
-    ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", yield_time_ms: 300 }],
+    ["exec_command", { cmd: "sleep 300 & echo $!; exit 0", until_pattern: "^[0-9]+$", yield_time_ms: 20_000 }],
   ),
 );
 

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { runJson } from "../helpers/pi-json.ts";
-import { PiRpcHost } from "../helpers/pi-rpc.ts";
-import { pidsIn, processAlive, quietFor, waitFor } from "../helpers/processes.ts";
+import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
 /** Prints its pid and `start` into the first result, then `unread-N` the model has not read yet. */
@@ -39,7 +39,7 @@ for (const host of PI_HOSTS) {
   describe(`who stopped a job, told to the model, on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {
-      pi = await PiRpcHost.start(host);
+      pi = await PiRpcHost.start(host, { extensions: [EXTENSION_ENTRY, PROBE_EXTENSION] });
     });
     after(async () => {
       await pi?.close();
@@ -92,7 +92,7 @@ for (const host of PI_HOSTS) {
       assert.equal(told!.details.killed_by, "user");
       assert.equal(after!.isError, true);
       assert.match(after!.text, new RegExp(`Unknown session_id ${job.id}`));
-      await quietFor(1_000);
+      await pi.settle();
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "a kill by the human wakes no one");
     });
 
@@ -135,7 +135,7 @@ for (const host of PI_HOSTS) {
       }
       const listed = await pi.run("list", steps(call("list_sessions", {}), say("ok")));
       assert.deepEqual(listed.tools[0]!.structuredContent.sessions, [], "each was told once, then forgotten");
-      await quietFor(1_000);
+      await pi.settle();
       assert.deepEqual(pi.records.slice(from).filter(isWake), []);
     });
 
@@ -155,19 +155,20 @@ for (const host of PI_HOSTS) {
       assert.match(after!.text, new RegExp(`Unknown session_id ${job.id}`));
       const fresh = await pi.run("again", steps(call("exec_command", { cmd: "sleep 300", yield_time_ms: 250 }), say("ok")));
       assert.ok(Number(headerOf(fresh.tools[0]!.text).session_id) > job.id, fresh.tools[0]!.text);
-      await quietFor(1_000);
+      await pi.settle();
       assert.deepEqual(pi.records.slice(from).filter(isWake), [], "no wake crosses the boundary");
     });
 
+    // The polls end at the job's next tick: a plain poll of a running job sits its 5 s floor.
     it("a poll of a wake-armed job says completion_notification: armed; after set_on_exit none it does not", async () => {
       const run = await pi.run(
         "arm",
         steps(
-          call("exec_command", { cmd: "sleep 300", yield_time_ms: 250, on_exit: "wake" }),
-          (view) => call("write_stdin", { session_id: firstSession(view), yield_time_ms: 5_000 }),
+          call("exec_command", { cmd: "while :; do echo tick; sleep 0.2; done", yield_time_ms: 250, on_exit: "wake" }),
+          (view) => call("write_stdin", { session_id: firstSession(view), until_pattern: "tick", yield_time_ms: 5_000 }),
           (view) => call("write_stdin", { session_id: firstSession(view), chars: "x\n" }),
           (view) => call("set_on_exit", { session_id: firstSession(view), on_exit: "none" }),
-          (view) => call("write_stdin", { session_id: firstSession(view), yield_time_ms: 5_000 }),
+          (view) => call("write_stdin", { session_id: firstSession(view), until_pattern: "tick", yield_time_ms: 5_000 }),
           (view) => call("kill_session", { session_id: firstSession(view) }),
           say("ok"),
         ),
@@ -186,8 +187,8 @@ for (const host of PI_HOSTS) {
         host,
         "arm",
         steps(
-          call("exec_command", { cmd: "sleep 300", yield_time_ms: 250, on_exit: "wake" }),
-          (view) => call("write_stdin", { session_id: firstSession(view), yield_time_ms: 5_000 }),
+          call("exec_command", { cmd: "while :; do echo tick; sleep 0.2; done", yield_time_ms: 250, on_exit: "wake" }),
+          (view) => call("write_stdin", { session_id: firstSession(view), until_pattern: "tick", yield_time_ms: 5_000 }),
           (view) => call("kill_session", { session_id: firstSession(view) }),
           say("ok"),
         ),

@@ -1,6 +1,6 @@
 /**
- * Supervision through the real Pi CLI on every host: hard deadlines, kill_session with evidence,
- * list_sessions, interaction exclusion, capacity, log quotas and storage failures.
+ * Supervision through the real Pi CLI on the newest host: hard deadlines, kill_session with
+ * evidence, list_sessions, interaction exclusion, capacity, log quotas and storage failures.
  */
 import assert from "node:assert/strict";
 import { existsSync, statSync, writeFileSync } from "node:fs";
@@ -8,14 +8,14 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { LOG_TAIL_BYTES } from "../../src/core/shared/constants.ts";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { pidsIn, processAlive } from "../helpers/processes.ts";
 import { call, callAll, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
 const JOB_QUOTA = 1024 * 1024;
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`supervision on ${host.name}`, () => {
     let pi: PiRpcHost;
     const escaped: number[] = [];

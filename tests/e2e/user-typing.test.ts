@@ -58,6 +58,7 @@ for (const host of PI_HOSTS) {
         steps(
           call("exec_command", {
             cmd: 'read -r line; echo "got $(printf %s "$line" | wc -c)"; read -r again; echo "again $(printf %s "$again" | wc -c)"; sleep 300',
+            yield_time_ms: 250,
           }),
           (view) => call("write_stdin", { session_id: firstSession(view), ask_user: "Your name?", until_pattern: "^got" }),
           (view) => {
@@ -81,7 +82,7 @@ for (const host of PI_HOSTS) {
       });
       pi.onUiRequest((request) => (request.method === "input" ? held.then(() => ({ value: "user-line" })) : undefined));
       const from = pi.records.length;
-      const started = await pi.run("start", steps(call("exec_command", { cmd: "cat", tty: true }), say("started")));
+      const started = await pi.run("start", steps(call("exec_command", { cmd: "cat", tty: true, yield_time_ms: 250 }), say("started")));
       const id = Number(headerOf(started.tools[0]!.text).session_id);
       const running = pi.run(
         "both at once",

@@ -4,8 +4,12 @@
  * against the bind itself (the runtime's tests and the real-Pi ones use the same server), and a Node
  * server that probes its port before it listens.
  */
+import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { prepareExec } from "../../src/core/request/request.ts";
+import type { ExecRuntime } from "../../src/core/runtime.ts";
+import { runningId } from "./reports.ts";
 
 /** A port free right now (bound and closed by this process). */
 export async function freePort(): Promise<number> {
@@ -69,4 +73,22 @@ export function binds(stamp: string): [number, number][] {
     .split("\n")
     .filter(Boolean)
     .map((line) => line.split(" ").map(Number) as [number, number]);
+}
+
+/**
+ * Runs `until_listening: true` on a server binding after 1 s (its bind stamped in `stamp`); returns
+ * how long after the bind the call returned.
+ */
+export async function bindLag(runtime: ExecRuntime, stamp: string): Promise<number> {
+  const report = await runtime.exec(
+    prepareExec({ cmd: bindServer({ ports: [0], stamp }), yield_time_ms: 20_000, until_listening: true }, process.cwd(), process.env),
+  );
+  const returned = Date.now();
+  const [[port, bound]] = binds(stamp) as [[number, number]];
+  assert.equal(report.waitEnd, "listening");
+  assert.equal(report.conditional, true);
+  assert.deepEqual(report.job.listening, [`127.0.0.1:${port}`]);
+  assert.equal(report.listeningChanged, true, "the result names the address");
+  await runtime.kill(runningId(report)!, "SIGKILL");
+  return returned - bound;
 }

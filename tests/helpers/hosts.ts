@@ -25,3 +25,12 @@ function installedHost(packageDir: string): PiHost {
 
 /** The oldest supported host (1.4.0) and the newest 1.x, installed through an npm alias. */
 export const PI_HOSTS: readonly PiHost[] = [installedHost("@earendil-works/pi-coding-agent"), installedHost("pi-coding-agent-latest")];
+
+/**
+ * The newest host, for tests of behaviour that does not depend on the host: only what Pi itself
+ * does (its events, delivery, the UI, reload, the TUI, installing) runs on every host.
+ */
+export const NEWEST_HOST: PiHost = PI_HOSTS.at(-1)!;
+
+/** The newest host as a list, for a file written as a loop over hosts that needs only one. */
+export const NEWEST_HOST_ONLY: readonly PiHost[] = [NEWEST_HOST];

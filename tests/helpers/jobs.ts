@@ -3,18 +3,15 @@
  * a bash command (on pipes or on a PTY), one way to wait for its exit, and one cleanup that kills
  * whatever of them is still alive after the file's tests (a failing test leaves nothing behind).
  */
-import assert from "node:assert/strict";
 import { after } from "node:test";
 import { Job } from "../../src/core/job/job.ts";
 import { type WaitEnd, waitForExit } from "../../src/core/job/wait.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
 import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
-import { prepareExec } from "../../src/core/request/request.ts";
 import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
-import type { ExecRuntime } from "../../src/core/runtime.ts";
 import { loadPtyModule } from "../../src/core/transport/pty.ts";
 import { transportFactory } from "../../src/core/transport/spawn.ts";
-import { processAlive, waitFor } from "./processes.ts";
+import { processAlive } from "./processes.ts";
 
 const bash = resolveShell("bash", currentShellHost());
 
@@ -150,32 +147,4 @@ export class StartedJobs {
       }
     }
   }
-}
-
-/**
- * `sleep 30 & echo $!` through `runtime`, its sleep SIGKILLed at the end of the settle window of the
- * shell's exit, before the call's wait goes on: the call must report the job's end (exit code 0, no
- * background). Asserts it, and that the exit is reported once.
- */
-export async function backgroundEndingAtSettle(runtime: ExecRuntime, label = ""): Promise<void> {
-  const call = runtime.exec(prepareExec({ cmd: "sleep 30 & echo $!", yield_time_ms: 10_000 }, process.cwd(), process.env));
-  let job: Job | undefined;
-  await waitFor(() => {
-    job = runtime.jobs().at(-1);
-    return job?.leaderExited === true;
-  }, "the shell's exit, the sleep running on");
-  const sleeper = job!.backgroundNow()!.processes.pids[0]!;
-  const ending = (job as unknown as { end: { onBackgroundSettled(listener: () => void): void } }).end;
-  ending.onBackgroundSettled(() => {
-    process.kill(sleeper, "SIGKILL");
-    const deadline = performance.now() + 5_000;
-    while (processAlive(sleeper) && performance.now() < deadline); // synchronous: nothing of ours runs meanwhile
-  });
-  const report = await call;
-  assert.equal(report.waitEnd, "exited", label);
-  assert.deepEqual(report.job.exit, { exitCode: 0, signal: null }, label);
-  assert.equal(report.job.background, undefined, label);
-  assert.equal(report.job.shellExit, undefined, label);
-  assert.match(report.output.text, new RegExp(`^${sleeper}\\n$`), label);
-  assert.equal(runtime.list().length, 0, `${label}: reported once`);
 }

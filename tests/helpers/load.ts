@@ -3,14 +3,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 /**
  * CPU burners: busy loops beside a test, so exits, drains and waits are also tried on a machine with
  * no idle core (the worst losses only show there). Each leads its own process group, so the returned
- * stop function kills it whole. Every test that runs beside burners uses these, and says "burners" in
- * its name or its suite's: `npm run test:fast` skips those.
+ * stop function kills it whole. Only the files under `tests/stress/` (`npm run test:stress`) start
+ * them, with "burners" in the test's name: `npm test` and `npm run test:fast` never do.
  */
 export function startBurners(count = 2): () => void {
-  // The fast tier leaves out every test named with "burners" (`npm run test:fast`); one that starts
-  // them without saying so would make that tier slow and flaky, so it fails there instead.
-  if (process.env.PI_UNIFIED_EXEC_TEST_TIER === "fast") {
-    throw new Error('A test that starts CPU burners must say "burners" in its name (or its suite\'s), so the fast tier leaves it out.');
+  // One that slipped into `npm test` would make it slow and its timings flaky: it fails there instead.
+  if (!/[\\/]tests[\\/]stress[\\/]/.test(process.argv[1] ?? "")) {
+    throw new Error("CPU burners are for tests/stress/ (npm run test:stress) only; npm test runs each check once, without them.");
   }
   const burners: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {

@@ -25,14 +25,19 @@ export async function runJson(
   pi.model.script = script;
   pi.child.stdin.end();
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const timer = setTimeout(() => pi.child.kill("SIGKILL"), timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), timeoutMs);
+  });
+  const exit = await Promise.race([pi.exited, late]);
+  clearTimeout(timer);
+  // Stopped with everything it started; `fail` cleans up and throws.
+  if (exit === "late") return pi.fail(`${host.name} did not finish within ${timeoutMs} ms; stopped it`);
   try {
-    const { code, signal } = await pi.exited;
-    if (signal === "SIGKILL") throw new Error(`pi did not finish within ${timeoutMs} ms\nstderr:\n${pi.stderr()}`);
+    const { code } = exit;
     if (pi.model.errors.length > 0) throw pi.model.errors[0];
     return { ...runOf(pi.records), exitCode: code, stderr: pi.stderr(), dirs: pi.dirs };
   } finally {
-    clearTimeout(timer);
     // The model server always stops (it would keep the test process alive); the dirs may stay.
     if (options.keepDirs) await pi.stopModel();
     else await pi.cleanup();

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PiEvent } from "./events.ts";
 import { EXTENSION_ENTRY, type PiHost, REPO_ROOT } from "./hosts.ts";
+import { killTree, registerLaunched } from "./launched.ts";
 import { ScriptedModel } from "./scripted-model.ts";
 
 export const FAUX_EXTENSION = join(REPO_ROOT, "tests", "helpers", "faux-extension.ts");
@@ -51,6 +52,11 @@ export interface LaunchedPi {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Removes the temp dir and stops the model server (after the process exited). */
   cleanup: () => Promise<void>;
+  /**
+   * For a Pi that failed: SIGKILLs it and everything it started, waits for its exit, then cleans
+   * up. `why` becomes the error thrown, with Pi's stderr.
+   */
+  fail: (why: string) => Promise<never>;
   /** Stops the model server only, keeping the temp dir for the test to inspect. */
   stopModel: () => Promise<void>;
 }
@@ -144,6 +150,17 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("close", (code, signal) => resolve({ code, signal })),
   );
+  // A file that hits its ceiling stops this Pi and its jobs and removes its dirs (test-logs.ts).
+  const unregister = registerLaunched(() => {
+    if (child.pid) killTree(child.pid);
+    rmSync(dirs.root, { recursive: true, force: true });
+  });
+  const cleanup = async () => {
+    unregister();
+    await model.close();
+    // Not retried: a file created after Pi exited would mean something of ours outlived it.
+    rmSync(dirs.root, { recursive: true, force: true });
+  };
 
   return {
     child,
@@ -153,11 +170,16 @@ export async function launchPi(host: PiHost, mode: "rpc" | "json", options: Laun
     onRecord,
     stderr: () => stderr,
     exited,
-    cleanup: async () => {
-      await model.close();
-      // Not retried: a file created after Pi exited would mean something of ours outlived it.
-      rmSync(dirs.root, { recursive: true, force: true });
+    cleanup,
+    fail: async (why) => {
+      if (child.pid) killTree(child.pid);
+      await exited;
+      await cleanup();
+      throw new Error(`${why}\nstderr:\n${stderr}`);
     },
-    stopModel: () => model.close(),
+    stopModel: async () => {
+      unregister();
+      await model.close();
+    },
   };
 }

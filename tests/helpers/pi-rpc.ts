@@ -3,11 +3,18 @@
  * each). A test sends prompts with a script for the model, extension commands, `new_session` and any
  * other RPC command, and answers `extension_ui_request` dialogs.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before } from "node:test";
 import { type PiEvent, type Run, runOf } from "./events.ts";
-import type { PiHost } from "./hosts.ts";
+import { type PiHost, REPO_ROOT } from "./hosts.ts";
+import { killTree } from "./launched.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
-import type { Script } from "./scripted-model.ts";
+import { waitFor } from "./processes.ts";
+import { type Script, say } from "./scripted-model.ts";
+
+/** The test-only extension with the commands tests drive Pi with (`/test-reload`, `/test-pending-wakes`, …). */
+export const PROBE_EXTENSION = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
 
 /** Answers one dialog: its response fields, later (a promise: the dialog stays open until then), or none (cancelled). */
 type UiHandler = (request: PiEvent) => Record<string, unknown> | Promise<Record<string, unknown> | undefined> | undefined;
@@ -30,16 +37,18 @@ export class PiRpcHost {
     });
   }
 
-  /** Starts Pi and waits until it answers a command. */
-  static async start(host: PiHost, options: LaunchOptions = {}): Promise<PiRpcHost> {
+  /**
+   * Starts Pi and waits until it answers `get_state` (within `readyMs`). A Pi that does not is
+   * stopped with everything it started, its model and its dirs, and the start fails saying why: a
+   * caller's `after` has nothing to close.
+   */
+  static async start(host: PiHost, options: LaunchOptions & { readyMs?: number } = {}): Promise<PiRpcHost> {
+    const readyMs = options.readyMs ?? 30_000;
     const rpc = new PiRpcHost(host, await launchPi(host, "rpc", options));
-    const ready = await Promise.race([
-      rpc.request({ type: "get_state" }, 30_000),
-      rpc.pi.exited.then(({ code }) => {
-        throw new Error(`pi exited (${code}) before it was ready\nstderr:\n${rpc.pi.stderr()}`);
-      }),
-    ]);
-    if (!ready.success) throw new Error(`pi is not ready: ${JSON.stringify(ready)}`);
+    const ready = await Promise.race([rpc.request({ type: "get_state" }, readyMs).catch(() => undefined), rpc.pi.exited]);
+    if (ready === undefined) return rpc.pi.fail(`${host.name} did not answer get_state within ${readyMs} ms; stopped it`);
+    if (!("type" in ready)) return rpc.pi.fail(`${host.name} exited (${ready.code ?? ready.signal}) before it was ready`);
+    if (!ready.success) return rpc.pi.fail(`${host.name} is not ready: ${JSON.stringify(ready)}`);
     return rpc;
   }
 
@@ -123,6 +132,33 @@ export class PiRpcHost {
     }
   }
 
+  /**
+   * Settles Pi and reads that nothing more can come of what happened so far: every run Pi started
+   * has ended and the session's runtime holds no wake decided and unsent (what would otherwise send
+   * one later). Checked twice, with no run started in between. Needs {@link PROBE_EXTENSION}. A test
+   * that shows "nothing more happens" settles and then counts, never waits a fixed span.
+   */
+  async settle(timeoutMs = 30_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      await this.waitIdle(Math.max(1_000, deadline - performance.now()));
+      const from = this.pi.records.length;
+      const pending = await this.pendingWakes();
+      await this.waitIdle(Math.max(1_000, deadline - performance.now()));
+      const started = this.pi.records.slice(from).some((record) => record.type === "agent_start");
+      if (pending === 0 && !started) return;
+      if (performance.now() > deadline) throw new Error(`Pi did not settle within ${timeoutMs} ms: ${pending} wakes pending`);
+    }
+  }
+
+  /** How many wakes the session's runtime has decided on and not sent (held for a run, in its batch window, or to retry). */
+  async pendingWakes(): Promise<number> {
+    const file = join(this.dirs.root, `pending-wakes-${this.nextId}`);
+    await this.run(`/test-pending-wakes ${file}`, () => say("not a model turn"));
+    await waitFor(() => existsSync(file), "the pending-wake count");
+    return Number(readFileSync(file, "utf8"));
+  }
+
   /** Resolves with the first record at index ≥ `from` that matches. */
   waitForRecord(match: (record: PiEvent) => boolean, from = 0, timeoutMs = 30_000, what = "a record"): Promise<PiEvent> {
     const found = this.pi.records.slice(from).find(match);
@@ -152,12 +188,12 @@ export class PiRpcHost {
   }
 
   /**
-   * Quits Pi the way an RPC client does (closing its stdin) and waits for it to exit; SIGKILL after
-   * `timeoutMs`. Removes the temp dir.
+   * Quits Pi the way an RPC client does (closing its stdin) and waits for it to exit; SIGKILL (Pi
+   * and what it started) after `timeoutMs`. Removes the temp dir.
    */
   async close(timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
     this.pi.child.stdin.end();
-    const timer = setTimeout(() => this.pi.child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => killTree(this.pid), timeoutMs);
     try {
       const exit = await this.pi.exited;
       return { ...exit, stderr: this.stderr() };

@@ -29,12 +29,11 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
 }
 
 /**
- * Waits `ms` to prove that nothing happens in that span: no wake arrives, nothing is read or written,
- * a timer does not fire, a process stays as it was. It is the only fixed wait the tests use for that
- * (a wait FOR something is {@link waitFor}, with a deadline), and every fixed span costs the suite
- * its full length, so docs/testing.md ("Waiting to see that nothing happens") lists every use with
- * its cost: add a new one there. With `check`, the span is watched instead of slept through:
- * `check()` runs at once and then every `everyMs` until the span ends, and throws to fail the test.
+ * Waits `ms` where the span itself is what a test shows: a process or stream stays as it was, a
+ * timer does not fire. That no wake comes is read by settling and counting pending wakes instead
+ * (`wakesSettled` in runtime.ts, `PiRpcHost.settle`); docs/testing.md ("Nothing more happens") says
+ * where a span remains. With `check`, the span is watched instead of slept through: `check()` runs
+ * at once and then every `everyMs` until the span ends, and throws to fail the test.
  */
 export async function quietFor(ms: number, check?: () => void, everyMs = 50): Promise<void> {
   if (check === undefined) {

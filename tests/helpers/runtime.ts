@@ -1,5 +1,6 @@
 /** Runtimes for unit tests: completion wakes recorded instead of sent to Pi, and shut down after the tests. */
 
+import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +34,20 @@ export function scratchDirectory(prefix: string): string {
   return dir;
 }
 
+/**
+ * Wakes the runtime has decided on and not yet sent: queued at the decision point, held for a run,
+ * or waiting for a retry. A test shows that nothing more comes by settling and reading this, never
+ * by a fixed wait: what is not pending now has no timer left to send it.
+ */
+export function pendingWakes(runtime: ExecRuntime): number {
+  return runtime.completions.waiting;
+}
+
+/** Waits until the runtime has no wake pending. */
+export function wakesSettled(runtime: ExecRuntime, timeoutMs = 10_000): Promise<void> {
+  return waitFor(() => pendingWakes(runtime) === 0, "the runtime's pending wakes to go out", timeoutMs);
+}
+
 /** `ids`: a shared id source, as runtimes of one Pi process have. */
 export function runtimeWithWakes(ids?: () => number) {
   const runtime = new ExecRuntime({ ids });
@@ -58,4 +73,32 @@ export async function pollInTheSameRun(runtime: ExecRuntime, cmd: string, printe
   const report = await runtime.interact({ jobId: id, window: { ms: 250 } }, { callId: "poll" });
   runtime.completions.callEnded("poll", false);
   return report;
+}
+
+/**
+ * The run-end decision point with real jobs, one round: during a run, two jobs armed with wakes
+ * exit; one is read by a poll in the same run and never wakes, the other wakes once when the run
+ * settles (`tests/unit/core/decision-point.test.ts` once, `tests/stress/decision-point.test.ts`
+ * beside CPU burners).
+ */
+export async function exitsReadAndUnreadInARun(round = 0): Promise<void> {
+  const { runtime, woken } = runtimeWithWakes();
+  try {
+    runtime.completions.runStarted();
+    const exec = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
+    const read = runningId(await runtime.exec(exec("sleep 0.5; exit 3"), { onExit: "wake", callId: "start-read" }))!;
+    const unread = runningId(await runtime.exec(exec("sleep 0.5; exit 4"), { onExit: "wake", callId: "start-unread" }))!;
+    runtime.completions.callEnded("start-read", false);
+    runtime.completions.callEnded("start-unread", false);
+    // Both exits held by the run: decided, pending, and not sent.
+    await waitFor(() => runtime.completions.waiting === 2, "both exits held", 20_000);
+    assert.deepEqual(woken(), [], `round ${round}: nothing during the run`);
+    const poll = await runtime.interact({ jobId: read, window: { ms: 1_000 } }, { callId: "poll" });
+    assert.equal(poll.job.exit?.exitCode, 3);
+    runtime.completions.callEnded("poll", false);
+    runtime.completions.runSettled();
+    assert.deepEqual(woken(), [unread], `round ${round}: only the exit nobody read`);
+  } finally {
+    await runtime.shutdown();
+  }
 }

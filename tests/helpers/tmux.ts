@@ -7,9 +7,10 @@
  *   tmux paste buffer, and an OSC 0 title change as the pane's title.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXTENSION_ENTRY, type PiHost } from "./hosts.ts";
+import { registerLaunched } from "./launched.ts";
 import { FAUX_EXTENSION, isolatedPiEnvironment, makeDirs, type PiDirs } from "./pi-process.ts";
 import { waitFor } from "./processes.ts";
 import { ScriptedModel } from "./scripted-model.ts";
@@ -30,6 +31,7 @@ export interface PaneOptions {
 export class TmuxTerminal {
   readonly socket = `piue-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   private history = false;
+  private unregister: () => void = () => {};
 
   constructor(readonly name: string) {}
 
@@ -38,6 +40,8 @@ export class TmuxTerminal {
     const config = join(dir, "tmux.conf");
     writeFileSync(config, ["set -g extended-keys on", ...(options.settings ?? []), ""].join("\n"));
     this.history = options.history ?? false;
+    // tmux's server detaches from this process: a file that hits its ceiling kills it by its socket.
+    this.unregister = registerLaunched(() => this.close());
     this.tmux("-f", config, "new-session", "-d", "-s", this.name, "-x", String(options.cols), "-y", String(options.rows), script);
   }
 
@@ -88,6 +92,7 @@ export class TmuxTerminal {
   }
 
   close(): void {
+    this.unregister();
     try {
       this.tmux("kill-server");
     } catch {
@@ -121,8 +126,14 @@ export class TmuxPi extends TmuxTerminal {
     );
     chmodSync(script, 0o755);
     const pi = new TmuxPi(model, dirs);
-    pi.open(dirs.root, script, { cols: 160, rows: 48, settings: ["set -g set-clipboard on"] });
-    await pi.waitForScreen(/faux-1/, "Pi's footer", 20_000);
+    try {
+      pi.open(dirs.root, script, { cols: 160, rows: 48, settings: ["set -g set-clipboard on"] });
+      await pi.waitForScreen(/faux-1/, "Pi's footer", 20_000);
+    } catch (error) {
+      // A Pi that never drew its footer is stopped with its tmux server, model and dirs.
+      await pi.close();
+      throw new Error(`${host.name} did not start in tmux; stopped it: ${(error as Error).message}`);
+    }
     return pi;
   }
 
@@ -152,5 +163,6 @@ export class TmuxPi extends TmuxTerminal {
   override async close(): Promise<void> {
     super.close();
     await this.model.close();
+    rmSync(this.dirs.root, { recursive: true, force: true });
   }
 }

@@ -10,14 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 import { DEVELOPER_ENV, processesUnder, realTools } from "./tools.ts";
 
 const { tools, skip } = realTools();
 if (skip) console.log(`# the real-tools tier is skipped: ${skip}`);
-const host = PI_HOSTS.at(-1)!;
+const host = NEWEST_HOST;
 
 describe(`a real dev server on ${host.name}`, { skip }, () => {
   let pi: PiRpcHost;

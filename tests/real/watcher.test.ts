@@ -1,8 +1,9 @@
 /**
- * A real test watcher (vitest in watch mode) through the real Pi CLI, on both hosts: started and
- * waited for until it watches, an edit breaks a test and the failure wakes the model, which reads it
- * with the read the wake names; a fix, then a second break whose failure wakes within 5 s of the edit
- * (the pattern cooldown restarts from the model's call), then a stop that leaves nothing running.
+ * A real test watcher (vitest in watch mode) through the real Pi CLI, on the newest host (its wakes
+ * go out as every wake does, whose delivery the e2e tier checks on both): started and waited for
+ * until it watches, an edit breaks a test and the failure wakes the model, which reads it with the
+ * read the wake names; a fix, then a second break whose failure wakes within 5 s of the edit (the
+ * pattern cooldown restarts from the model's call), then a stop that leaves nothing running.
  * Skipped, saying why, where the npm registry cannot be reached (tools.ts).
  */
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { PI_HOSTS } from "../helpers/hosts.ts";
+import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
@@ -23,7 +24,7 @@ if (skip) console.log(`# the real-tools tier is skipped: ${skip}`);
 const SUM = (op: "+" | "-") => `export const sum = (a, b) => a ${op} b;\n`;
 const WATCHING = /Waiting for file changes|Watching for file changes/g;
 
-for (const host of PI_HOSTS) {
+for (const host of NEWEST_HOST_ONLY) {
   describe(`a real test watcher on ${host.name}`, { skip }, () => {
     let pi: PiRpcHost;
     let project: string;

@@ -3,13 +3,15 @@
  * whose last process ends right at the settle window (forced) is the job's end, reported by that
  * call; and `sleep N & echo` with N around the settle window (not forced) always gives a report that
  * agrees with itself: the exit, or a running job with its shell's code and what runs on. On a PTY,
- * `nohup … &` as the command's last statement, and a plain `&`, keep the job every time.
+ * `nohup … &` as the command's last statement, and a plain `&`, keep the job every time. And the
+ * runtime's calls of `tests/helpers/background-calls.ts`, which `tests/unit/core/job-background.test.ts`
+ * runs once: a quick and a kept background (6 runs), a background ending after the call (4 runs).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
-import { backgroundEndingAtSettle } from "../helpers/jobs.ts";
+import { backgroundEndingAtSettle, backgroundEndsAfterTheCall, quickAndKeptBackgrounds } from "../helpers/background-calls.ts";
 import { startBurners } from "../helpers/load.ts";
 
 const RUNS = 20;
@@ -76,4 +78,29 @@ describe("a PTY command whose last statement starts a background, beside two bur
         await runtime.shutdown();
       }
     });
+});
+
+describe("the runtime's calls on a shell that leaves processes running, beside CPU burners", () => {
+  it("`sleep 0.4 & echo hi` ends in its call, and a server-like background returns running, 6 runs (burners)", async () => {
+    const stopBurners = startBurners();
+    const runtime = new ExecRuntime();
+    try {
+      await runtime.exec(prepareExec({ cmd: "true" }, process.cwd(), process.env));
+      for (let run = 0; run < 6; run++) await quickAndKeptBackgrounds(runtime, run);
+    } finally {
+      stopBurners();
+      await runtime.shutdown();
+    }
+  });
+
+  it("a background process that ends after the call ends the job once: the next poll reports it, 4 runs (burners)", async () => {
+    const stopBurners = startBurners();
+    const runtime = new ExecRuntime();
+    try {
+      for (let run = 0; run < 4; run++) await backgroundEndsAfterTheCall(runtime, run);
+    } finally {
+      stopBurners();
+      await runtime.shutdown();
+    }
+  });
 });

@@ -12,9 +12,9 @@ import { describe, it } from "node:test";
 import { CompletionLedger, type ObservedExit } from "../../../src/core/completion/completion-ledger.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { receiptText } from "../../../src/pi/receipt.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
+import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, wakesSettled } from "../../helpers/runtime.ts";
 
 const request = (cmd: string, yieldMs = 250) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);
 
@@ -96,7 +96,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     assert.equal(read.output.text, "done\n");
     assert.notEqual(read.wake, "consumed");
     runtime.completions.callEnded("read", false);
-    await quietFor(400);
+    await wakesSettled(runtime);
     assert.equal(batches.length, 1);
     await runtime.shutdown();
   });
@@ -108,7 +108,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     assert.equal(read.job.exit?.exitCode, 0);
     assert.equal(read.wake, "consumed");
     runtime.completions.callEnded("poll", false);
-    await quietFor(500);
+    await wakesSettled(runtime);
     assert.deepEqual(batches, []);
     await runtime.shutdown();
   });
@@ -154,7 +154,7 @@ describe("completion ledger through a runtime, with real jobs", () => {
     runtime.list("list-call");
     runtime.completions.callEnded("list-call", false);
     runtime.completions.callEnded("kill-call", false);
-    await quietFor(500);
+    await wakesSettled(runtime);
     assert.deepEqual(batches, []);
     await runtime.shutdown();
   });

@@ -3,18 +3,14 @@
  * stepped clock: while Pi runs, exits and pattern matches are held past the batch window; when the
  * run settles each is re-checked (observed by a call, read, stopped, disarmed) and what is still due
  * goes out as one prompt. A match during an exit's drain goes with the exit. Then the same rules with
- * real jobs through a runtime, repeated beside CPU burners.
+ * real jobs through a runtime (repeated beside CPU burners in `tests/stress/decision-point.test.ts`).
  */
 import assert from "node:assert/strict";
-import { after, beforeEach, describe, it } from "node:test";
+import { beforeEach, describe, it } from "node:test";
 import type { CompletionCoordinator, WakeBatch } from "../../../src/core/completion/wakes.ts";
-import { prepareExec } from "../../../src/core/request/request.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import type { SteppedClock } from "../../helpers/clock.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
-import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes } from "../../helpers/runtime.ts";
+import { exitsReadAndUnreadInARun } from "../../helpers/runtime.ts";
 import { exitWake, steppedWakes, TEST_COOLDOWN_MS } from "../../helpers/wake-coordinator.ts";
 
 const exit = (jobId: number) => exitWake(jobId, { exitCode: 3 });
@@ -180,37 +176,8 @@ describe("the run-end decision point", () => {
   });
 });
 
-describe("the run-end decision point with real jobs beside burners", () => {
-  const made: ReturnType<typeof runtimeWithWakes>[] = [];
-  after(async () => {
-    await Promise.all(made.map(({ runtime }) => runtime.shutdown()));
-  });
-
-  it("an exit read by a poll in the same run never also wakes, and one left unread wakes once at the settle, beside burners", async () => {
-    const stop = startBurners();
-    try {
-      for (let round = 0; round < rounds(4, 2); round++) {
-        const tracked = runtimeWithWakes();
-        made.push(tracked);
-        const { runtime, woken } = tracked;
-        runtime.completions.runStarted();
-        const exec = (cmd: string) => prepareExec({ cmd, yield_time_ms: 250 }, process.cwd(), process.env);
-        const read = runningId(await runtime.exec(exec("sleep 0.5; exit 3"), { onExit: "wake", callId: "start-read" }))!;
-        const unread = runningId(await runtime.exec(exec("sleep 0.5; exit 4"), { onExit: "wake", callId: "start-unread" }))!;
-        runtime.completions.callEnded("start-read", false);
-        runtime.completions.callEnded("start-unread", false);
-        // Well past both exits and the batch window: the old path would have queued both wakes by now.
-        await waitFor(() => runtime.completions.waiting === 2, "both exits held", 20_000);
-        await quietFor(2 * 250);
-        assert.deepEqual(woken(), [], `round ${round}: nothing during the run`);
-        const poll = await runtime.interact({ jobId: read, window: { ms: 1_000 } }, { callId: "poll" });
-        assert.equal(poll.job.exit?.exitCode, 3);
-        runtime.completions.callEnded("poll", false);
-        runtime.completions.runSettled();
-        assert.deepEqual(woken(), [unread], `round ${round}: only the exit nobody read`);
-      }
-    } finally {
-      stop();
-    }
+describe("the run-end decision point with real jobs", () => {
+  it("an exit read by a poll in the same run never also wakes, and one left unread wakes once at the settle", async () => {
+    await exitsReadAndUnreadInARun();
   });
 });

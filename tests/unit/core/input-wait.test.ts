@@ -1,4 +1,7 @@
-/** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
+/**
+ * `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one
+ * probe. The same answers beside CPU burners: `tests/stress/input-wait.test.ts`.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { decideInputWait, InputWaitProbe, looksLikePrompt, probeInputWait, type Scan } from "../../../src/core/conditions/input-wait.ts";
@@ -6,7 +9,6 @@ import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../
 import { processTable } from "../../../src/core/processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
 import { answeredPrompt, becomesLikely, neverLikely, quietColonLine, run } from "../../helpers/input-wait-jobs.ts";
-import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { scratchDirectory } from "../../helpers/runtime.ts";
@@ -215,29 +217,6 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
 
   it("`sleep 5`, a CPU loop, `sleep 5 | cat` and a Node server are never likely", async () => {
     await allNeverLikely(["sleep 5", "while :; do :; done", "sleep 5 | cat", `exec node -e 'setInterval(() => {}, 1000)'`], true);
-  });
-});
-
-describe("input_wait under load", { skip: !LINUX ? "Linux only" : SKIP_WITHOUT_PTY }, () => {
-  it("answers the same with CPU burners beside it (5 runs of each case)", async () => {
-    const stop = startBurners(2);
-    try {
-      for (let runNo = 0; runNo < 5; runNo++) {
-        // The pipe and the PTY case at once: separate jobs, each probed on its own.
-        await Promise.all(
-          [false, true].map(async (tty) => {
-            const waiting = await run(`python3 -c 'input("x? ")'`, tty);
-            assert.equal((await becomesLikely(waiting)).likely, true);
-            waiting.stop();
-            const busy = await run("sleep 5 | cat", tty);
-            await neverLikely(busy, 600);
-            busy.stop();
-          }),
-        );
-      }
-    } finally {
-      stop();
-    }
   });
 });
 

@@ -3,23 +3,21 @@
  * machine with real processes on pipes and PTYs — what holds a job (the shell's group; a PTY's
  * session) and what does not (a process that left with setsid, a job-control group of its own on
  * pipes), what a wait says when it sees the shell exit, the exit code the job ends with, its output
- * after the shell's exit, its deadline and kill — and the runtime's calls, repeated beside CPU burners.
+ * after the shell's exit, its deadline and kill — and the runtime's calls (repeated beside CPU burners in
+ * `tests/stress/background.test.ts`).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
-import { backgroundEndingAtSettle, escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
+import { backgroundEndingAtSettle, backgroundEndsAfterTheCall, quickAndKeptBackgrounds } from "../../helpers/background-calls.ts";
+import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const jobs = new StartedJobs();
 const start = (command: string, options: Parameters<StartedJobs["start"]>[1] = {}) => jobs.start(command, options);
 const text = (job: Job) => job.takeOutput().text;
-const request = (cmd: string, yieldMs = 10_000) => prepareExec({ cmd, yield_time_ms: yieldMs }, process.cwd(), process.env);
-const poll = { ms: 10_000 };
 
 /** Waits until the job's shell has exited (the job may run on). */
 const untilShellExit = (job: Job) => waitFor(() => job.leaderExited, "the shell's exit", 20_000);
@@ -158,54 +156,21 @@ describe("a background that ends as the settle window ends", () => {
   });
 });
 
-describe("the runtime's calls on a shell that leaves processes running, beside CPU burners", () => {
-  it("`sleep 0.4 & echo hi` ends in its call, and a server-like background returns running, many times over (burners)", async () => {
-    const stopBurners = startBurners();
+describe("the runtime's calls on a shell that leaves processes running", () => {
+  it("`sleep 0.4 & echo hi` ends in its call, and a server-like background returns running", async () => {
     const runtime = new ExecRuntime();
     try {
-      await runtime.exec(request("true"));
-      for (let run = 0; run < rounds(6, 2); run++) {
-        const quick = await runtime.exec(request("sleep 0.4 & echo hi"));
-        assert.equal(quick.job.exit?.exitCode, 0, `run ${run}`);
-        assert.equal(quick.output.text, "hi\n", `run ${run}`);
-        assert.ok(quick.wallMs < 5_000, `run ${run}: ${quick.wallMs} ms`);
-        const kept = await runtime.exec(request("(sleep 1.5; echo late; exec sleep 30) & echo started; exit 5"));
-        assert.equal(kept.job.exit, undefined, `run ${run}`);
-        assert.equal(kept.waitEnd, "background", `run ${run}`);
-        assert.equal(kept.backgroundChanged, true, `run ${run}: the first result says what runs on`);
-        assert.deepEqual(kept.job.shellExit, { code: 5, signal: null });
-        assert.equal(kept.output.text, "started\n", `run ${run}`);
-        const polled = await runtime.interact(
-          prepareWrite({ session_id: kept.job.jobId, until_pattern: "late", yield_time_ms: 10_000 }, process.env),
-        );
-        assert.equal(polled.output.text, "late\n", `run ${run}`);
-        // The subshell became `sleep 30`: what runs on changed, and the poll says so; the next one has no news.
-        assert.equal(polled.backgroundChanged, true, `run ${run}`);
-        const again = await runtime.interact({ jobId: kept.job.jobId, window: { ms: 300 } });
-        assert.equal(again.backgroundChanged, undefined, `run ${run}: the same set is not news`);
-        const killed = await runtime.kill(kept.job.jobId, "SIGTERM");
-        assert.deepEqual(killed.job.exit, { exitCode: 143, signal: "SIGTERM", stoppedBy: "killed" }, `run ${run}`);
-        assert.equal(killed.termination.cleanup, "confirmed", `run ${run}`);
-      }
+      await quickAndKeptBackgrounds(runtime);
     } finally {
-      stopBurners();
       await runtime.shutdown();
     }
   });
 
-  it("a background process that ends after the call ends the job once: the next poll reports it (burners)", async () => {
-    const stopBurners = startBurners();
+  it("a background process that ends after the call ends the job once: the next poll reports it", async () => {
     const runtime = new ExecRuntime();
     try {
-      for (let run = 0; run < rounds(4, 1); run++) {
-        const report = await runtime.exec(request("sleep 2 > /dev/null 2>&1 & exit 7", 250));
-        assert.equal(report.job.exit, undefined, `run ${run}`);
-        const done = await runtime.interact({ jobId: report.job.jobId, window: poll });
-        assert.equal(done.job.exit?.exitCode, 7, `run ${run}`);
-        await assert.rejects(runtime.interact({ jobId: report.job.jobId, window: poll }), /Unknown session_id/);
-      }
+      await backgroundEndsAfterTheCall(runtime);
     } finally {
-      stopBurners();
       await runtime.shutdown();
     }
   });

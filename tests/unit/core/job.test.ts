@@ -218,6 +218,30 @@ describe("Job log", () => {
 });
 
 describe("long waits", () => {
+  it("a 60 s window holds past 30 s and ends at its condition at 40 s, and at its end without one (a fake clock)", async (t) => {
+    // Node's mock timers: setTimeout and Date move only with tick(); performance.now follows Date.
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+    t.mock.method(performance, "now", () => Date.now());
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const quietJob = { exit: undefined, onExit: () => () => {} };
+    const ended: string[] = [];
+    const matchAt40s = new Promise<"matched">((resolve) => setTimeout(() => resolve("matched"), 40_000));
+    void waitForExit(quietJob, performance.now() + 60_000, { condition: matchAt40s }).then((end) => ended.push(`conditional ${end}`));
+    void waitForExit(quietJob, performance.now() + 60_000).then((end) => ended.push(`plain ${end}`));
+    t.mock.timers.tick(30_001);
+    await turn();
+    assert.deepEqual(ended, [], "both still wait past 30 s");
+    t.mock.timers.tick(10_000);
+    await turn();
+    assert.deepEqual(ended, ["conditional matched"]);
+    t.mock.timers.tick(19_998);
+    await turn();
+    assert.deepEqual(ended, ["conditional matched"], "not before the window's end");
+    t.mock.timers.tick(1);
+    await turn();
+    assert.deepEqual(ended, ["conditional matched", "plain deadline"]);
+  });
+
   it("a wait longer than Node's timer range (2^31-1 ms) does not fire early", async () => {
     const job = start("sleep 300");
     const controller = new AbortController();

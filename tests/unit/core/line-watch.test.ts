@@ -5,16 +5,12 @@ import { describe, it } from "node:test";
 import { LineWatch } from "../../../src/core/conditions/line-watch.ts";
 import { EchoFilter, expectedEcho } from "../../../src/core/conditions/pty-echo.ts";
 import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
-import { TerminalText } from "../../../src/core/output/terminal-text.ts";
 import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/shared/constants.ts";
-import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
-import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+import { echoCase, INTERACTIVE_BASH, ptyTerminal } from "../../helpers/pty-echo.ts";
 
-/** An interactive bash whose prompt is `$ `, without the user's rc files. */
-const INTERACTIVE_BASH = `exec bash --noprofile --rcfile <(echo "PS1='$ '") -i`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A pattern that records every line it was asked about. */
@@ -187,75 +183,25 @@ describe("PTY echo", () => {
 describe("PTY echo with real terminals", { skip: SKIP_WITHOUT_PTY }, () => {
   const started = new StartedJobs();
 
-  /** Runs `command` on a PTY; the watch is fed rendered chunks as they arrive once `watch` is set. */
-  function terminal(command: string) {
-    const state = { watch: undefined as LineWatch | undefined, text: "", fed: "" };
-    const render = new TerminalText();
-    const transport = spawnPty(
-      {
-        file: "/bin/bash",
-        args: ["--norc", "--noprofile", "-c", command],
-        cwd: "/tmp",
-        env: { ...process.env, TERM: "xterm-256color", PS1: "$ " },
-        cols: 100,
-        rows: 30,
-      },
-      {
-        data: (chunk) => {
-          const text = render.write(chunk.toString("utf8"), false);
-          state.text += text;
-          if (state.watch) {
-            state.fed += text;
-            state.watch.feed(text);
-          }
-        },
-        exit: () => {},
-        closed: () => {},
-      },
-      loadPtyModule(),
-    );
-    started.transport(transport);
-    return { state, transport };
-  }
-
-  async function echoCase(command: string, ready: string, written: string, pattern: string) {
-    const { state, transport } = terminal(command);
-    await waitFor(() => state.text.endsWith(ready), `the prompt ${JSON.stringify(ready)}`);
-    const watch = new LineWatch(compileUntilPattern(pattern), { partialLine: ready });
-    watch.ignoreEcho(written);
-    state.watch = watch;
-    await transport.write(Buffer.from(written));
-    await waitFor(() => watch.match !== undefined, `a match of ${pattern} in ${JSON.stringify(state.fed)}`);
-    transport.signal("SIGKILL");
-    return { match: watch.match!, fed: state.fed };
-  }
-
-  it("interactive bash: typing `echo ready` matches the command's output line, never the echo (10 runs, CPU burners)", async () => {
-    const stop = startBurners(2);
-    try {
-      for (let run = 0; run < 10; run++) {
-        const { match, fed } = await echoCase(INTERACTIVE_BASH, "$ ", "echo ready\r", "ready");
-        assert.equal(match.line, "ready", `run ${run}: ${JSON.stringify(fed)}`);
-        assert.ok(fed.startsWith("echo ready\n"), `the echo came first: ${JSON.stringify(fed)}`);
-      }
-    } finally {
-      stop();
-    }
+  it("interactive bash: typing `echo ready` matches the command's output line, never the echo", async () => {
+    const { match, fed } = await echoCase(started, INTERACTIVE_BASH, "$ ", "echo ready\r", "ready");
+    assert.equal(match.line, "ready", JSON.stringify(fed));
+    assert.ok(fed.startsWith("echo ready\n"), `the echo came first: ${JSON.stringify(fed)}`);
   });
 
   it("a canonical-mode reader (cat): the kernel's echo is skipped, cat's copy of the line matches", async () => {
-    const { match, fed } = await echoCase("printf 'type: '; exec cat", "type: ", "ready\r", "^ready$");
+    const { match, fed } = await echoCase(started, "printf 'type: '; exec cat", "type: ", "ready\r", "^ready$");
     assert.equal(match.line, "ready");
     assert.equal(fed.slice(0, match.offset), "ready\nready\n", "echo, then cat's line: the match ends after the second");
   });
 
   it("with echo off (stty -echo) the program's answer is matched, nothing is skipped", async () => {
-    const { match } = await echoCase("stty -echo; printf 'Name: '; read x; echo \"hello $x\"", "Name: ", "bob\r", "bob");
+    const { match } = await echoCase(started, "stty -echo; printf 'Name: '; read x; echo \"hello $x\"", "Name: ", "bob\r", "bob");
     assert.equal(match.line, "Name: hello bob", "no echoed line break: the answer continues the prompt's line");
   });
 
   it("the ^C echo of Ctrl-C is skipped, the prompt that follows is matched", async () => {
-    const { state, transport } = terminal(INTERACTIVE_BASH);
+    const { state, transport } = ptyTerminal(started, INTERACTIVE_BASH);
     await waitFor(() => state.text.endsWith("$ "), "the prompt");
     await transport.write(Buffer.from("sleep 30\r"));
     await waitFor(() => state.text.endsWith("sleep 30\n"), "the command's echo");

@@ -4,7 +4,8 @@
  * after the end of file, a destroyed reader closes too, a stream that is not a socket falls back
  * to 'data' events, and a flood hands over at most READ_TURN_BYTES per turn of the event loop, and
  * no read after the turn's time (READ_TURN_MS, on a stepped clock) is spent, a pause of the job's own
- * kept across those turns. Real child processes; floods beside CPU burners.
+ * kept across those turns. Real child processes; the floods again beside CPU burners in
+ * `tests/stress/transport.test.ts`.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -15,8 +16,8 @@ import { READ_BUFFER_BYTES, READ_TURN_BYTES, READ_TURN_MS } from "../../../src/c
 import { readOutput } from "../../../src/core/transport/output-reader.ts";
 import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
 import { ReadTurn } from "../../../src/core/transport/read-turn.ts";
-import { startBurners } from "../../helpers/load.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
+import { floodTurns, perTurn } from "../../helpers/transports.ts";
 
 /** A child writing `script`'s output; its stdout read through `readOutput`. */
 function readChild(script: string) {
@@ -34,23 +35,6 @@ function readChild(script: string) {
   const reader = readOutput(child.stdout, batch, () => state.closes++);
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   return { child, reader, state, storage, hash, exited };
-}
-
-/** One slot per turn of the event loop from now on, the last being the current turn's, until `stop`. */
-function perTurn(): { slots: number[]; stop: () => void } {
-  const slots = [0];
-  let counting = true;
-  const next = () => {
-    slots.push(0);
-    if (counting) setImmediate(next);
-  };
-  setImmediate(next);
-  return {
-    slots,
-    stop: () => {
-      counting = false;
-    },
-  };
 }
 
 describe("readOutput", () => {
@@ -71,27 +55,6 @@ describe("readOutput", () => {
     assert.equal(run.hash.digest("hex"), expected);
   });
 
-  it("reads a flood completely beside CPU burners, the bytes in order", async () => {
-    const stop = startBurners(2);
-    try {
-      for (let round = 0; round < 3; round++) {
-        const child = spawn("bash", ["-c", "seq 1 2000000"], { stdio: ["ignore", "pipe", "ignore"] });
-        const parts: Buffer[] = [];
-        let closed = 0;
-        readOutput(child.stdout, new ReadBatch((chunk) => parts.push(Buffer.from(chunk))), () => closed++);
-        await waitFor(() => closed === 1, "the end of seq", 60_000);
-        const text = Buffer.concat(parts).toString();
-        const lines = text.trimEnd().split("\n");
-        assert.equal(lines.length, 2_000_000);
-        assert.equal(lines[0], "1");
-        assert.equal(lines[1_999_999], "2000000");
-        assert.equal(lines[123_456], "123457");
-      }
-    } finally {
-      stop();
-    }
-  });
-
   it("holds the pipe while paused and delivers the rest after resume", async () => {
     const run = readChild("printf first; sleep 0.3; printf second");
     run.reader.pause();
@@ -104,36 +67,8 @@ describe("readOutput", () => {
     assert.equal(run.state.bytes, "firstsecond".length);
   });
 
-  it("hands over at most READ_TURN_BYTES per turn of the event loop, every byte in the end (both paths, beside CPU burners)", async () => {
-    const stop = startBurners(2);
-    try {
-      for (const path of ["reused buffer", "data events"] as const) {
-        const child = spawn("bash", ["-c", "head -c 40000000 /dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
-        // A stream that is not Node's socket takes the 'data' path; the child's pipe feeds it.
-        const source = path === "data events" ? child.stdout.pipe(new PassThrough({ highWaterMark: 4 * READ_BUFFER_BYTES })) : child.stdout;
-        const { slots: turns, stop: stopCounting } = perTurn();
-        let closed = false;
-        let bytes = 0;
-        const reader = readOutput(
-          source,
-          new ReadBatch((chunk) => {
-            bytes += chunk.length;
-            turns[turns.length - 1]! += chunk.length;
-          }),
-          () => {
-            closed = true;
-          },
-        );
-        await waitFor(() => closed, "the flood's end", 60_000);
-        stopCounting();
-        assert.equal(bytes, 40_000_000, path);
-        assert.equal(reader.reusesBuffer, path === "reused buffer");
-        const most = Math.max(...turns);
-        assert.ok(most <= READ_TURN_BYTES + 4 * READ_BUFFER_BYTES, `${path}: ${most} bytes in one turn`);
-      }
-    } finally {
-      stop();
-    }
+  it("hands over at most READ_TURN_BYTES per turn of the event loop, every byte in the end (both paths)", async () => {
+    await floodTurns();
   });
 
   it("yields to the next turn once the turn's deliveries took READ_TURN_MS, every byte in the end (both paths)", async () => {

@@ -3,7 +3,8 @@
  * first key typed into a job its wakes never quote its output (also a wake decided before the key and
  * sent after it); an `ask_user` dialog ends with its job (exit or kill) and the call returns the exit
  * with `0 bytes`; the person's typing and disarms are told once, in the model's next result of any tool
- * on the job (a poll, a kill, a listing, `set_on_exit`).
+ * on the job (a poll, a kill, a listing, `set_on_exit`). The dialog's end, 5 rounds beside CPU
+ * burners: `tests/stress/person-typing.test.ts`.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import type { AskTheUser } from "../../../src/core/attached-call.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
-import { startBurners } from "../../helpers/load.ts";
+import { dialogEndsWithTheJob } from "../../helpers/ask-user.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
@@ -22,18 +23,6 @@ const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
 const TOKEN = "tok-7f3a9c-secret";
 /** The issue's job: a silent read, then two seconds later a line that carries what was typed. */
 const TOKEN_JOB = `read -s -p 'Token: ' t; echo; sleep 2; echo "stored credential $t"; sleep 300`;
-/** `promise`, or a failure naming `what` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 const keep = shutDownAfter();
 function made() {
   const made = runtimeWithWakes();
@@ -113,32 +102,10 @@ describe("a job a person typed into is never quoted by a wake", () => {
 });
 
 describe("an ask_user dialog ends with its job", () => {
-  /** A person who never answers: the dialog stays open until `typing.closed` fires. */
-  const waits: AskTheUser = (typing) =>
-    new Promise((resolve) => typing.closed.addEventListener("abort", () => resolve(true), { once: true }));
-
   for (const how of ["exits", "is killed"] as const) {
-    it(`when the job ${how}, the dialog closes and the call returns the exit with 0 bytes, not cancelled (5 runs beside CPU burners)`, async () => {
-      const stop = startBurners();
-      try {
-        const { runtime } = made();
-        for (let round = 0; round < 5; round++) {
-          const script = how === "exits" ? "sleep 0.8; echo bye; exit 4" : "sleep 300";
-          const id = runningId(await runtime.exec(exec(script, { tty: round % 2 === 1 })))!;
-          const call = runtime.interact(prepareWrite({ session_id: id, ask_user: "Your answer?" }, process.env), { ask: waits });
-          if (how === "is killed") {
-            await waitFor(() => runtime.snapshotOf(id)?.userTyping === true, "the dialog open");
-            void runtime.kill(id, "SIGTERM", undefined, "user");
-          }
-          const report = await within(call, 15_000, "the call's return after the job's end");
-          assert.ok(report.job.exit, `round ${round}: the exit`);
-          if (how === "exits") assert.equal(report.job.exit.exitCode, 4);
-          else assert.equal(report.job.exit.stoppedBy, "user");
-          assert.deepEqual(report.userInput, { bytes: 0, cancelled: false });
-        }
-      } finally {
-        stop();
-      }
+    it(`when the job ${how}, the dialog closes and the call returns the exit with 0 bytes, not cancelled (pipes and a PTY)`, async () => {
+      const { runtime } = made();
+      for (const tty of [false, true]) await dialogEndsWithTheJob(runtime, how, tty);
     });
   }
 });

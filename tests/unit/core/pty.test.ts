@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
-import { LogDirectory } from "../../../src/core/log/job-log.ts";
-import { logConfig } from "../../../src/core/log/log-settings.ts";
 import { jobEnvironment } from "../../../src/core/request/environment.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
 import { StartedJobs, untilExit } from "../../helpers/jobs.ts";
-import { startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { PTY_LOAD_ERROR, SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
+import { ptyLinesThroughASlowDisk } from "../../helpers/transports.ts";
 
 const jobs = new StartedJobs();
 
@@ -89,21 +86,6 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
     assert.deepEqual(job.exit, { exitCode: 130, signal: "SIGINT" });
   });
 
-  it("a Ctrl-C that ends the job is reported as written, never as failed: 15 runs beside CPU burners", async () => {
-    const stop = startBurners(2);
-    try {
-      for (let run = 0; run < 15; run++) {
-        const job = startPty("echo ready; sleep 30");
-        await waitFor(() => seen(job).includes("ready"), "ready");
-        // The job may be gone before the write's own callback: those bytes still reached it.
-        assert.deepEqual(await job.send({ kind: "interrupt" }, soon()), { input: "bytes", sentBytes: 1 }, `run ${run}`);
-        await untilExit(job);
-      }
-    } finally {
-      stop();
-    }
-  });
-
   it("Ctrl-D ends input through the line discipline", async () => {
     const job = startPty("cat; echo after-eof");
     await send(job, "line\r");
@@ -134,44 +116,8 @@ describe("Job on a PTY", { skip: SKIP_WITHOUT_PTY }, () => {
 });
 
 describe("PTY jobs: nothing lost, nothing left", { skip: SKIP_WITHOUT_PTY }, () => {
-  it("the last numbered line is in the result and in the log, byte for byte: 30 runs with CPU burners and a slow disk", async () => {
-    const lines = Array.from({ length: 3000 }, (_, i) => `numbered line ${i + 1} of the output that matters`);
-    const expected = Buffer.from(`${lines.join("\r\n")}\r\n`);
-    const stop = startBurners(2);
-    try {
-      for (let run = 0; run < 30; run++) {
-        // A disk that takes a while per write: the job's reading is paused for it, and nothing may be lost.
-        const written: Buffer[] = [];
-        const slowDisk = () =>
-          new Writable({
-            highWaterMark: 64 * 1024,
-            write(chunk: Buffer, _encoding, callback) {
-              written.push(Buffer.from(chunk)); // a copy: the log reuses its buffers once a write is done
-              setTimeout(callback, 1);
-            },
-          });
-        const runtime = new ExecRuntime({ logs: new LogDirectory(logConfig(), slowDisk) });
-        const request = prepareExec(
-          { cmd: 'for i in $(seq 1 3000); do echo "numbered line $i of the output that matters"; done', tty: true, yield_time_ms: 20_000 },
-          process.cwd(),
-          process.env,
-        );
-        const report = await runtime.exec(request);
-        assert.equal(report.job.exit?.exitCode, 0, `run ${run}`);
-        assert.equal(
-          report.output.text.trimEnd().split("\n").at(-1),
-          lines.at(-1),
-          `run ${run}: the result ends ${JSON.stringify(report.output.text.slice(-60))}`,
-        );
-        assert.ok(
-          Buffer.concat(written).equals(expected),
-          `run ${run}: the log holds ${Buffer.concat(written).length} of ${expected.length} bytes`,
-        );
-        await runtime.shutdown();
-      }
-    } finally {
-      stop();
-    }
+  it("the last numbered line is in the result and in the log, byte for byte, with a slow disk", async () => {
+    await ptyLinesThroughASlowDisk();
   });
 
   it("a kill reaches every process group of the terminal's session: an interactive shell's background job too", async () => {

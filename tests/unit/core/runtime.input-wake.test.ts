@@ -2,50 +2,28 @@
  * The input wake through the runtime with real jobs (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`): a job with
  * `on_exit: "wake"` blocked on `read` wakes once with its prompt line, and the answer reaches it; a
  * job with a pattern armed wakes too; one with no wake armed never; a job a person typed into wakes
- * without its line; and the one wake again beside CPU burners.
+ * without its line; a wake held during a run whose prompt ended meanwhile never goes out; a quiet line
+ * ending in `:` never wakes. Once per prompt is the rule's (`input-wakes.test.ts`, on a stepped clock):
+ * here the runtime settles with no wake pending. Beside CPU burners: `tests/stress/input-wake.test.ts`.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import type { InputWakeJob } from "../../../src/core/completion/wakes.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
-import type { ExecRuntime } from "../../../src/core/runtime.ts";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { prepareWrite } from "../../../src/core/request/request.ts";
 import { heldWakeAfterPromptEnds } from "../../helpers/held-input-wake.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
-import { quietFor, waitFor } from "../../helpers/processes.ts";
+import {
+  exec,
+  inputsOf,
+  inputWakeAfterTwoSeconds,
+  PROMPT_JOB,
+  promptWakesOnce,
+  SKIP_WITHOUT_PROBE as SKIP,
+} from "../../helpers/input-wake.ts";
+import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, scratchDirectory } from "../../helpers/runtime.ts";
+import { pendingWakes, runtimeWithWakes, scratchDirectory, wakesSettled } from "../../helpers/runtime.ts";
 
-const SKIP = process.platform === "win32" ? "no input-wait probe on Windows" : false;
-const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 30";
-
-const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
-  prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
-
-let saved: string | undefined;
-before(() => {
-  saved = process.env.PI_UNIFIED_EXEC_INPUT_WAKE_S;
-  process.env.PI_UNIFIED_EXEC_INPUT_WAKE_S = "2";
-});
-after(() => {
-  if (saved === undefined) delete process.env.PI_UNIFIED_EXEC_INPUT_WAKE_S;
-  else process.env.PI_UNIFIED_EXEC_INPUT_WAKE_S = saved;
-});
-
-function inputsOf(batches: { inputs?: InputWakeJob[] }[]): InputWakeJob[] {
-  return batches.flatMap((batch) => batch.inputs ?? []);
-}
-
-/** Starts the prompt job with `on_exit: "wake"` and waits for its one input wake; returns it and the job's id. */
-async function promptWakesOnce(runtime: ExecRuntime, batches: { inputs?: InputWakeJob[] }[]) {
-  const from = inputsOf(batches).length;
-  const t0 = performance.now();
-  const started = await runtime.exec(exec(PROMPT_JOB), { onExit: "wake" });
-  const id = runningId(started)!;
-  await waitFor(() => inputsOf(batches).length > from, "the input wake", 15_000);
-  const took = performance.now() - t0;
-  const wake = inputsOf(batches)[from]!;
-  return { id, wake, took };
-}
+inputWakeAfterTwoSeconds();
 
 describe("the input wake with real jobs", { skip: SKIP }, () => {
   it('a job with on_exit: "wake" blocked on a prompt wakes once with the prompt line, and an answer reaches it', async () => {
@@ -53,7 +31,7 @@ describe("the input wake with real jobs", { skip: SKIP }, () => {
     const { id, wake, took } = await promptWakesOnce(runtime, batches);
     assert.deepEqual(wake, { jobId: id, command: PROMPT_JOB, line: "Overwrite config.json? [y/N]", waitedMs: 2_000 });
     assert.ok(took >= 2_000, `after ${Math.round(took)} ms`);
-    await quietFor(3_000);
+    await wakesSettled(runtime);
     assert.equal(inputsOf(batches).length, 1, "once per prompt");
     const answered = await runtime.interact(prepareWrite({ session_id: id, chars: "y\n", until_pattern: "got" }, process.env));
     assert.match(answered.output.text, /got y/);
@@ -65,8 +43,10 @@ describe("the input wake with real jobs", { skip: SKIP }, () => {
     const { runtime, batches } = runtimeWithWakes();
     const armed = await runtime.exec(exec(PROMPT_JOB, { wake_on_pattern: "ERROR" }));
     const silent = await runtime.exec(exec(PROMPT_JOB));
+    // Both prompts wait from the same moment: by the armed job's wake, the other's would be due too.
     await waitFor(() => inputsOf(batches).length > 0, "the input wake", 15_000);
-    await quietFor(2_500);
+    await wakesSettled(runtime);
+    assert.equal(pendingWakes(runtime), 0);
     assert.deepEqual(
       inputsOf(batches).map((wake) => wake.jobId),
       [runningId(armed)],
@@ -117,30 +97,17 @@ describe("an input wake held during a run", { skip: SKIP }, () => {
     const { runtime, batches } = runtimeWithWakes();
     try {
       const started = await runtime.exec(exec("printf 'Downloading weights (step 1 of 2): '; sleep 30"), { onExit: "wake" });
-      // The rule's 2 s and a probe's second, twice over: a wake would have been queued by then.
-      await quietFor(5_000, () => assert.equal(runtime.completions.waiting, 0));
-      assert.deepEqual(inputsOf(batches), []);
+      await waitFor(() => readFileSync(started.job.logPath, "utf8").includes("step 1 of 2"), "the quiet line");
+      // A real prompt started after the line is out: the probe asks both at each tick, so by the
+      // prompt's wake the quiet line has waited at least as long and would have woken too.
+      const { id } = await promptWakesOnce(runtime, batches);
+      await wakesSettled(runtime);
+      assert.deepEqual(
+        inputsOf(batches).map((wake) => wake.jobId),
+        [id],
+      );
       await runtime.kill(runningId(started)!, "SIGKILL");
     } finally {
-      await runtime.shutdown();
-    }
-  });
-});
-
-describe("the input wake beside CPU burners", { skip: SKIP }, () => {
-  it("wakes exactly once per prompt with two burners running", async () => {
-    const stop = startBurners(2);
-    const { runtime, batches } = runtimeWithWakes();
-    try {
-      for (let i = 0; i < rounds(3, 1); i++) {
-        const { id, wake } = await promptWakesOnce(runtime, batches);
-        assert.equal(wake.line, "Overwrite config.json? [y/N]");
-        await quietFor(2_500);
-        assert.equal(inputsOf(batches).filter((w) => w.jobId === id).length, 1);
-        await runtime.kill(id, "SIGKILL");
-      }
-    } finally {
-      stop();
       await runtime.shutdown();
     }
   });

@@ -2,8 +2,8 @@
  * `until_listening` through the runtime with real servers (Linux reads the sockets from /proc): a
  * wait that ends within ~0.3 s of the bind and names the address, a port that ends it and another
  * that does not, a new address on a job that already listens, the exit and the window's end, a
- * pattern beside it, only the waiting job scanned, bad values refused before anything runs, and the
- * bind timing again beside CPU burners.
+ * pattern beside it, only the waiting job scanned, bad values refused before anything runs. The
+ * bind timing again beside CPU burners: `tests/stress/waits.test.ts`.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -15,8 +15,7 @@ import { listeningSockets } from "../../../src/core/processes/socket-tables.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
-import { bindServer, binds, freePort } from "../../helpers/bind-server.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
+import { bindLag, bindServer, binds, freePort } from "../../helpers/bind-server.ts";
 import { runningId } from "../../helpers/reports.ts";
 
 const SKIP = process.platform !== "linux" ? "reads sockets from /proc (Linux)" : false;
@@ -30,24 +29,10 @@ const write = (jobId: number, extra: Record<string, unknown> = {}) => prepareWri
 let stamps = 0;
 const stampFile = () => join(dir, `bind-${++stamps}`);
 
-/** Runs `until_listening: true` on a server binding after 1 s; returns how long after the bind the call returned. */
-async function bindLag(runtime: ExecRuntime): Promise<number> {
-  const stamp = stampFile();
-  const report = await runtime.exec(exec(bindServer({ ports: [0], stamp }), { until_listening: true }));
-  const returned = Date.now();
-  const [[port, bound]] = binds(stamp) as [[number, number]];
-  assert.equal(report.waitEnd, "listening");
-  assert.equal(report.conditional, true);
-  assert.deepEqual(report.job.listening, [`127.0.0.1:${port}`]);
-  assert.equal(report.listeningChanged, true, "the result names the address");
-  await runtime.kill(runningId(report)!, "SIGKILL");
-  return returned - bound;
-}
-
 describe("until_listening", { skip: SKIP }, () => {
   it("true returns within ~0.3 s of the server's bind, naming the address", async () => {
     const runtime = new ExecRuntime();
-    const lag = await bindLag(runtime);
+    const lag = await bindLag(runtime, stampFile());
     assert.ok(lag < 300, `returned ${lag} ms after the bind`);
     await runtime.shutdown();
   });
@@ -206,20 +191,5 @@ describe("until_listening", { skip: SKIP }, () => {
       assert.throws(() => write(1, { until_listening: value }), /Nothing was written\.$/);
     }
     assert.equal(existsSync(marker), false);
-  });
-});
-
-describe("until_listening beside CPU burners", { skip: SKIP }, () => {
-  it("returns soon after the bind with two burners running", async () => {
-    const stop = startBurners(2);
-    const runtime = new ExecRuntime();
-    try {
-      const lags: number[] = [];
-      for (let i = 0; i < rounds(5, 2); i++) lags.push(await bindLag(runtime));
-      assert.ok(Math.max(...lags) < 1_000, `lags ${lags.join(", ")} ms`);
-    } finally {
-      stop();
-      await runtime.shutdown();
-    }
   });
 });

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type ScreenSnapshot, TerminalScreen, type TerminalScreenOptions } from "../../../src/core/screen/terminal-screen.ts";
 import { SCREEN_BACKLOG_BYTES, SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES } from "../../../src/core/shared/constants.ts";
-import { startBurners } from "../../helpers/load.ts";
 
 const b = (text: string) => Buffer.from(text, "utf8");
 
@@ -128,25 +127,20 @@ describe("TerminalScreen: sanitizing", () => {
 });
 
 describe("TerminalScreen: ordering", () => {
-  it("a snapshot taken right after a write reflects every byte written before it (200 frames, with CPU burners)", async () => {
-    const stop = startBurners(2);
-    try {
-      const s = screen({ cols: 40, rows: 10 });
-      for (let frame = 0; frame < 200; frame++) {
-        // A frame cut in three writes, the way a PTY read may split it.
-        const text = `\x1b[H\x1b[2J${Array.from({ length: 10 }, (_, row) => `frame ${frame} row ${row}`).join("\r\n")}`;
-        const bytes = b(text);
-        s.write(bytes.subarray(0, 7));
-        s.write(bytes.subarray(7, 50));
-        s.write(bytes.subarray(50));
-        const snap = await s.snapshot();
-        assert.equal(snap.lines[0], `frame ${frame} row 0`);
-        assert.equal(snap.lines[9], `frame ${frame} row 9`);
-      }
-      s.dispose();
-    } finally {
-      stop();
+  it("a snapshot taken right after a write reflects every byte written before it (200 frames)", async () => {
+    const s = screen({ cols: 40, rows: 10 });
+    for (let frame = 0; frame < 200; frame++) {
+      // A frame cut in three writes, the way a PTY read may split it.
+      const text = `\x1b[H\x1b[2J${Array.from({ length: 10 }, (_, row) => `frame ${frame} row ${row}`).join("\r\n")}`;
+      const bytes = b(text);
+      s.write(bytes.subarray(0, 7));
+      s.write(bytes.subarray(7, 50));
+      s.write(bytes.subarray(50));
+      const snap = await s.snapshot();
+      assert.equal(snap.lines[0], `frame ${frame} row 0`);
+      assert.equal(snap.lines[9], `frame ${frame} row 9`);
     }
+    s.dispose();
   });
 
   it("applies a resize after the bytes written before it, and a snapshot waits for it", async () => {

@@ -4,22 +4,15 @@
  * delivering its input (a large write waits for the job to read it), and a terminal hands a line, its
  * line end and the next prompt over in separate reads. The interleavings are forced: chunk by chunk
  * on a job's output, then with real jobs whose output is released by the test only once the runtime
- * holds the match, repeated beside CPU burners.
+ * holds the match (repeated beside CPU burners in `tests/stress/waits.test.ts`).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ConditionWatch } from "../../../src/core/conditions/condition-watch.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
-import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
-import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
-import { waitFor } from "../../helpers/processes.ts";
+import { matchThenMore } from "../../helpers/match-cut.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
-import { runningId } from "../../helpers/reports.ts";
 
 /** A job's output watching for `pattern`, and whether the watch was met. */
 function watched(pattern: string): { output: JobOutput; met: () => boolean } {
@@ -81,67 +74,14 @@ describe("output arriving between a match and the read, chunk by chunk", () => {
   });
 });
 
-const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
-  prepareExec({ cmd, yield_time_ms: 20_000, ...extra }, process.cwd(), process.env);
-const write = (jobId: number, extra: Record<string, unknown> = {}) => prepareWrite({ session_id: jobId, ...extra }, process.env);
-
-/**
- * The job prints `first` once it read the call's first line, then `second` when the test creates
- * `gate1`, then reads the rest of the call's input only when the test creates `gate2`: the call's
- * input (larger than a pipe or terminal holds) is delivered only then, and its read comes after.
- */
-function gatedJob(dir: string, first: string, second: string, tty: boolean): string {
-  const gate = (name: string) => `while [ ! -e '${join(dir, name)}' ]; do sleep 0.02; done`;
-  // On a terminal: no echo of the input (the output stays exact) and no line editing (a line of
-  // any length is read).
-  const setup = tty ? "stty -echo -icanon; " : "";
-  return `${setup}echo waiting; read -r go; printf '${first}'; ${gate("gate1")}; printf '${second}'; ${gate("gate2")}; exec cat >/dev/null`;
-}
-
-/** One forced interleaving: the match arrives while the call's input is still being delivered, then more output. */
-async function matchThenMore(
-  first: string,
-  second: string,
-  tty: boolean,
-): Promise<{ read: string; next: string; matched: string | undefined }> {
-  const dir = mkdtempSync(join(tmpdir(), "until-cut-"));
-  const runtime = new ExecRuntime();
-  try {
-    const started = await runtime.exec(exec(gatedJob(dir, first, second, tty), { tty, until_pattern: "^waiting$" }));
-    const id = runningId(started)!;
-    const job = runtime.jobs().find((candidate) => candidate.id === id)!;
-    const input = `go\\n${"x".repeat(200_000)}`;
-    const call = runtime.interact(write(id, { chars: input, yield_time_ms: 60_000, until_pattern: "ready" }));
-    await waitFor(() => job.previewText().includes("ready"), "the matching output", 30_000);
-    writeFileSync(join(dir, "gate1"), "");
-    await waitFor(() => job.previewText().includes("next"), "the output after it", 30_000);
-    writeFileSync(join(dir, "gate2"), "");
-    const report = await call;
-    assert.equal(report.waitEnd, "matched");
-    const rest = await runtime.interact(write(id, { yield_time_ms: 20_000, until_pattern: "next" }));
-    return { read: report.output.text, next: rest.output.text, matched: report.matchedLine };
-  } finally {
-    await runtime.shutdown();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-describe("a match while the call still delivers its input, real jobs beside burners", () => {
+describe("a match while the call still delivers its input, real jobs", () => {
   for (const tty of [false, true]) {
     const on = tty ? "a terminal" : "pipes";
-    const skip = tty ? SKIP_WITHOUT_PTY : false;
-    it(`on ${on}: the output after a matched line is the next read's, whenever it arrives (burners)`, { skip }, async () => {
-      const stop = startBurners(2);
-      try {
-        for (let round = 0; round < rounds(4, 1); round++) {
-          const complete = await matchThenMore("ready\\n", "next\\n", tty);
-          assert.deepEqual(complete, { read: "ready\n", next: "next\n", matched: "ready" }, `round ${round}: a complete line`);
-          const unfinished = await matchThenMore("ready", "\\nnext\\n", tty);
-          assert.deepEqual(unfinished, { read: "ready\n", next: "next\n", matched: "ready" }, `round ${round}: an unfinished line`);
-        }
-      } finally {
-        stop();
-      }
+    it(`on ${on}: the output after a matched line is the next read's, whenever it arrives`, { skip: tty && SKIP_WITHOUT_PTY }, async () => {
+      const complete = await matchThenMore("ready\\n", "next\\n", tty);
+      assert.deepEqual(complete, { read: "ready\n", next: "next\n", matched: "ready" }, "a complete line");
+      const unfinished = await matchThenMore("ready", "\\nnext\\n", tty);
+      assert.deepEqual(unfinished, { read: "ready\n", next: "next\n", matched: "ready" }, "an unfinished line");
     });
   }
 });

@@ -2,7 +2,8 @@
  * The user types into a job, through a runtime with real jobs: from the picker (`typeInto`) and for
  * the model (`ask_user`, the asking stood in for by a function that types as a person would). One
  * typist at a time; the model polls but never writes meanwhile; what was typed is a count to the
- * model and nowhere else — not a report, a formatted result, a wake or the log.
+ * model and nowhere else — not a report, a formatted result, a wake or the log. Beside CPU burners:
+ * `tests/stress/person-typing.test.ts`.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -11,10 +12,10 @@ import type { AskTheUser } from "../../../src/core/attached-call.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
-import { startBurners } from "../../helpers/load.ts";
+import { keysReachARawModeProgram } from "../../helpers/ask-user.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
+import { runtimeWithWakes, shutDownAfter, wakesSettled } from "../../helpers/runtime.ts";
 import { PASSPHRASE_PROMPT } from "../../helpers/secrets.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
@@ -89,7 +90,9 @@ describe("the user types into a job from the picker", () => {
     const taken = runtime.typeInto(id);
     assert.ok("typing" in taken);
     await taken.typing.type(Buffer.from("READY\n"));
-    await quietFor(1_500);
+    // cat's copy of the line has been read (and tested) by the time the count is read.
+    await waitFor(() => runtime.snapshotOf(id)!.outputBytesTotal >= "READY\n".length, "cat's copy of the line");
+    await wakesSettled(runtime);
     taken.typing.end();
     assert.deepEqual(batches, []);
   });
@@ -107,7 +110,7 @@ describe("the reply to the user's typing", () => {
       await taken.typing.type(Buffer.from(`my password is ${SECRET}${tty ? "\r" : "\n"}`));
       taken.typing.end();
       await waitFor(() => batches.length > 0, "the later line's wake", 10_000);
-      await quietFor(300);
+      await wakesSettled(runtime);
       const wakes = batches.flatMap((batch) => batch.patterns ?? []);
       // One wake and nothing counted before it: the reply (an echo of the secret) was not tested, the line after it was.
       assert.deepEqual(
@@ -117,30 +120,6 @@ describe("the reply to the user's typing", () => {
       );
     });
   }
-
-  it("the reply never wakes and the later line does, for 6 jobs at once with CPU burners beside them", async () => {
-    const stopBurners = startBurners();
-    try {
-      const { runtime, batches } = made();
-      const script = 'IFS= read -r line; echo "you said $line"; sleep 2; echo READY; sleep 300';
-      const ids = await Promise.all(
-        [false, true, false, true, false, true].map(async (tty) => {
-          const id = runningId(await runtime.exec(exec(script, { tty, wake_on_pattern: `${SECRET}|READY` })))!;
-          const taken = runtime.typeInto(id);
-          assert.ok("typing" in taken);
-          await taken.typing.type(Buffer.from(`${SECRET}${tty ? "\r" : "\n"}`));
-          taken.typing.end();
-          return id;
-        }),
-      );
-      const lines = () => batches.flatMap((batch) => batch.patterns ?? []);
-      await waitFor(() => lines().length === ids.length, "every job's READY wake", 20_000);
-      assert.deepEqual(new Set(lines().map((wake) => wake.jobId)), new Set(ids), "one wake per job");
-      assert.deepEqual(new Set(lines().map((wake) => `${wake.lineWithheld}:${wake.line}:${wake.more}`)), new Set(["true::0"]));
-    } finally {
-      stopBurners();
-    }
-  });
 
   it("a model write still being sent stops when the user takes the job, and the user's keys arrive in time", async () => {
     const { runtime } = made();
@@ -234,27 +213,8 @@ describe("ask_user: the model hands a prompt to the user", () => {
     }
   });
 
-  it("every key reaches a raw-mode program in order, with CPU burners beside it (5 runs)", async () => {
-    const stopBurners = startBurners();
-    try {
-      for (let run = 0; run < 5; run++) {
-        const { runtime } = made();
-        const id = runningId(await runtime.exec(exec("stty raw -echo; cat -v; sleep 300", { tty: true, yield_time_ms: 1_000 })))!;
-        const keys = ["a", "\x03", "\x1b[A", "b", "\x1a", "c"];
-        const report = await runtime.interact(
-          { ...prepareWrite({ session_id: id, ask_user: "press keys" }, process.env), ...until("\\^Zc") },
-          {
-            ask: async (typing) => {
-              for (const key of keys) await typing.type(Buffer.from(key));
-              return false;
-            },
-          },
-        );
-        assert.match(report.output.text, /a\^C\^\[\[Ab\^Zc/, `run ${run}: ${JSON.stringify(report.output.text)}`);
-        await runtime.shutdown();
-      }
-    } finally {
-      stopBurners();
-    }
+  it("every key reaches a raw-mode program in order", async () => {
+    const { runtime } = made();
+    await keysReachARawModeProgram(runtime);
   });
 });

@@ -10,56 +10,20 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LogDirectory } from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { JOB_MARKER_ENV, WARM_SHELL_MAX_FAILURES } from "../../../src/core/shared/constants.ts";
+import { WARM_SHELL_MAX_FAILURES } from "../../../src/core/shared/constants.ts";
 import { REGISTRY_FILE } from "../../../src/core/supervision/watchdog-registry.ts";
-import { type AdoptedChild, PipeTransport } from "../../../src/core/transport/pipe.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
 import { bashCarries, WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
-import { WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
+import { type WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
-import { rounds, startBurners } from "../../helpers/load.ts";
+import { rounds } from "../../helpers/load.ts";
 import { startNodeHost } from "../../helpers/node-host.ts";
 import { processAlive, quietFor, waitFor } from "../../helpers/processes.ts";
-
-function recordingGuard() {
-  const events: string[] = [];
-  return {
-    events,
-    started: (job: { pid: number | undefined; command: string }) => events.push(`started ${job.pid} ${job.command}`),
-    leaderExited: (job: { pid: number | undefined }) => events.push(`exited ${job.pid}`),
-    forgotten: (job: { pid: number | undefined }) => events.push(`forgotten ${job.pid}`),
-  };
-}
-
-let jobs = 0;
-/** SHLVL=1: a bash whose stdin is a socket and whose level is below 2 reads ~/.bashrc (spawned directly too). */
-function spec(cmd: string, extra: Partial<SpawnSpec> = {}): SpawnSpec {
-  const env = { PATH: process.env.PATH, SHLVL: "1", [JOB_MARKER_ENV]: `t:${++jobs}` };
-  return { file: "/bin/bash", args: ["-c", cmd], cwd: "/tmp", env, ...extra };
-}
-
-const pools: WarmShells[] = [];
-function pool(): { shells: WarmShells; guard: ReturnType<typeof recordingGuard> } {
-  const guard = recordingGuard();
-  const shells = new WarmShells(guard, true);
-  pools.push(shells);
-  return { shells, guard };
-}
-after(() => {
-  for (const shells of pools) shells.stop();
-});
-
-/** Primes the pool with a job of `model`'s kind and waits for an idle, ready shell; its pid. */
-async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): Promise<number> {
-  assert.equal(await shells.take(model, "bash"), undefined, "nothing idle yet: the first job spawns");
-  shells.refill();
-  await waitFor(() => shells.idle?.ready === true, "a ready warm shell", 15_000);
-  return shells.idle!.pid!;
-}
+import { idleShell, pool, runHanded, spec } from "../../helpers/warm-shell-scenarios.ts";
 
 /** The idle shell's control socket, through its private field: pausing it keeps the shell's answers unread. */
 function controlOf(shells: WarmShells): { pause(): void; resume(): void } {
@@ -86,29 +50,6 @@ function oldBash(dir: string): string {
   const file = join(dir, "bash");
   writeFileSync(file, '#!/bin/sh\nprintf o >&"$6"\ncat <&"$6" >/dev/null\nexit 1\n', { mode: 0o755 });
   return file;
-}
-
-/** Runs a job on an adopted child through the real pipe transport; its output and exit. */
-function run(job: SpawnSpec, adopted: AdoptedChild) {
-  let text = "";
-  let exit: unknown;
-  let closed = false;
-  new PipeTransport(
-    job,
-    {
-      data: (chunk) => {
-        text += chunk.toString();
-      },
-      exit: (leader) => {
-        exit = leader;
-      },
-      closed: () => {
-        closed = true;
-      },
-    },
-    adopted,
-  );
-  return waitFor(() => closed, "the job's end").then(() => ({ text, exit }));
 }
 
 function procState(pid: number): string | undefined {
@@ -170,7 +111,7 @@ describe("warm shells", () => {
     const adopted = await shells.take(job, "bash");
     assert.ok(adopted);
     assert.equal(adopted.child.pid, pid);
-    const result = await run(job, adopted);
+    const result = await runHanded(job, adopted);
     assert.equal(result.text, `${pid} /bin/bash\n`);
     assert.deepEqual(result.exit, { code: 3, signal: null });
     assert.equal(shells.counts.handed, 1);
@@ -185,7 +126,7 @@ describe("warm shells", () => {
     const job = spec("echo $0", { file: "/bin/sh" });
     const adopted = await shells.take(job, "sh");
     assert.ok(adopted);
-    assert.equal((await run(job, adopted)).text, "/bin/sh\n");
+    assert.equal((await runHanded(job, adopted)).text, "/bin/sh\n");
   });
 
   it("discard a shell whose environment no longer matches; the job spawns directly", async () => {
@@ -224,7 +165,7 @@ describe("warm shells", () => {
     const adopted = await taking;
     assert.ok(adopted, "the starting shell took the job");
     assert.equal(adopted.child.pid, pid);
-    assert.equal((await run(job, adopted)).text, `ran ${pid} /bin/bash\n`);
+    assert.equal((await runHanded(job, adopted)).text, `ran ${pid} /bin/bash\n`);
     assert.deepEqual(shells.counts, { handed: 1, missed: 0, started: 1, fallbacks: 0 });
   });
 
@@ -236,7 +177,7 @@ describe("warm shells", () => {
     const job = spec("echo ran $$");
     const adopted = await shells.take(job, "bash");
     assert.ok(adopted, "the continued shell runs the job");
-    assert.equal((await run(job, adopted)).text, `ran ${pid}\n`);
+    assert.equal((await runHanded(job, adopted)).text, `ran ${pid}\n`);
     assert.deepEqual(shells.counts, { handed: 1, missed: 0, started: 1, fallbacks: 0 });
   });
 
@@ -257,40 +198,11 @@ describe("warm shells", () => {
       const adopted = await taking;
       assert.ok(adopted, "the answer adopts the job");
       assert.notEqual(adopted.child.exitCode, null, "its exit was seen before the answer");
-      const result = await run(job, adopted);
+      const result = await runHanded(job, adopted);
       assert.deepEqual(result, { text: "out\n", exit: { code: 7, signal: null } });
       assert.equal(readFileSync(join(dir, "ran"), "utf8"), "once\n");
       assert.equal(shells.counts.fallbacks, 0);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("run every handed job exactly once, its output and exit whole (20 hand-offs beside CPU burners)", async () => {
-    const { shells } = pool();
-    const dir = mkdtempSync(join(tmpdir(), "piue-warm-once-"));
-    const stopBurners = startBurners();
-    try {
-      const ran = join(dir, "ran");
-      for (let round = 0; round < 20; round++) {
-        if (round === 0) await idleShell(shells);
-        shells.refill();
-        await waitFor(() => shells.idle?.ready === true, "the next shell", 15_000);
-        const job = spec(`echo ${round} >> ${ran}; echo out ${round}; echo err ${round} >&2; exit 7`);
-        const adopted = await shells.take(job, "bash");
-        assert.ok(adopted, `round ${round}: handed`);
-        const result = await run(job, adopted);
-        assert.deepEqual(result.exit, { code: 7, signal: null }, `round ${round}`);
-        assert.deepEqual(result.text.split("\n").sort(), ["", `err ${round}`, `out ${round}`], `round ${round}`);
-      }
-      const lines = readFileSync(ran, "utf8").trim().split("\n");
-      assert.deepEqual(
-        lines,
-        Array.from({ length: 20 }, (_, round) => String(round)),
-        "every job ran once",
-      );
-    } finally {
-      stopBurners();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -13,9 +13,8 @@ import { omissionMarker } from "../../../src/core/index.ts";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import { codexOmissionMarker, codexShownLines } from "../../../src/pi/results/codex.ts";
 import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
-import { quietFor } from "../../helpers/processes.ts";
 import { jobReport, type ReportParts } from "../../helpers/reports.ts";
-import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
+import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter, wakesSettled } from "../../helpers/runtime.ts";
 
 const CWD = "/home/you/project";
 const report = (over: ReportParts = {}): JobReport =>
@@ -158,7 +157,7 @@ describe("Codex's format with a real job", () => {
       /\nWarning: lines matching wake_on_pattern were cut from this output and will not wake you: 1 line, first: ERROR disk full\n/,
     );
     runtime.completions.runSettled();
-    await quietFor(500);
+    await wakesSettled(runtime);
     assert.deepEqual(batches, [], "named by the call: no wake");
   });
 });

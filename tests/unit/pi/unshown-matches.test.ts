@@ -13,8 +13,7 @@ import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { unshownMatches } from "../../../src/pi/results/output-cap.ts";
 import { headerOf } from "../../helpers/events.ts";
-import { quietFor } from "../../helpers/processes.ts";
-import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter } from "../../helpers/runtime.ts";
+import { pollInTheSameRun, runtimeWithWakes, scratchDirectory, shutDownAfter, wakesSettled } from "../../helpers/runtime.ts";
 
 const keep = shutDownAfter();
 const scratch = scratchDirectory("unshown-");
@@ -71,7 +70,7 @@ describe("matching lines a result cut", () => {
     assert.equal(headerOf(text).pattern_matched_unshown, "1 line, first: ERROR disk full");
     assert.equal((result.structuredContent as Record<string, unknown>).pattern_matched_unshown, "1 line, first: ERROR disk full");
     runtime.completions.runSettled();
-    await quietFor(500);
+    await wakesSettled(runtime);
     assert.deepEqual(batches, [], "named by the call: no wake");
   });
 });

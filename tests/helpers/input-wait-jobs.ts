@@ -109,10 +109,13 @@ export async function answeredPrompt(tty: boolean, dir: string): Promise<Running
   const command = tty
     ? `read -s -p 'Password: ' x; touch ${answered}; sleep 30`
     : `python3 -c 'input("Name: "); open("${answered}", "w"); import time; time.sleep(30)'`;
+  const prompt = tty ? "Password: " : "Name: ";
   const job = await run(command, tty);
+  // The probe may see the read before the prompt's bytes reach us: the answer waits for both.
+  await waitFor(() => job.query().lastLine === prompt, "the prompt");
   await becomesLikely(job);
   await job.transport.write(Buffer.from(tty ? "hunter2\r" : "bob\n"));
   await waitFor(() => existsSync(answered), "the answer to be read");
-  assert.equal(job.query().lastLine, tty ? "Password: " : "Name: ", "nothing echoed: the line still looks like a prompt");
+  assert.equal(job.query().lastLine, prompt, "nothing echoed: the line still looks like a prompt");
   return job;
 }

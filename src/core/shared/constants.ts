@@ -101,33 +101,6 @@ export const INPUT_CHUNK_BYTES = 64 * 1024;
  */
 export const PTY_WRITE_RETRY_MAX_MS = 50;
 
-/**
- * Each output pipe of a pipe job is read into a buffer of this size, reused for every read (Node's
- * own reads allocate a fresh buffer of the same 64 KiB each time, garbage that piles up outside the
- * JS heap during a flood). Reads joined while the pipe streams never exceed it: it is also the most a
- * single `data` event carries.
- */
-export const READ_BUFFER_BYTES = 64 * 1024;
-/**
- * Bytes one output pipe hands over in one turn of the event loop; then it pauses until the next
- * turn. libuv reads a readable pipe up to 32 times per turn (2 MiB at 64 KiB), and every byte is
- * counted, retained, previewed and staged for the log: at 512 KiB a flooding job's share of a turn
- * stays a few milliseconds, and sixteen floods take turns instead of blocking Pi's loop.
- * READ_TURN_MS: what all pipes together may spend delivering in one turn (transport/read-turn.ts), a
- * tenth of the 100 ms Pi's loop may pause; an armed pattern at its budget (20 ms per 64 KiB) made one
- * pipe's 512 KiB turn up to 160 ms.
- */
-export const READ_TURN_BYTES = 512 * 1024;
-export const READ_TURN_MS = 10;
-/**
- * While a pipe streams, its reads are held and delivered together at most this long after the first
- * of them (see `transport/read-batch.ts`); a read after a quiet spell this long is delivered at once.
- * One millisecond is the event loop's timer resolution, and far below anything a wait measures.
- */
-export const OUTPUT_BATCH_MS = 1;
-/** A pipe's held bytes are delivered when less room than this is left for its next read. */
-export const READ_MIN_ROOM_BYTES = 16 * 1024;
-
 /** Largest job handed to a warm shell (workdir, program, arguments, per-job variables): inside the smallest
  * socket buffer (macOS: 8 KiB), so the write never waits; a longer command (a large heredoc) spawns directly. */
 export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;

@@ -2,8 +2,7 @@ import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "n
 import { readStdinIdentity } from "../conditions/input-wait.ts";
 import { spawnStdio } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
-import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
-import { ReadBatch } from "./read-batch.ts";
+import { type DetachedPipe, type OutputReader, ReadBatch, readOutput } from "./output-reader.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /** A child already started for this job: a warm shell that runs it (see `warm-shell.ts`), its output pipes not read yet. */

@@ -4,6 +4,7 @@ import { ReadStream } from "node:tty";
 import { holdMaster, ptyCommand, releaseMaster } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
 import { PTY_WRITE_RETRY_MAX_MS } from "../shared/constants.ts";
+import { READ_BUFFER_BYTES } from "./output-reader.ts";
 import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /**
@@ -54,8 +55,6 @@ function signalName(signal: number): NodeJS.Signals | null {
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
-
-const READ_BUFFER_BYTES = 64 * 1024;
 
 export class UnixPtyTransport implements Transport {
   readonly kind = "pty" as const;

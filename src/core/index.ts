@@ -8,8 +8,8 @@ export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob,
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
-export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
+export type { Background } from "./job/job-ending.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";

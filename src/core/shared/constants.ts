@@ -56,35 +56,6 @@ export const EARLY_EXIT_GRACE_MS = 150;
 export const POST_EXIT_DRAIN_MS = 100;
 
 /**
- * The quiet window above restarts with every chunk, so the leader's last output is never cut off while
- * it is still being read; this caps the drain for a descendant that prints without pause, whose output
- * after the report is still logged.
- */
-export const POST_EXIT_DRAIN_CAP_MS = 2_000;
-
-/**
- * A shell that exits while processes of its job still run (`server &`) leaves a running job. The
- * call that sees the shell exit waits this much longer for them to end before it returns the job as
- * running: a short-lived background (`sleep 0.4 & echo hi`) still ends the job within the call, and
- * 1 s leaves a loaded machine room for that while a server's first lines arrive with the result.
- */
-export const BACKGROUND_SETTLE_MS = 1_000;
-
-/**
- * How often a job whose shell has exited checks that its processes still run, when no stream closes
- * to say so (a server with its output sent to /dev/null). Each check reads one process's /proc entry
- * while a known member lives (a full table read only when all known ones are gone), so 100 ms costs
- * next to nothing, and a job ends at most this long after its last process.
- */
-export const BACKGROUND_PROBE_MS = 100;
-
-/** Processes a `background:` line names (the rest are counted): enough to recognise a server and its helpers. */
-export const BACKGROUND_NAMED = 3;
-
-/** Characters of each named process's command line in a `background:` line (one line, bounded header). */
-export const BACKGROUND_COMMAND_CHARS = 60;
-
-/**
  * Bytes a job's stdin may hold that the child has not read yet (our queue plus what is handed to the OS
  * and not yet consumed). A child that stops reading costs at most this much memory; a write beyond it
  * waits within its call's window and is then refused in part, with the counts in the result.

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
+import { BACKGROUND_SETTLE_MS } from "../../../src/core/job/job-ending.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
 import { backgroundEndingAtSettle, escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { rounds, startBurners } from "../../helpers/load.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";

@@ -56,16 +56,6 @@ export const EARLY_EXIT_GRACE_MS = 150;
 export const POST_EXIT_DRAIN_MS = 100;
 
 /**
- * Bytes a job's stdin may hold that the child has not read yet (our queue plus what is handed to the OS
- * and not yet consumed). A child that stops reading costs at most this much memory; a write beyond it
- * waits within its call's window and is then refused in part, with the counts in the result.
- */
-export const INPUT_QUEUE_BYTES = 1024 * 1024;
-
-/** Input is handed to the OS in pieces of at most this size, so one write never holds the event loop. */
-export const INPUT_CHUNK_BYTES = 64 * 1024;
-
-/**
  * A PTY whose input buffer is full answers writes with EAGAIN and has no event to say it has room
  * again; the writer retries after a delay that doubles up to this bound (an interactive write almost
  * never waits: the line discipline has room).

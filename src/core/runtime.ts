@@ -309,7 +309,7 @@ export class ExecRuntime {
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
     // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
-    for (const job of this.tracked.all()) job.stopping("boundary");
+    for (const job of this.tracked.all()) job.recordStop("boundary");
     const report = await this.tracked.stopAll();
     await this.orphans.stop();
     this.changeListeners.clear();

@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after } from "node:test";
-import { Job } from "../../src/core/job/job.ts";
-import { type WaitEnd, waitForExit } from "../../src/core/job/wait.ts";
+import { Job, type WaitEnd, waitForExit } from "../../src/core/job/job.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
 import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
 import { prepareExec } from "../../src/core/request/request.ts";

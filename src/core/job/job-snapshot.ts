@@ -3,14 +3,13 @@ import type { InputWait } from "../conditions/input-wait.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
-import type { Job, JobExit } from "./job.ts";
+import type { Job, JobExit, WaitEnd } from "./job.ts";
 import type { Background, ShellExit } from "./job-ending.ts";
 import type { SuspendedPattern } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
 import type { DisarmedWake, PersonNews, UserInput } from "./person-news.ts";
-import type { WaitEnd } from "./wait.ts";
 
 /**
  * One view of a job at one moment, and the reports built on it. Every result, listing, wake, live

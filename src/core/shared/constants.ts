@@ -112,12 +112,6 @@ export const LOG_STAGE_BYTES = 256 * 1024;
 export const LOG_STAGE_SPARE = 8;
 
 /**
- * Longest a finished job's exit report waits for its log to reach the disk, so the log is complete
- * when the model reads it. Bounded: a hung disk must not hold the report forever.
- */
-export const LOG_FLUSH_ON_EXIT_MS = 5_000;
-
-/**
  * PTY size when the model gives none. Wider than the classic 80×24 Codex uses, so tables and
  * progress bars are not wrapped into noise; clamps keep a typo from allocating an absurd screen.
  */
@@ -176,12 +170,6 @@ export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
 export const MAX_ASK_USER_CHARS = 300;
 
 /**
- * How long a key the user typed (or a line they entered) may wait for the job's stdin to take it:
- * a program that stops reading must not freeze the overlay; the bytes still count as typed.
- */
-export const TYPED_DELIVERY_MS = 5_000;
-
-/**
  * Finished jobs are forgotten (their groups proven empty, which reads the process table) once calls
  * have paused this long: calls back to back or in one message never pay for it between them.
  */
@@ -234,9 +222,6 @@ export const RELOAD_ADOPTION_MS = 10_000;
 /** Nested exits kept for one enclosing call's receipt, and how many of them it names. */
 export const RECEIPT_MAX_KEPT = 64;
 export const RECEIPT_MAX_SHOWN = 16;
-
-/** Node's timers overflow past 2^31-1 ms (about 24.8 days); longer waits re-arm in chunks. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;

@@ -2,12 +2,13 @@
  * The core's entry: everything the Pi layer uses of it, and nothing else. The core owns processes,
  * bytes and time and says *job*; the Pi layer maps a job to the model's `session_id` at its boundary.
  */
-export type { AskTheUser, CallContext } from "./attached-call.ts";
+
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
+export type { AskTheUser, CallContext } from "./job/attached-call.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { Background } from "./job/job-ending.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";

@@ -1,4 +1,5 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
+import type { StepResult } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
 import {
   type JobListing,
@@ -11,7 +12,6 @@ import {
   type SnapshotContext,
   snapshotOf,
 } from "./job/job-snapshot.ts";
-import type { StepResult } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import type { JobRegistry } from "./job/registry.ts";
 import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";

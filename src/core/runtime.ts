@@ -1,12 +1,12 @@
-import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { AttachedCall, type CallContext, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
-import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
+import { watchUntil } from "./job/until-watch.ts";
 import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";

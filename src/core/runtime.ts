@@ -2,12 +2,12 @@ import { CompletionLedger } from "./completion/completion-ledger.ts";
 import { AttachedCall, type CallContext, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
+import { JobLauncher } from "./job/job-launcher.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { watchUntil } from "./job/until-watch.ts";
-import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
@@ -17,6 +17,7 @@ import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./requ
 import { terminalSize } from "./screen/terminal-size.ts";
 import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, PRUNE_BACKLOG_JOBS, PRUNE_IDLE_MS } from "./shared/constants.ts";
 import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
+import { guardAtExit } from "./supervision/exit-guard.ts";
 import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
@@ -69,12 +70,14 @@ export class ExecRuntime {
   private readonly attachedCalls = new Set<AttachedCall>();
   private closed = false;
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** Releases the process-exit guard, armed once the runtime has a job to protect. */
+  private unguard: (() => void) | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     const logs = options.logs ?? new LogDirectory();
     this.registry = new JobRegistry(options.capacity, options.ids);
     this.orphans = new OrphanGuard(logs);
-    this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
+    this.launcher = new JobLauncher(logs, this.orphans, options.warmShells);
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
     this.wakes = new JobWakes(this.registry, this.completions);
     this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
@@ -306,6 +309,8 @@ export class ExecRuntime {
     this.closed = true;
     clearTimeout(this.pruneTimer);
     this.launcher.stop();
+    this.unguard?.();
+    this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
     // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
@@ -370,6 +375,12 @@ export class ExecRuntime {
     const job = await started.catch((error: unknown) => this.registry.startFailed(reserved, error));
     // Tracked first: whatever happens next, shutdown and the boundaries reach its processes.
     this.tracked.add(job);
+    this.unguard ??= guardAtExit({
+      killNow: () => {
+        this.tracked.killNow();
+        this.launcher.killNow();
+      },
+    });
     this.registry.add(job);
     // The watchdog learns when the shell exited, even when what it started runs on in the job.
     job.onShellExit(() => this.orphans.leaderExited(job));

@@ -3,12 +3,12 @@ import { AttachedCall, type CallContext, stepJob } from "./job/attached-call.ts"
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { JobLauncher } from "./job/job-launcher.ts";
+import { JobReports } from "./job/job-reports.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { watchUntil } from "./job/until-watch.ts";
-import { JobReports } from "./job-reports.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import type { ShownPart } from "./output/shown-part.ts";

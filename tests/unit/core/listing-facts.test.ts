@@ -10,7 +10,7 @@ import { after, describe, it } from "node:test";
 import { probeInputWait, readStdinIdentity } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, realProcReader } from "../../../src/core/conditions/proc-wait.ts";
 import type { Job } from "../../../src/core/job/job.ts";
-import { type JobFacts, ListingFacts } from "../../../src/core/listing-facts.ts";
+import { type JobFacts, ListingFacts } from "../../../src/core/job/listing-facts.ts";
 import { ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { oneTableFor, processTableReads } from "../../../src/core/processes/process-table.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";

@@ -1,6 +1,11 @@
-import type { CompletionLedger } from "./completion/completion-ledger.ts";
-import type { StepResult } from "./job/attached-call.ts";
-import type { Job } from "./job/job.ts";
+import type { CompletionLedger } from "../completion/completion-ledger.ts";
+import type { ShownPart } from "../output/shown-part.ts";
+import { type Freshness, type ListenerJob, ListeningPorts } from "../processes/listening.ts";
+import { aliveGroups } from "../processes/process-group.ts";
+import { oneTableFor } from "../processes/process-table.ts";
+import { LISTEN_RECHECK_MS, WARN_JOBS } from "../shared/constants.ts";
+import type { StepResult } from "./attached-call.ts";
+import type { Job } from "./job.ts";
 import {
   type JobListing,
   type JobReport,
@@ -11,19 +16,19 @@ import {
   type SlotUse,
   type SnapshotContext,
   snapshotOf,
-} from "./job/job-snapshot.ts";
-import type { Termination } from "./job/job-stop.ts";
-import type { JobRegistry } from "./job/registry.ts";
+} from "./job-snapshot.ts";
+import type { Termination } from "./job-stop.ts";
 import { type JobFacts, ListingFacts, motionOf } from "./listing-facts.ts";
-import type { ShownPart } from "./output/shown-part.ts";
-import { type Freshness, type ListenerJob, ListeningPorts } from "./processes/listening.ts";
-import { aliveGroups } from "./processes/process-group.ts";
-import { oneTableFor } from "./processes/process-table.ts";
-import { LISTEN_RECHECK_MS, WARN_JOBS } from "./shared/constants.ts";
-import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
+import type { JobRegistry } from "./registry.ts";
 
 /** An `until_listening` wait sees a bind soon: sockets and descriptors are looked at again at every check. */
 const LISTEN_FRESHNESS: Freshness = { recheckMs: LISTEN_RECHECK_MS, recheckMaxMs: LISTEN_RECHECK_MS, descriptorsTrustedMs: 0 };
+
+/** What reports need of the jobs supervision/ tracks: the prune of finished ones, and reported jobs whose groups linger. */
+export interface TrackedView {
+  prune(): void;
+  lingering(except: readonly Job[]): Job[];
+}
 
 /** What a call's report needs beyond the job's step. */
 export type CallStep = StepResult & { window: JobReport["window"]; startMono: number; conditional: boolean };
@@ -45,7 +50,7 @@ export class JobReports {
   constructor(
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
-    private readonly tracked: TrackedJobs,
+    private readonly tracked: TrackedView,
     markerPrefix: string,
   ) {
     this.ports = new ListeningPorts(markerPrefix);

@@ -1,6 +1,6 @@
-import type { InputWait } from "./conditions/input-wait.ts";
-import type { Job } from "./job/job.ts";
-import { INPUT_WAIT_QUIET_MS, LISTING_FACTS_REUSE_MS } from "./shared/constants.ts";
+import type { InputWait } from "../conditions/input-wait.ts";
+import { INPUT_WAIT_QUIET_MS, LISTING_FACTS_REUSE_MS } from "../shared/constants.ts";
+import type { Job } from "./job.ts";
 
 /**
  * What a listing reads of a running job from the operating system: its listening addresses, and

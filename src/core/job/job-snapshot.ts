@@ -5,11 +5,10 @@ import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Job, JobExit, WaitEnd } from "./job.ts";
 import type { Background, ShellExit } from "./job-ending.ts";
-import type { SuspendedPattern } from "./job-holders.ts";
+import type { DisarmedWake, PersonNews, SuspendedPattern, UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
-import type { DisarmedWake, PersonNews, UserInput } from "./person-news.ts";
 
 /**
  * One view of a job at one moment, and the reports built on it. Every result, listing, wake, live
@@ -150,7 +149,7 @@ export interface JobReport {
   screen?: ScreenView;
 }
 
-/** What a person did to the job since the model's last result on it, as a result tells it once (see person-news.ts). */
+/** What a person did to the job since the model's last result on it, as a result tells it once (see job-holders.ts). */
 export interface NewsFields {
   userInput?: UserInput;
   userDisarmed?: DisarmedWake[];
@@ -211,4 +210,21 @@ export function wakeOf(job: JobSnapshot): WakeJob {
     logPath: job.logPath,
     ...(reasons.length ? { reason: reasons.join("; ") } : {}),
   };
+}
+
+/** Lines of a pipe job's output a person's view shows (a PTY job shows its screen). */
+const VIEW_LOG_LINES = 40;
+
+/**
+ * What a person's view of a job shows (the picker's "view"), consuming nothing the model has not
+ * read: a PTY job's screen, or a pipe job's last lines (its log's end, from memory, controls stripped).
+ */
+export type HumanView = { kind: "screen"; screen: ScreenView } | { kind: "output"; lines: string[] };
+
+export async function humanView(job: Job): Promise<HumanView> {
+  const screen = await job.screenView(true);
+  if (screen) return { kind: "screen", screen };
+  const lines = job.previewText().split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return { kind: "output", lines: lines.slice(-VIEW_LOG_LINES) };
 }

@@ -306,8 +306,6 @@ export const SCREEN_BACKLOG_BYTES = 1024 * 1024;
  * make Pi hold them (a real terminal would block it instead).
  */
 export const SCREEN_REPLY_PENDING_BYTES = 64 * 1024;
-/** Lines of a pipe job's output the sessions picker's "view" shows (a PTY job shows its screen). */
-export const VIEW_LOG_LINES = 40;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { humanView } from "../../../src/core/job/job-view.ts";
+import { humanView } from "../../../src/core/job/job-snapshot.ts";
 import { jobEnvironment } from "../../../src/core/request/environment.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";

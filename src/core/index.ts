@@ -22,7 +22,7 @@ export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts
 export { aliveGroups } from "./processes/process-group.ts";
 export { holdSignalsWhile } from "./processes/signal-hold.ts";
 export { KILL_SIGNALS, normalizeSignal } from "./processes/signals.ts";
-export { decodeEscapes } from "./request/escapes.ts";
+export { decodeEscapes } from "./request/input.ts";
 export {
   compileWakePattern,
   type ExecParams,

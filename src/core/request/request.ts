@@ -16,11 +16,11 @@ import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
 import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
-import { jobEnvironment } from "./environment.ts";
 import { type JobInput, parseInput } from "./input.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
+  jobEnvironment,
   LOGIN_SHELLS,
   type ResolvedShell,
   resolveShell,
@@ -28,8 +28,7 @@ import {
   type ShellInvocation,
   shellInvocation,
 } from "./shell.ts";
-import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
-import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";
+import { emptyPollWindow, execWindow, inputWindow, monotonicDeadline, parseUtcDeadline, type Window } from "./wait-policy.ts";
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
 export interface ExecParams {

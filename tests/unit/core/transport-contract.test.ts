@@ -7,8 +7,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
 import { describe, it } from "node:test";
-import { jobEnvironment } from "../../../src/core/request/environment.ts";
-import { currentShellHost, resolveShell } from "../../../src/core/request/shell.ts";
+import { currentShellHost, jobEnvironment, resolveShell } from "../../../src/core/request/shell.ts";
 import { PipeTransport } from "../../../src/core/transport/pipe.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
 import type { LeaderExit, Transport } from "../../../src/core/transport/types.ts";

@@ -98,20 +98,6 @@ export const WARM_SHELL_POOL_QUIET_MS = 30_000;
 export const HEAD_TAIL_BYTES = 1024 * 1024;
 
 /**
- * Log bytes queued for the disk before the job stops reading its child. The child then blocks on a
- * full pipe until the disk catches up: a slow disk costs neither memory nor log bytes.
- */
-export const LOG_PENDING_BYTES = 1024 * 1024;
-
-/**
- * Log bytes are copied into staging buffers of this size before they go to the file: a flood is
- * written in pieces this large, and no log holds on to a read buffer (pipes reuse theirs).
- */
-export const LOG_STAGE_BYTES = 256 * 1024;
-/** Staging buffers kept for reuse when no log needs them (process-wide): 2 MiB at most. */
-export const LOG_STAGE_SPARE = 8;
-
-/**
  * PTY size when the model gives none. Wider than the classic 80×24 Codex uses, so tables and
  * progress bars are not wrapped into noise; clamps keep a typo from allocating an absurd screen.
  */
@@ -143,22 +129,6 @@ export const KILL_CONFIRM_MS = 2_000;
 export const MAX_JOBS = 64;
 /** From this many slots in use, results warn the model (Codex `WARNING_UNIFIED_EXEC_PROCESSES`). */
 export const WARN_JOBS = 60;
-
-/** Log bytes one job may write before its log becomes partial (head kept, tail appended at exit). */
-export const JOB_LOG_QUOTA_BYTES = 16 * 1024 * 1024;
-/** Log bytes all jobs of one Pi runtime may write together. */
-export const RUNTIME_LOG_QUOTA_BYTES = 256 * 1024 * 1024;
-/**
- * Once a log is partial, the last bytes kept in memory to append at exit, so the log has both ends.
- * It takes the place of the pending-write allowance, which a partial log no longer uses.
- */
-export const LOG_TAIL_BYTES = 512 * 1024;
-/**
- * Bytes all exit tails of one runtime may add together, beyond its quota. Without it the quota is no
- * bound: every job started after the quota still wrote a full tail (80 such jobs: 40 MiB more). 16
- * MiB keeps the tails of the first 32 partial logs whole; later logs keep only their marker.
- */
-export const LOG_TAIL_BUDGET_BYTES = 16 * 1024 * 1024;
 
 /** Environment variables for power users and tests (README: Limits). */
 export const JOB_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_JOB_LOG_QUOTA_BYTES";

@@ -11,8 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { StagedWriter } from "../../../src/core/log/log-stage.ts";
-import { LOG_PENDING_BYTES, LOG_STAGE_BYTES } from "../../../src/core/shared/constants.ts";
+import { LOG_PENDING_BYTES, LOG_STAGE_BYTES, StagedWriter } from "../../../src/core/log/job-log.ts";
 
 /** A disk (mocked) whose writes finish only when `complete()` is called. */
 function slowDisk() {

@@ -10,8 +10,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { LogDirectory } from "../../../src/core/log/job-log.ts";
-import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
 import { descendantsOf } from "../../../src/core/processes/process-table.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -87,7 +86,7 @@ async function startHost(
 ): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
   const program = `
     import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/job-log.ts"))};
-    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/log-settings.ts"))};
+    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/job-log.ts"))};
     import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
     const runtime = new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }) });

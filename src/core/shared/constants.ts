@@ -257,25 +257,6 @@ export const CODEX_MAX_OUTPUT_TOKENS = 10_000;
  * history costs ~0.4 MB per job at 120 columns, xterm's default of 1000 about ten times that.
  */
 export const SCREEN_SCROLLBACK_LINES = 100;
-/**
- * Output bytes handed to a job's emulator and not yet parsed. Small, so a flood never comes near
- * the emulator's own 50 MB limit (where its `write` throws) and a screen request waits for little.
- */
-export const SCREEN_FEED_BYTES = 256 * 1024;
-/** Largest piece handed to the emulator at once: it parses a piece without yielding (~3 ms at 20 MB/s). */
-export const SCREEN_CHUNK_BYTES = 64 * 1024;
-/**
- * Output bytes waiting for the emulator (which parses ~20 MB/s) beyond {@link SCREEN_FEED_BYTES}.
- * Past it, the oldest waiting bytes are skipped: a flood costs neither memory nor a screen request
- * more than ~1.25 MiB of parsing (~60 ms), and the screen shows the newest output.
- */
-export const SCREEN_BACKLOG_BYTES = 1024 * 1024;
-/**
- * Answers to terminal queries on their way into a PTY and not yet taken by the OS. An answer is a
- * few bytes; a program that floods queries without reading the answers loses the excess rather than
- * make Pi hold them (a real terminal would block it instead).
- */
-export const SCREEN_REPLY_PENDING_BYTES = 64 * 1024;
 /** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
 export const VIEW_REFRESH_MS = 500;
 

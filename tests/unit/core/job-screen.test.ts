@@ -15,7 +15,7 @@ import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts"
 import { jobEnvironment } from "../../../src/core/request/shell.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import type { JobScreen } from "../../../src/core/screen/job-screen.ts";
-import { SCREEN_REPLY_PENDING_BYTES } from "../../../src/core/shared/constants.ts";
+import { SCREEN_REPLY_PENDING_BYTES } from "../../../src/core/screen/job-screen.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { StartedJobs, untilExit } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";

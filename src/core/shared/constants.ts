@@ -55,44 +55,11 @@ export const EARLY_EXIT_GRACE_MS = 150;
  */
 export const POST_EXIT_DRAIN_MS = 100;
 
-/**
- * A PTY whose input buffer is full answers writes with EAGAIN and has no event to say it has room
- * again; the writer retries after a delay that doubles up to this bound (an interactive write almost
- * never waits: the line discipline has room).
- */
-export const PTY_WRITE_RETRY_MAX_MS = 50;
-
-/** Largest job handed to a warm shell (workdir, program, arguments, per-job variables): inside the smallest
- * socket buffer (macOS: 8 KiB), so the write never waits; a longer command (a large heredoc) spawns directly. */
-export const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
-
-/**
- * While a warm shell has not answered a job it was handed, it is sent SIGCONT this often: something
- * may have stopped it while idle, and a stopped shell never answers. An idle one answers in well
- * under a millisecond, so this only matters for a stopped (or starved) shell. There is no timeout:
- * a shell that was handed a job may be running it, so only its answer decides (see `warm-shell.ts`).
- */
-export const WARM_SHELL_CONTINUE_MS = 1_000;
-
 /** The name a warm shell shows in `ps` and in the watchdog's registry while idle (a later sweep leaves it out of its notice). */
 export const WARM_SHELL_NAME = "pi-unified-exec-warm-shell";
 
 /** Environment variable that turns warm shells off (`0`). */
 export const WARM_SHELL_ENV = "PI_UNIFIED_EXEC_WARM_SHELL";
-
-/**
- * Warm shells a runtime gives up on: after this many that could not start, died idle or could not be
- * handed a job, it spawns every job directly (a broken system must not fork in vain forever).
- */
-export const WARM_SHELL_MAX_FAILURES = 3;
-/**
- * Warm shells kept after a burst: a model sends several calls in one message (`git status`, `ls`,
- * `cat` …), and each call without a shell forks Pi on its path. Eight covers the bursts seen; each
- * idle shell is a sleeping bash of a few MiB.
- */
-export const WARM_SHELL_POOL_MAX = 8;
-/** After this long without a job, the pool is back to one shell. */
-export const WARM_SHELL_POOL_QUIET_MS = 30_000;
 
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;
@@ -108,8 +75,7 @@ export const MAX_COLS = 500;
 export const MIN_ROWS = 5;
 export const MAX_ROWS = 300;
 
-/** The optional native module behind `tty: true`; `PI_UNIFIED_EXEC_PTY_MODULE` may name a compatible one. */
-export const PTY_MODULE = "@homebridge/node-pty-prebuilt-multiarch";
+/** Names a PTY module to load instead of node-pty (a compatible one). */
 export const PTY_MODULE_ENV = "PI_UNIFIED_EXEC_PTY_MODULE";
 
 /** Hard runtime deadline of a job when the model gives none: long enough for a big build, never forever. */

@@ -1,13 +1,16 @@
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type * as NodePty from "@homebridge/node-pty-prebuilt-multiarch";
-import { PTY_MODULE, PTY_MODULE_ENV } from "../shared/constants.ts";
+import { PTY_MODULE_ENV } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
 import { type NativePty, UnixPtyTransport } from "./pty-unix.ts";
 import { WindowsPtyTransport } from "./pty-windows.ts";
-import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+import type { PtySpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 type PtyModule = typeof NodePty & { native?: NativePty | null };
+
+/** The optional native module behind `tty: true` (`PI_UNIFIED_EXEC_PTY_MODULE` may name a compatible one). */
+const PTY_MODULE = "@homebridge/node-pty-prebuilt-multiarch";
 
 /** The PTY module, loaded once per name, with where its macOS spawn helper lives. */
 export interface LoadedPty {
@@ -48,11 +51,6 @@ export function loadPtyModule(env: NodeJS.ProcessEnv = process.env): LoadedPty {
   }
   loadedModules.set(name, loaded);
   return loaded;
-}
-
-export interface PtySpawnSpec extends SpawnSpec {
-  cols: number;
-  rows: number;
 }
 
 /**

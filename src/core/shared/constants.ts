@@ -105,14 +105,6 @@ export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
 /** `ask_user`: the model's words for the user, one line they can read at a glance. */
 export const MAX_ASK_USER_CHARS = 300;
 
-/**
- * Finished jobs are forgotten (their groups proven empty, which reads the process table) once calls
- * have paused this long: calls back to back or in one message never pay for it between them.
- */
-export const PRUNE_IDLE_MS = 500;
-/** Tracked jobs from which a prune runs at once rather than at the pause: a long burst stays bounded. */
-export const PRUNE_BACKLOG_JOBS = 32;
-
 /** Exits this close together are announced in one prompt rather than one prompt each. */
 export const WAKE_DEBOUNCE_MS = 250;
 /** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
@@ -147,11 +139,6 @@ export const LONG_WAIT_UPDATE_MS = 30_000;
  * registry's worth: the boundary's runtime never held more.
  */
 export const HANDOVER_MAX_JOBS = MAX_JOBS;
-/**
- * After a boundary's shutdown, how long exits still draining (100 ms of reading, then the log flush)
- * may take to become final before the handover; a job not final by then is not handed over.
- */
-export const HANDOVER_SETTLE_MS = 500;
 /** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
 export const RELOAD_ADOPTION_MS = 10_000;
 

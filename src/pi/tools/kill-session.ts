@@ -5,7 +5,7 @@ import { checkArguments } from "../arguments.ts";
 import { shownPart } from "../results/job-result.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { killSessionRenderer } from "../tui/summary-renderers.ts";
+import { killSessionRenderer } from "../tui/render.ts";
 
 export const killSessionParameters = Type.Object(
   {

@@ -3,9 +3,9 @@ import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/in
 import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
 import { letPersonType } from "./ask-person.ts";
-import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
+import { exitWakeDisarmedByPerson } from "./render.ts";
 import { currentLabel, killAllQuestion, type Pick, pickLive } from "./sessions-picker.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";

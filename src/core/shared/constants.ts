@@ -210,8 +210,6 @@ export const CODEX_MAX_OUTPUT_TOKENS = 10_000;
  * history costs ~0.4 MB per job at 120 columns, xterm's default of 1000 about ten times that.
  */
 export const SCREEN_SCROLLBACK_LINES = 100;
-/** How often the sessions picker's open view redraws a job's screen or output: live, at little cost. */
-export const VIEW_REFRESH_MS = 500;
 
 // In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).
 export * from "./input-wait-limits.ts";

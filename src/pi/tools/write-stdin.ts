@@ -25,8 +25,8 @@ import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { personAsker } from "../tui/ask-person.ts";
 import { writeStdinRenderer } from "../tui/render.ts";
+import { personAsker } from "../tui/typing-overlay.ts";
 import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(

@@ -9,9 +9,9 @@ import { type Component, matchesKey, type TUI, truncateToWidth } from "@earendil
 import { type ExecRuntime, type HumanView, humanView, type Job, type JobSnapshot, KILL_GRACE_MS } from "../../core/index.ts";
 import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { letPersonType } from "./ask-person.ts";
 import { jobLabel } from "./jobs-ui.ts";
 import { exitWakeDisarmedByPerson } from "./render.ts";
+import { letPersonType } from "./typing-overlay.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";

@@ -25,16 +25,20 @@ export { KILL_SIGNALS, normalizeSignal } from "./processes/signals.ts";
 export { decodeEscapes } from "./request/input.ts";
 export {
   compileWakePattern,
+  DEFAULT_TIMEOUT_S,
   type ExecParams,
   type HostShellSettings,
+  MAX_ASK_USER_CHARS,
+  MAX_TIMEOUT_S,
   prepareExec,
   prepareWrite,
   type WriteParams,
 } from "./request/request.ts";
 export { SHELL_NAMES } from "./request/shell.ts";
-export { emptyPollCapMs } from "./request/wait-policy.ts";
+export { DEFAULT_CONDITIONAL_WRITE_YIELD_MS, emptyPollCapMs } from "./request/wait-policy.ts";
 export { ExecRuntime, type PatternStatus, type ShutdownReport, type WakeChange, type WakeChangeResult } from "./runtime.ts";
 export type { ScreenView } from "./screen/job-screen.ts";
 export type { KeyModes } from "./screen/terminal-screen.ts";
+export { DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "./screen/terminal-size.ts";
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";

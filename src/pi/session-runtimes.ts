@@ -2,14 +2,17 @@ import {
   aliveGroups,
   ExecRequestError,
   ExecRuntime,
-  HANDOVER_MAX_JOBS,
   holdSignalsWhile,
   type Job,
+  MAX_JOBS,
   RELOAD_ADOPTION_MS,
   type ShutdownReport,
   type WakeSender,
 } from "../core/index.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
+
+/** Jobs a runtime hands to the session's next one: one registry's worth, all the ended one could hold. */
+const HANDOVER_MAX_JOBS = MAX_JOBS;
 
 /** What adopting a parked runtime after `/reload` came to. */
 export type Adoption = { adopted: ExecRuntime } | { refused: ExecRuntime; format: number } | undefined;

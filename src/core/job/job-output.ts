@@ -8,7 +8,10 @@ import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.
 import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
 import type { Elision, ShownPart } from "../output/shown-part.ts";
-import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { PROMPT_LINE_CHARS } from "../shared/constants.ts";
+
+/** The latest output kept per job for the UI's live preview, apart from what the model reads. */
+const PREVIEW_BYTES = 32 * 1024;
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
 export interface OutputDelta {

@@ -1,6 +1,9 @@
 import { aliveGroups } from "../processes/process-group.ts";
 import { descendantsOf, livingPids } from "../processes/process-table.ts";
-import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS } from "../shared/constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, KILL_GRACE_MS } from "../shared/constants.ts";
+
+/** After SIGKILL, how long a stop waits for the kernel to confirm before it reports `cleanup: pending`. */
+const KILL_CONFIRM_MS = 2_000;
 
 /**
  * Evidence of a stop. `cleanup`: `pending` when even the leader's exit was not seen; `confirmed` only

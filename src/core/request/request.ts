@@ -13,7 +13,6 @@ import { compileUntilPattern, type LinePattern } from "../conditions/until-patte
 import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
-import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
 import { type JobInput, parseInput } from "./input.ts";
@@ -29,6 +28,12 @@ import {
   shellInvocation,
 } from "./shell.ts";
 import { emptyPollWindow, execWindow, inputWindow, monotonicDeadline, parseUtcDeadline, type Window } from "./wait-policy.ts";
+
+/** A job's hard deadline when the model gives none (a big build fits, nothing runs forever), and the longest (a day). */
+export const DEFAULT_TIMEOUT_S = 1_800;
+export const MAX_TIMEOUT_S = 86_400;
+/** `ask_user`: the model's words for the user, one line they read at a glance. */
+export const MAX_ASK_USER_CHARS = 300;
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
 export interface ExecParams {

@@ -1,6 +1,5 @@
 /* A call's attachment window (clamped, or refused above the empty-poll cap) and `yield_until`'s strict UTC deadline. */
 import {
-  DEFAULT_CONDITIONAL_WRITE_YIELD_MS,
   DEFAULT_EXEC_YIELD_MS,
   DEFAULT_WRITE_YIELD_MS,
   MAX_CONDITIONAL_EXEC_YIELD_MS,
@@ -12,6 +11,9 @@ import {
 } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
 import { WaitRequestError } from "../shared/errors.ts";
+
+/** A `write_stdin` with a condition and no window waits up to the longest write: 250 ms would end it before its line could come. */
+export const DEFAULT_CONDITIONAL_WRITE_YIELD_MS = MAX_YIELD_MS;
 
 /** A window in milliseconds, and the value the model asked for when it was clamped (a default is never "asked"). */
 export interface Window {

@@ -1,13 +1,9 @@
 /*
- * shared/ — what every other folder of the core reads: each limit and default with the reason for
- * its value (constants.ts), the errors the model is told to act on (errors.ts), and reading the
- * environment (env-values.ts).
+ * shared/ — what every folder of the core reads: SPEC §8's limits and the environment's names (this
+ * file; every other limit lives beside its user), the errors the model acts on (errors.ts), and
+ * reading the environment (env-values.ts). Codex's values are kept where the model was trained on them.
  *
  * May import: nothing.
- */
-/**
- * Every limit and default of the job runtime, in one place. Codex's values are kept where the model
- * was trained on them; each divergence says why.
  */
 
 /** Shortest attachment window of any call (Codex `MIN_YIELD_TIME_MS`). */
@@ -34,24 +30,12 @@ export const DEFAULT_EXEC_YIELD_MS = 10_000;
 /** `write_stdin` window when the model gives none; an empty poll is then raised to {@link MIN_EMPTY_POLL_MS}. */
 export const DEFAULT_WRITE_YIELD_MS = 250;
 
-/**
- * `write_stdin` window when the model gives none but a condition (`until_pattern`, `until_quiet_ms`)
- * can end it: the longest a write may wait (Codex `MAX_YIELD_TIME_MS`). 250 ms would end the wait before
- * the line or the quiet it asked for could come, and the model would have to know a rule to avoid that.
- */
-export const DEFAULT_CONDITIONAL_WRITE_YIELD_MS = MAX_YIELD_MS;
-
-/**
- * A job that exits this soon after spawn reports its exit directly and never becomes addressable by id
- * (Codex `EARLY_EXIT_GRACE_PERIOD`), so one-shot commands leave nothing behind in the registry.
- */
+/** A job that exits this soon is reported directly and never addressable by id (Codex `EARLY_EXIT_GRACE_PERIOD`). */
 export const EARLY_EXIT_GRACE_MS = 150;
 
 /**
- * After the leader exits, output is still read until the streams close or the stream has been quiet
- * this long (counting only time spent reading). A backgrounded descendant (`npm run dev &`) can hold
- * the pipe open forever; it must not delay the exit report. Codex waits 50 ms; 100 ms leaves room for
- * a loaded machine to read what the leader wrote last (up to a kernel buffer of 64 KiB or more).
+ * After the leader exits, output is read until the streams close or have been quiet this long (a
+ * descendant may hold the pipe forever). Codex waits 50 ms; 100 leaves a loaded machine room to read.
  */
 export const POST_EXIT_DRAIN_MS = 100;
 
@@ -64,34 +48,13 @@ export const WARM_SHELL_ENV = "PI_UNIFIED_EXEC_WARM_SHELL";
 /** Bytes of output retained per job between reads: half the head, half the tail (Codex `UNIFIED_EXEC_OUTPUT_MAX_BYTES`). */
 export const HEAD_TAIL_BYTES = 1024 * 1024;
 
-/**
- * PTY size when the model gives none. Wider than the classic 80×24 Codex uses, so tables and
- * progress bars are not wrapped into noise; clamps keep a typo from allocating an absurd screen.
- */
-export const DEFAULT_COLS = 120;
-export const DEFAULT_ROWS = 30;
-export const MIN_COLS = 20;
-export const MAX_COLS = 500;
-export const MIN_ROWS = 5;
-export const MAX_ROWS = 300;
-
 /** Names a PTY module to load instead of node-pty (a compatible one). */
 export const PTY_MODULE_ENV = "PI_UNIFIED_EXEC_PTY_MODULE";
 
-/** Hard runtime deadline of a job when the model gives none: long enough for a big build, never forever. */
-export const DEFAULT_TIMEOUT_S = 1_800;
-/** Longest hard deadline a job may ask for (one day). */
-export const MAX_TIMEOUT_S = 86_400;
-
 /** A stop sends the signal, then SIGKILL after this long if the job's processes are still there. */
 export const KILL_GRACE_MS = 2_000;
-/** After SIGKILL, how long a stop waits for the kernel to confirm before reporting `cleanup: pending`. */
-export const KILL_CONFIRM_MS = 2_000;
 
-/**
- * Registry slots (Codex `MAX_UNIFIED_EXEC_PROCESSES`). Unlike Codex, a live job is never evicted to
- * make room: when every slot holds a live job, a new command is refused before it is spawned.
- */
+/** Registry slots (Codex `MAX_UNIFIED_EXEC_PROCESSES`); unlike Codex, a live job is never evicted. */
 export const MAX_JOBS = 64;
 /** From this many slots in use, results warn the model (Codex `WARNING_UNIFIED_EXEC_PROCESSES`). */
 export const WARN_JOBS = 60;
@@ -101,9 +64,6 @@ export const JOB_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_JOB_LOG_QUOTA_BYTES";
 export const RUNTIME_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_RUNTIME_LOG_QUOTA_BYTES";
 export const ON_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_ON_LOG_QUOTA";
 export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
-
-/** `ask_user`: the model's words for the user, one line they can read at a glance. */
-export const MAX_ASK_USER_CHARS = 300;
 
 /** Exits this close together are announced in one prompt rather than one prompt each. */
 export const WAKE_DEBOUNCE_MS = 250;
@@ -127,18 +87,8 @@ export const MAX_CONTROL_SEQUENCE_CHARS = 16 * 1024;
  */
 export const PARTIAL_DECODE_MIN_SKIP_BYTES = 64 * 1024;
 
-/** The latest output kept per job for the UI's live preview, separate from what the model reads. */
-export const PREVIEW_BYTES = 32 * 1024;
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */
 export const UPDATE_INTERVAL_MS = 250;
-/** While an absolute (`yield_until`) wait stays quiet, the UI is refreshed at most this often. */
-export const LONG_WAIT_UPDATE_MS = 30_000;
-/**
- * Jobs a session boundary stopped (or whose exit was unread) that a forked session, or the next
- * runtime of the same session, keeps so the model's next call on their ids hears what happened. One
- * registry's worth: the boundary's runtime never held more.
- */
-export const HANDOVER_MAX_JOBS = MAX_JOBS;
 /** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
 export const RELOAD_ADOPTION_MS = 10_000;
 
@@ -155,10 +105,7 @@ export const SHUTDOWN_KILL_CONFIRM_MS = 1_000;
 /** How often a group's emptiness is re-checked while waiting for it (a condition poll, not a delay). */
 export const GROUP_PROBE_INTERVAL_MS = 20;
 
-/**
- * Set in every job's environment to `<runtime token>:<job id>`. Descendants inherit it wherever they
- * move, so shutdown finds (and stops) processes that left their job's process groups with `setsid`.
- */
+/** `<runtime token>:<job id>` in every job's environment: shutdown finds descendants that left its groups with `setsid`. */
 export const JOB_MARKER_ENV = "PI_UNIFIED_EXEC_JOB";
 
 /**
@@ -205,10 +152,7 @@ export const APPROX_BYTES_PER_TOKEN = 4;
  */
 export const CODEX_MAX_OUTPUT_TOKENS = 10_000;
 
-/**
- * Lines a PTY job's screen emulator keeps above the screen. The screen is what results show; a short
- * history costs ~0.4 MB per job at 120 columns, xterm's default of 1000 about ten times that.
- */
+/** Lines a PTY job's emulator keeps above the screen (~0.4 MB a job at 120 columns; xterm's 1000, ten times that). */
 export const SCREEN_SCROLLBACK_LINES = 100;
 
 // In files of their own: input waits (SPEC §3a); conditional waits and jobs that speak up (§3a, §3c); listings and port scans (§3c).

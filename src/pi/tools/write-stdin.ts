@@ -5,7 +5,6 @@ import {
   DEFAULT_WRITE_YIELD_MS,
   ExecRequestError,
   emptyPollCapMs,
-  LONG_WAIT_UPDATE_MS,
   MAX_COLS,
   MAX_LISTEN_PORT,
   MAX_ROWS,
@@ -25,7 +24,7 @@ import type { ResultFormatSetting } from "../result-format.ts";
 import { codexUnknownJobError } from "../results/codex-text.ts";
 import { completionNote, type JobDetails, jobResult, jobResultSchema, progressResult, shownPart } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { writeStdinRenderer } from "../tui/render.ts";
+import { LONG_WAIT_UPDATE_MS, writeStdinRenderer } from "../tui/render.ts";
 import { personAsker } from "../tui/typing-overlay.ts";
 import { MAX_OUTPUT_TOKENS_DESCRIPTION } from "./exec-command.ts";
 

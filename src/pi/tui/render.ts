@@ -7,11 +7,13 @@
  */
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
-import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, metadataLine, visibleText } from "../../core/index.ts";
+import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, metadataLine, visibleText } from "../../core/index.ts";
 import { bounded, shortDuration as duration } from "../results/format.ts";
 import { notShownNote } from "../results/truncation-footer.ts";
 
 const PREVIEW_LINES = 5;
+/** A quiet absolute (`yield_until`) wait's row and progress refresh at most this often: no heartbeat for hours. */
+export const LONG_WAIT_UPDATE_MS = 30_000;
 const ARGUMENT_CHARS = 80;
 
 /** Per-row state Pi keeps between renders: when the call started, and the redraw timer. */

@@ -106,10 +106,7 @@ export class TypingSession {
     this.typed -= bytes.length - taken;
   }
 
-  /**
-   * The user lets go (or the job ended: `cancelled` false); `cancelled` when they ended without
-   * sending (it counts only with nothing typed). Only the first call counts.
-   */
+  /** The user lets go, or the job ended; `cancelled` counts only with nothing typed, and only the first call counts. */
   end(cancelled = false): UserInput {
     if (!this.over) {
       this.over = true;
@@ -166,10 +163,7 @@ export class JobHolders {
     else this.listen();
   }
 
-  /**
-   * Refuses, before anything is written, what the model may not do while the user types: writes,
-   * resizes, `ask_user`, `kill_session`. Polls and listings go on.
-   */
+  /** Refuses, before anything is written, the model's writes, resizes, `ask_user` and kills while the user types. */
   refuseWhileTyping(): void {
     if (!this.typing) return;
     throw new ExecRequestError(
@@ -196,11 +190,7 @@ export class JobHolders {
     return session;
   }
 
-  /**
-   * Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops
-   * it. A pattern that cost this job's output more than its share stops (`options.onSuspend`), and
-   * the model's next result is told too.
-   */
+  /** `wake_on_pattern` while nobody holds the job; undefined stops it. A pattern over its cost share stops, and the model is told. */
   watchLines(pattern: LinePattern | undefined, options: PatternWatchOptions): void {
     this.watch?.stop();
     const onSuspend = () => {

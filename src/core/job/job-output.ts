@@ -26,10 +26,9 @@ export interface OutputDelta {
 }
 
 /**
- * What a job printed, as the model and the UI read it: the bytes retained since the previous read
- * (bounded head and tail), the streaming decoder that turns them into text across reads, a separate
- * tail for the UI's live preview (watching never drains what the model reads), and the counters
- * every report carries. The log is the job's; this holds only what reads need.
+ * What a job printed, as reads need it: the bytes retained since the previous read (head and tail),
+ * the streaming decoder, a separate tail for the UI's preview (watching never drains what the model
+ * reads), and the counters every report carries.
  */
 export class JobOutput {
   private readonly retained = new HeadTailBuffer();

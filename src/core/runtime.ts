@@ -10,7 +10,7 @@
  * Exactly-once completion lives in `completion/`; every result reads one `job/job-snapshot.ts` snapshot.
  */
 import { CompletionLedger } from "./completion/completion-ledger.ts";
-import { AttachedCall, type CallContext, stepJob } from "./job/attached-call.ts";
+import { AttachedCall, type CallContext, endTurn, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
 import { combinedInput, type TypingSession } from "./job/job-holders.ts";
 import { JobLauncher } from "./job/job-launcher.ts";
@@ -103,29 +103,13 @@ export class ExecRuntime {
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
       if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, ends);
-      watch?.stop();
-      // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
-      if (call.signal?.aborted) {
-        this.registry.publish(job.id);
-        end = "aborted";
-      }
-      const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
-      const listening = end === "listening" ? watch?.listening() : undefined;
-      if (end !== "matched") job.endWatch();
-      // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
-      if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
-      const output = end === "aborted" ? undefined : job.takeOutput(request.shown);
-      const screen = output ? await job.screenView(request.screen) : undefined;
-      report = this.reports.call(job, {
-        window: request.window,
-        end,
-        startMono: callStart,
-        conditional: request.until !== undefined,
-        ...(output ? { output } : {}),
-        ...(matchedLine ? { matchedLine } : {}),
-        ...(listening ? { listening } : {}),
-        ...(screen ? { screen } : {}),
+      if (call.signal?.aborted) this.registry.publish(job.id);
+      const plan = { signal: call.signal, shown: request.shown, screen: request.screen };
+      const step = await endTurn(job, end, watch, plan, () => {
+        // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
+        if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
       });
+      report = this.reports.call(job, { ...step, window: request.window, startMono: callStart, conditional: request.until !== undefined });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {

@@ -17,7 +17,7 @@ import type { TypingSession, UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { JobReport, JobSnapshot, WaitProgress } from "./job-snapshot.ts";
 import type { InputOutcome } from "./job-stdin.ts";
-import { watchUntil } from "./until-watch.ts";
+import { type UntilWatch, watchUntil } from "./until-watch.ts";
 
 /**
  * How a call lets the user type into a job (`ask_user`): the Pi layer opens the overlay or the dialog
@@ -196,19 +196,34 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   const watch = plan.until ? watchUntil(job, plan.until, plan.readListening) : undefined;
   if (watch && plan.input && job.tty) watch.wrote(writtenText(plan.input));
   const input = plan.input ? await job.send(plan.input, plan.deadlineMono) : undefined;
-  let end = await job.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });
+  const end = await job.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });
+  return { ...(await endTurn(job, end, watch, plan)), ...(input ? { input } : {}) };
+}
+
+/**
+ * The end of a call's wait, `exec_command`'s and `write_stdin`'s: what it matched or heard listening,
+ * and the output up to and including a matched line (what follows stays for the next read). `beforeRead`
+ * runs just before the output is taken.
+ */
+export async function endTurn(
+  job: Job,
+  waitEnd: WaitEnd,
+  watch: UntilWatch | undefined,
+  plan: Pick<StepPlan, "signal" | "shown" | "screen">,
+  beforeRead?: () => void,
+): Promise<StepResult> {
   watch?.stop();
   // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
-  if (plan.signal?.aborted) end = "aborted";
+  const end = plan.signal?.aborted ? "aborted" : waitEnd;
   const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
   const listening = end === "listening" ? watch?.listening() : undefined;
   // Only a match keeps what follows it for the next read; the exit's report carries everything.
   if (end !== "matched") job.endWatch();
+  beforeRead?.();
   const output = end === "aborted" ? undefined : job.takeOutput(plan.shown);
   const screen = output ? await job.screenView(plan.screen) : undefined;
   return {
     end,
-    ...(input ? { input } : {}),
     ...(output ? { output } : {}),
     ...(matchedLine ? { matchedLine } : {}),
     ...(listening ? { listening } : {}),

@@ -19,11 +19,7 @@ import type { JobReport, JobSnapshot, WaitProgress } from "./job-snapshot.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import { type UntilWatch, watchUntil } from "./until-watch.ts";
 
-/**
- * How a call lets the user type into a job (`ask_user`): the Pi layer opens the overlay or the dialog
- * with the model's `question`, sends what the user types through `typing`, and resolves once they are
- * done — `true` when they cancelled without sending anything. `job` gives the overlay the live screen.
- */
+/** `ask_user` in the Pi layer: the overlay or a dialog with the model's `question`; true when the user cancelled without sending. */
 export type AskTheUser = (typing: TypingSession, job: Job, question: string, signal: AbortSignal | undefined) => Promise<boolean>;
 
 /** Who wants to hear about a wait's progress, and how often when nothing happens. */
@@ -68,11 +64,7 @@ export class AttachedCall {
     this.stopProgress = watchProgress(job, job.outputBytesRead, call, snapshot);
   }
 
-  /**
-   * `ask_user`: the user types into the job while this call stays attached (no time limit: they end
-   * it, or the job's end closes the dialog: `typing.closed`); the count of what they typed is this
-   * call's to report — `0 bytes`, not cancelled, when the job ended before they answered.
-   */
+  /** `ask_user`: the user types while this call stays attached, with no time limit; the count is this call's to report. */
   async askTheUser(question: string): Promise<UserInput> {
     const typing = this.job.startTyping("caller");
     if (!typing) return { bytes: 0, cancelled: false }; // the job ended meanwhile: its exit is the news
@@ -95,11 +87,7 @@ export class AttachedCall {
     this.steering.abort();
   }
 
-  /**
-   * The call ends: with its report, or undefined after a throw. A report that carries the exit
-   * observes it (`wake: consumed` when it had a wake armed); otherwise the lease is released, and a
-   * wake still armed is said (`wake: armed`).
-   */
+  /** The call ends (`report` undefined after a throw): a report carrying the exit observes it, else the lease is released. */
   end(report: JobReport | undefined): JobReport | undefined {
     this.stopProgress();
     const exit = report?.job.exit;

@@ -17,11 +17,10 @@ import type { Termination } from "./job-stop.ts";
  */
 export interface JobSnapshot {
   jobId: number;
-  /** The command as the model wrote it. */
+  /** As the model wrote it. */
   command: string;
   cwd: string;
   tty: boolean;
-  /** The PTY's size now; pipes have none. */
   terminal?: { cols: number; rows: number };
   /** Once the exit is final (a cancelled call's report leaves it out: it read nothing). */
   exit?: JobExit;
@@ -29,12 +28,11 @@ export interface JobSnapshot {
   elapsedMs: number;
   /** Since the last output byte (since spawn when there was none). */
   quietMs: number;
-  /** Every output byte since spawn, including bytes retention dropped. */
+  /** Including bytes retention dropped. */
   outputBytesTotal: number;
   /** Reads of the output so far: at most 1 in the job's first result (0 when that call was cancelled). */
   outputReads: number;
   logPath: string;
-  /** Why the log is incomplete, if it is. */
   logPartialReason?: string;
   /** Until the hard deadline, while the job runs. */
   deadlineRemainingMs?: number;
@@ -43,7 +41,6 @@ export interface JobSnapshot {
   wakePattern?: string;
   /** TCP addresses the running job listens on (`127.0.0.1:8765`), where they can be read. */
   listening?: string[];
-  /** A call is attached to the job right now. */
   attached: boolean;
   /** The user is typing into the job right now (the model may poll it, not write to it). */
   userTyping?: boolean;
@@ -57,18 +54,16 @@ export interface JobSnapshot {
   background?: Background;
 }
 
-/** What the snapshot builder needs beyond the job. */
+/** What the snapshot builder needs beyond the job; the report builder reads the process table for the last three. */
 export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
   wakePattern?: string | undefined;
-  /** Read for running jobs by the report builder (one scan for all jobs of a call). */
-  listening?: string[] | undefined;
   /** Leave the exit out (a cancelled call consumed nothing). */
   hideExit?: boolean;
-  /** The exited job's groups were found alive (only listings look: it reads the process table). */
+  listening?: string[] | undefined;
+  /** The exited job's groups were found alive (only listings look). */
   lingering?: boolean;
-  /** What the shell left running (`Job.backgroundNow`), read by the report builder. */
   background?: ReturnType<Job["backgroundNow"]>;
 }
 
@@ -101,7 +96,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
   };
 }
 
-/** Slots in use, for the warning results carry when the registry runs full. */
+/** Slots in use, for the warning results carry near a full registry. */
 export interface SlotUse {
   used: number;
   capacity: number;
@@ -142,10 +137,7 @@ export interface JobReport {
   backgroundChanged?: boolean;
   /** Patterns suspended on this job since the model's last result on it (too slow on its output). */
   patternsSuspended?: SuspendedPattern[];
-  /**
-   * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
-   * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.
-   */
+  /** Shown instead of `output` (still consumed): asked for (`screen: true`), or the program is on the alternate screen. */
   screen?: ScreenView;
 }
 

@@ -427,11 +427,7 @@ export class Job {
   }
 }
 
-/**
- * Why a wait ended: the exit, the window's end, the call's cancel (Esc), a steer (the user's message),
- * a condition (`until_pattern`, `until_quiet_ms`, `until_listening`), or the shell's exit while
- * processes it started run on (`background`).
- */
+/** Why a wait ended: `aborted` is the call's cancel (Esc), `steered` the user's message, `background` the shell's exit with processes left. */
 export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
 
 /** The ends a conditional wait's own conditions can bring. */

@@ -93,10 +93,7 @@ export interface ExecRequest {
   wakePattern?: LinePattern;
 }
 
-/**
- * `wake_on_pattern`, checked by the rules of `until_pattern` before anything is spawned or changed.
- * `untouched` ends each refusal: what did not happen.
- */
+/** `wake_on_pattern` by `until_pattern`'s rules, before anything changes; `untouched` ends each refusal. */
 export function compileWakePattern(source: string, untouched: string): LinePattern {
   if (source === "") {
     throw new ExecRequestError(
@@ -125,10 +122,9 @@ function existingDirectory(turnCwd: string, workdir: string | undefined): string
 }
 
 /**
- * Checks and resolves everything about a command before it is spawned, so a bad request fails with a
- * clear message and leaves nothing behind: the command is not blank, the workdir exists and is a
- * directory (relative paths resolve against the turn's cwd), the shell is supported and found, and
- * for `tty: true` the PTY module loads.
+ * Checks and resolves a command before it is spawned, so a bad request fails clearly and leaves
+ * nothing behind: a command, an existing workdir (relative to the turn's cwd), a shell found, and for
+ * `tty: true` the PTY module loaded.
  */
 export function prepareExec(
   params: ExecParams,
@@ -221,10 +217,9 @@ export interface WriteRequest {
 }
 
 /**
- * Checks a `write_stdin` before anything is written: `chars` and `chars_b64` are exclusive and
- * valid, `yield_until` is alone and a strict UTC time (converted once to the monotonic clock), and
- * the window follows the kind of call — input or a resize (the program redraws, so it waits like a
- * write), an empty poll (at least 5 s, above its cap an error), or an absolute wait.
+ * Checks a `write_stdin` before anything is written. The window follows the kind of call: input or a
+ * resize (the program redraws), an empty poll (at least 5 s, above its cap an error), or `yield_until`
+ * (alone, a strict UTC time converted once to the monotonic clock).
  */
 export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
   if (params.ask_user !== undefined) return prepareAskUser(params);
@@ -256,11 +251,7 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
   };
 }
 
-/**
- * `ask_user`: 1 to {@link MAX_ASK_USER_CHARS} characters, and the user's typing is the input, so no
- * `chars`, `chars_b64` (empty ones are the default, not input), resize or absolute wait beside it.
- * Then it waits like any write.
- */
+/** `ask_user`: the user's typing is the input, so no `chars`, `chars_b64`, resize or absolute wait beside it. */
 function prepareAskUser(params: WriteParams): WriteRequest {
   const question = params.ask_user!;
   const chars = [...question].length;

@@ -27,11 +27,7 @@ function clamp(requested: number | undefined, fallback: number, min: number, max
   return ms === asked || requested === undefined ? { ms } : { ms, requestedMs: requested };
 }
 
-/**
- * `exec_command`'s attachment window: default 10 s, clamped to [250 ms, 30 s] — or to 300 s when a
- * condition (`until_pattern`, `until_quiet_ms`) can end it early: a server that takes 45 s to get
- * ready is then one call, not several polls.
- */
+/** `exec_command`'s window, up to 300 s when a condition can end it early: a slow server's start is one call, not polls. */
 export function execWindow(requested: number | undefined, conditional = false): Window {
   return clamp(requested, DEFAULT_EXEC_YIELD_MS, MIN_YIELD_MS, conditional ? MAX_CONDITIONAL_EXEC_YIELD_MS : MAX_YIELD_MS);
 }
@@ -55,11 +51,7 @@ export function emptyPollCapMs(env: NodeJS.ProcessEnv): number {
   return value === undefined ? MAX_EMPTY_POLL_MS : Math.min(MAX_EMPTY_POLL_MS, Math.max(MIN_EMPTY_POLL_MS, value));
 }
 
-/**
- * An empty poll's window: at least 5 s so a model cannot busy-poll, at most the cap. Asking for more
- * than the cap is refused rather than clamped: the model meant to wait longer than any call may, and
- * should learn the limit (and the time) instead of silently returning early.
- */
+/** An empty poll's window: at least 5 s (no busy-polling); above the cap refused, not clamped, so the model learns the limit. */
 export function emptyPollWindow(requested: number | undefined, env: NodeJS.ProcessEnv, conditional = false): Window {
   const cap = emptyPollCapMs(env);
   if (requested !== undefined && requested > cap) {
@@ -71,11 +63,7 @@ export function emptyPollWindow(requested: number | undefined, env: NodeJS.Proce
   return clamp(requested, Math.min(writeDefault(conditional), cap), MIN_EMPTY_POLL_MS, cap);
 }
 
-/**
- * Strict RFC 3339 UTC timestamps for `yield_until`: `YYYY-MM-DDTHH:MM:SSZ` with optional `.mmm`,
- * an uppercase `Z`, no offsets (a model that computes local time would be hours off), and real
- * calendar dates (`2026-02-30` is refused, not rolled over into March).
- */
+/** `yield_until`: strict UTC, no offsets (a model computing local time would be hours off), real dates only (no 2026-02-30). */
 const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?Z$/;
 
 /** Epoch milliseconds of a `yield_until` value; throws a wait error (with `tool_time_utc`) otherwise. */

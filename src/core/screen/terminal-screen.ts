@@ -252,7 +252,7 @@ export class TerminalScreen {
     while (this.head < this.queue.length && this.inFlight < SCREEN_FEED_BYTES) {
       const item = this.queue[this.head]!;
       if (item.resize) {
-        this.shift();
+        this.head++;
         const { seq, resize } = item;
         // The callback runs once everything handed over before is parsed, and before anything after.
         this.term.write("", () => this.resized(seq, resize));
@@ -261,7 +261,7 @@ export class TerminalScreen {
       const data = item.data!;
       const piece = data.length > SCREEN_CHUNK_BYTES ? data.subarray(0, SCREEN_CHUNK_BYTES) : data;
       const last = piece === data;
-      if (last) this.shift();
+      if (last) this.head++;
       else item.data = data.subarray(SCREEN_CHUNK_BYTES);
       this.queued -= piece.length;
       this.inFlight += piece.length;
@@ -316,11 +316,7 @@ export class TerminalScreen {
     this.skipped += skipped;
     this.gap = true;
     // Drop the data items emptied at the front; one emptied behind a resize is skipped in `pump`.
-    while (this.head < this.queue.length && this.queue[this.head]!.data?.length === 0) this.shift();
-  }
-
-  private shift(): void {
-    this.head++;
+    while (this.head < this.queue.length && this.queue[this.head]!.data?.length === 0) this.head++;
   }
 
   /** Drops handed-over items from the array now and then, so the queue stays linear in its use. */

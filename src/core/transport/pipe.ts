@@ -27,12 +27,9 @@ function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
 }
 
 /**
- * Runs a process on plain pipes. The child leads a new session and process group (`detached`, i.e.
- * setsid), so a signal to the group reaches every descendant that stayed in it, and the job has no
- * controlling terminal to read a password prompt from. stdin stays open for later writes. The
- * process is spawned here, or adopted already started (a warm shell, see `warm-shell.ts`): both are
- * read, written and reported the same way. Each output pipe is read into a buffer of its own,
- * reused, and a streaming pipe's reads are joined (`read-batch.ts`).
+ * A process on plain pipes, spawned here or adopted from a warm shell. The child leads a new session
+ * and group (a signal to the group reaches every descendant that stayed; no controlling terminal to
+ * read a password from); stdin stays open for later writes.
  */
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;

@@ -168,11 +168,7 @@ export class UnixPtyTransport implements Transport {
     this.slave = undefined;
   }
 
-  /**
-   * Reads what the kernel still holds after libuv's end of file, until EIO (every process closed
-   * the terminal and its buffer is empty). Bounded: the kernel holds at most its buffer (~64 KiB)
-   * once nobody writes. EAGAIN means someone opened the terminal again: look again later.
-   */
+  /** Reads what the kernel still holds after libuv's end of file, until EIO; EAGAIN: someone opened the terminal again, look later. */
   private drain(): void {
     if (this.state === "closed") return;
     this.state = "draining";

@@ -59,37 +59,26 @@ export class JobStarter {
    */
   async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ transport: TransportFactory; startedMono?: number }> {
     this.inFlight++;
+    let adopted: AdoptedChild | undefined;
     try {
-      return await this.start(spec, shell, admit);
+      adopted = spec.terminal ? undefined : await this.warm.handOver(spec, shell, this.inFlight);
+      if (adopted) {
+        admit();
+        // The job's window starts when it was handed over: it may have run since, unread.
+        return { transport: transportFactory(spec, adopted), startedMono: adopted.handedMono };
+      }
+      const gate = spawnGate();
+      if (!gate.claim()) {
+        await gate.turn();
+        admit();
+      }
+      return { transport: transportFactory(spec) };
     } catch (error) {
       this.inFlight--;
+      // Refused while a shell took the job (the runtime shut down): it must not run unowned.
+      if (adopted) killAdopted(adopted);
       throw error;
     }
-  }
-
-  private async start(
-    spec: TransportSpec,
-    shell: string,
-    admit: () => void,
-  ): Promise<{ transport: TransportFactory; startedMono?: number }> {
-    const adopted = spec.terminal ? undefined : await this.warm.handOver(spec, shell, this.inFlight);
-    if (adopted) {
-      try {
-        admit();
-      } catch (error) {
-        // Refused while the shell took the job (the runtime shut down): it must not run unowned.
-        killAdopted(adopted);
-        throw error;
-      }
-      // The job's window starts when it was handed over: it may have run since, unread.
-      return { transport: transportFactory(spec, adopted), startedMono: adopted.handedMono };
-    }
-    const gate = spawnGate();
-    if (!gate.claim()) {
-      await gate.turn();
-      admit();
-    }
-    return { transport: transportFactory(spec) };
   }
 
   /** Calls between their job's start and their end. */

@@ -170,13 +170,11 @@ export class WarmShells {
     const pid = shell.pid;
     if (pid === undefined) return;
     const record = { pid, command: WARM_SHELL_NAME };
-    shell.child.once("exit", () => {
+    const ended = () => {
       this.guard.leaderExited(record);
       this.guard.forgotten(record);
-    });
-    if (shell.child.exitCode !== null || shell.child.signalCode !== null) {
-      this.guard.leaderExited(record);
-      this.guard.forgotten(record);
-    }
+    };
+    shell.child.once("exit", ended);
+    if (shell.child.exitCode !== null || shell.child.signalCode !== null) ended();
   }
 }

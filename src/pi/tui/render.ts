@@ -189,11 +189,7 @@ function startClock(context: Context): void {
   if (context.executionStarted && context.state.startedAt === undefined) context.state.startedAt = Date.now();
 }
 
-/**
- * The row's clock: from the call's start, redrawn every `everyMs` while the result is partial (an
- * absolute wait redraws seldom: no heartbeat for hours), stopped at the final result. A progress
- * update says how long the call has waited, so a row drawn late still counts from the right moment.
- */
+/** The row's clock, redrawn every `everyMs` while partial; a progress update's wait keeps a late row counting from the right moment. */
 function elapsed(context: Context, isPartial: boolean, waitedMs: number | undefined, everyMs = 1000): number | undefined {
   const state = context.state;
   startClock(context);

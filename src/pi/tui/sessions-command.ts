@@ -54,11 +54,7 @@ function endedHow(job: JobSnapshot): string {
   return `${how} after ${shortDuration(job.elapsedMs)}`;
 }
 
-/**
- * "Type into it": the person takes the job's keyboard (the overlay on a PTY in Pi's TUI, a line
- * elsewhere); the model's next result on the job says how many bytes, never which. Returns what to
- * tell the person afterwards — a count, never what they typed.
- */
+/** "Type into it": the model's next result on the job says how many bytes, never which; so does the person's answer. */
 async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
   const taken = runtime.typeInto(job.jobId);
   if ("refused" in taken) {
@@ -388,11 +384,7 @@ class JobViewPanel implements Component {
   }
 }
 
-/**
- * Shows `job`'s view until the human closes it (TUI), or once as a notification (RPC). Its title is
- * the job as it is at each redraw: a job that exits while it is open is shown as ended. `listening`:
- * the ports the picker showed, kept in the title while the job runs (not scanned again per redraw).
- */
+/** Shows `job`'s view until the person closes it (TUI), or once (RPC); the title follows the job, with the ports the picker showed. */
 async function showJobView(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: Job, listening?: string[]): Promise<void> {
   const withPorts = (now: JobSnapshot | undefined) => (now && listening?.length && !now.exit ? { ...now, listening } : now);
   let label: JobSnapshot | undefined = withPorts(runtime.snapshotOf(job.id));

@@ -1,6 +1,9 @@
 /*
- * request/ — a call checked and resolved before anything runs (this file): the command, workdir and
- * shell, the environment, `chars` escapes and base64, the attachment window and `yield_until`.
+ * request/ — a call checked and resolved before anything runs. The flow at a glance:
+ * 1. `prepareExec` / `prepareWrite` (this file) refuse a bad call with a message, before any side effect.
+ * 2. `shell.ts` finds the shell and builds its arguments and the job's environment.
+ * 3. `input.ts` turns `chars` (escapes) or `chars_b64` into the bytes to send.
+ * 4. `wait-policy.ts` sets the attachment window (or `yield_until`'s deadline).
  *
  * May import: shared, output, screen, processes, conditions, transport.
  */

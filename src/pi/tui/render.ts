@@ -1,9 +1,9 @@
 /*
- * How the five tools' rows look in Pi's TUI, in the style of Pi's bash tool: `exec_command` and
- * `write_stdin` as a banner, a collapsed 5-line preview of the output, a live clock and one footer
- * line; `kill_session`, `list_sessions` and `set_on_exit` as compact lines. Rows read the call's
- * arguments and the result's `details` only, never the model's text, and every string drawn passes
- * `inline` or `safe` (controls as `\e`, `\xHH`, invisible or bidi characters as `<U+202E>`).
+ * pi/tui/ — what a person sees and does. This file: the five tools' rows in Pi's style (`exec_command`
+ * and `write_stdin` as a banner, a 5-line preview, a live clock and a footer; the others as compact
+ * lines), drawn from the arguments and `details` only, every string through `inline` or `safe`
+ * (controls as `\e`, `\xHH`, bidi as `<U+202E>`). `jobs-ui.ts`: the footer and widget;
+ * `sessions-command.ts`: `/unified-exec-sessions`; `typing-overlay.ts`, `terminal-keys.ts`: typing into a job.
  */
 import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";

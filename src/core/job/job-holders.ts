@@ -84,10 +84,6 @@ export class TypingSession {
     return this.typed;
   }
 
-  get active(): boolean {
-    return !this.over;
-  }
-
   /** Fires when the session ends — the person is done, or the job ended: a dialog or overlay open for it closes. */
   get closed(): AbortSignal {
     return this.ending.signal;

@@ -274,7 +274,7 @@ export class ExecRuntime {
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
     clearTimeout(this.pruneTimer);
-    this.launcher.stop();
+    this.launcher.shutdown();
     this.unguard?.();
     this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.

@@ -66,9 +66,9 @@ export class JobLauncher {
     return this.starter.callsInFlight === 0;
   }
 
-  /** At shutdown: no more warm shells. */
-  stop(): void {
-    this.starter.stop();
+  /** No more warm shells. */
+  shutdown(): void {
+    this.starter.shutdown();
   }
 
   /** At process exit, with no time for anything else: the idle warm shells are killed. */

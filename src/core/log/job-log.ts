@@ -154,7 +154,7 @@ export class JobLog {
     stream.on("error", (error) => {
       this.failure ??= `log write failed: ${error.message}`;
       // Nothing more will be written; whoever waits for the disk must not wait forever.
-      writer.stop();
+      writer.streamFailed();
     });
   }
 
@@ -324,8 +324,8 @@ export class StagedWriter {
     this.stream.end();
   }
 
-  /** The stream failed: nothing more is written, nobody waits for it (buffers it may hold are not reused). */
-  stop(): void {
+  /** Nothing more is written, nobody waits for it (buffers the stream may hold are not reused). */
+  streamFailed(): void {
     this.stopped = true;
     this.stage = undefined;
     this.staged = 0;

@@ -92,8 +92,8 @@ export class JobStarter {
     this.warm.refill();
   }
 
-  stop(): void {
-    this.warm.stop();
+  shutdown(): void {
+    this.warm.shutdown();
   }
 
   killNow(): void {

@@ -133,8 +133,8 @@ export class WarmShells {
     return this.shells.length;
   }
 
-  /** Orderly shutdown: the idle shells are stopped and none is started again. */
-  stop(): void {
+  /** The idle shells are stopped and none is started again. */
+  shutdown(): void {
     this.stopped = true;
     for (const shell of this.shells) shell.discard();
     this.shells = [];

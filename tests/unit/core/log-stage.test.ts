@@ -104,7 +104,7 @@ describe("StagedWriter", () => {
     const writer = new StagedWriter(disk.stream, () => drains++);
     while (writer.write(Buffer.alloc(64 * 1024))) {}
     const waiting = writer.flushed();
-    writer.stop();
+    writer.streamFailed();
     await waiting;
     assert.equal(drains, 1, "the paused job resumes (its log is marked partial elsewhere)");
     assert.equal(writer.write(Buffer.alloc(10)), true, "later writes are dropped, never paused");

@@ -50,7 +50,7 @@ function pool(): { shells: WarmShells; guard: ReturnType<typeof recordingGuard> 
   return { shells, guard };
 }
 after(() => {
-  for (const shells of pools) shells.stop();
+  for (const shells of pools) shells.shutdown();
 });
 
 /** Primes the pool with a job of `model`'s kind and waits for an idle, ready shell; its pid. */
@@ -355,7 +355,7 @@ describe("warm shells", () => {
   it("are stopped with their pool, and none starts afterwards", async () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
-    shells.stop();
+    shells.shutdown();
     await waitFor(() => !processAlive(pid), "the idle shell's end");
     shells.refill();
     await quietFor(100);

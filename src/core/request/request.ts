@@ -5,7 +5,7 @@
  * 3. `input.ts` turns `chars` (escapes) or `chars_b64` into the bytes to send.
  * 4. `wait-policy.ts` sets the attachment window (or `yield_until`'s deadline).
  *
- * May import: shared, output, screen, processes, conditions, transport.
+ * May import: shared, output, screen, conditions, transport.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";

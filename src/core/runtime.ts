@@ -1,29 +1,45 @@
-import { AttachedCall, type CallContext } from "./attached-call.ts";
+/*
+ * The core's entry: one Pi session's jobs (`ExecRuntime`). The flow every tool call follows:
+ * 1. `exec` checks a request (`request/`), admits and starts a job (`job/`, `transport/`), attaches
+ *    the call and waits up to the early-exit grace: a job that ends that soon is reported directly and
+ *    never becomes addressable; otherwise it is published under its id for the rest of its window.
+ * 2. `interact` attaches a call to a published job: resize, send, wait, read; the exit is reported
+ *    once, then the id is unknown. With `ask_user` the user types into the job first (`typeInto`).
+ * 3. `kill` stops a job; `list` shows every job and reports each exit once more; `setOnExit` changes a wake.
+ * 4. `shutdown` stops everything it started (`supervision/`) and hands the unread ends to the next runtime.
+ * Exactly-once completion lives in `completion/`; every result reads one `job/job-snapshot.ts` snapshot.
+ */
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { AttachedCall, type CallContext, endTurn, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
-import type { TypingSession } from "./job/job-holders.ts";
+import { combinedInput, type TypingSession } from "./job/job-holders.ts";
+import { JobLauncher } from "./job/job-launcher.ts";
+import { JobReports } from "./job/job-reports.ts";
 import type { JobListing, JobReport, JobSnapshot, KillReport } from "./job/job-snapshot.ts";
-import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
-import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
-import { JobLauncher } from "./job-launcher.ts";
-import { JobReports } from "./job-reports.ts";
+import { watchUntil } from "./job/until-watch.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import { portsAfterKill } from "./processes/port-conflicts.ts";
 import { aliveGroups } from "./processes/process-group.ts";
 import { type ExecRequest, refuseScreenOnPipes, type WriteRequest } from "./request/request.ts";
 import { terminalSize } from "./screen/terminal-size.ts";
-import { EARLY_EXIT_GRACE_MS, HANDOVER_SETTLE_MS, PRUNE_BACKLOG_JOBS, PRUNE_IDLE_MS } from "./shared/constants.ts";
+import { EARLY_EXIT_GRACE_MS } from "./shared/constants.ts";
 import { ExecRequestError, UnknownJobError } from "./shared/errors.ts";
 import { JobMonitor, memoryCap } from "./supervision/job-monitor.ts";
-import { OrphanGuard } from "./supervision/orphan-guard.ts";
+import { guardAtExit, OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
 export type { PatternStatus, WakeChange, WakeChangeResult } from "./job-wakes.ts";
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
+
+/** Finished jobs are forgotten (a read of the process table) once calls pause this long, or at once from this many. */
+const PRUNE_IDLE_MS = 500;
+const PRUNE_BACKLOG_JOBS = 32;
+/** After a boundary's shutdown, how long exits still draining may take to be handed over. */
+const HANDOVER_SETTLE_MS = 500;
 
 /** How a runtime is made; every field has a default (tests give their own logs, sizes and shells). */
 export interface RuntimeOptions {
@@ -37,21 +53,7 @@ export interface RuntimeOptions {
   warmShells?: boolean;
 }
 
-/**
- * One Pi session's jobs — the flow every tool call follows:
- * 1. `exec` admits a job (refused before spawning when every slot holds a live job), spawns it,
- *    attaches the call and waits up to the early-exit grace: a job that ends that soon is reported
- *    directly and never becomes addressable; otherwise it is published under its id and the call
- *    waits for the rest of its window.
- * 2. `interact` attaches a call to a published job: resize, send, wait, take the output since the
- *    previous call (`stepJob`); the exit is reported once, then the id is unknown. With `ask_user` the
- *    user types into the job first (`typeInto` is the same from the sessions picker).
- * 3. `kill` stops a job with escalation and evidence; `list` shows every job and reports each exit
- *    once more; `setOnExit` changes a wake.
- * 4. `shutdown` stops everything this runtime started, descendants that outlived a finished command
- *    included, and hands the unread ends to the session's next runtime where a boundary allows it.
- * Exactly-once completion lives in {@link CompletionLedger}; every result reads a {@link JobSnapshot}.
- */
+/** One Pi session's jobs. */
 export class ExecRuntime {
   /** Exactly-once completion: the Pi layer binds the sender and reports calls' starts and ends. */
   readonly completions = new CompletionLedger<JobReport>({
@@ -63,7 +65,6 @@ export class ExecRuntime {
   private readonly tracked: TrackedJobs;
   private readonly reports: JobReports;
   private readonly wakes: JobWakes;
-  /** Starts jobs: a warm shell or a spawn in a turn of its own, the job's marker, the exit guard. */
   private readonly launcher: JobLauncher;
   private readonly changeListeners = new Set<() => void>();
   /** Calls attached to jobs right now (a steer ends all their waits). */
@@ -72,12 +73,14 @@ export class ExecRuntime {
   readonly monitor: JobMonitor;
   private closed = false;
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** Releases the process-exit guard, armed once the runtime has a job to protect. */
+  private unguard: (() => void) | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     const logs = options.logs ?? new LogDirectory();
     this.registry = new JobRegistry(options.capacity, options.ids);
     this.orphans = new OrphanGuard(logs);
-    this.launcher = new JobLauncher(logs, this.orphans, options.warmShells, () => this.tracked.killNow());
+    this.launcher = new JobLauncher(logs, this.orphans, options.warmShells);
     this.tracked = new TrackedJobs(this.launcher.token, this.orphans);
     this.wakes = new JobWakes(this.registry, this.completions);
     this.reports = new JobReports(this.registry, this.completions, this.tracked, `${this.launcher.token}:`);
@@ -118,31 +121,13 @@ export class ExecRuntime {
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
       if (end === "deadline") end = await job.wait(job.startedMono + request.window.ms, ends);
-      watch?.stop();
-      // A cancelled call (Esc) gives control back at once and consumes nothing, even an exit it saw.
-      if (call.signal?.aborted) {
-        this.registry.publish(job.id);
-        end = "aborted";
-      }
-      const matchedLine = end === "matched" ? watch?.matchedLine() : undefined;
-      const listening = end === "listening" ? watch?.listening() : undefined;
-      const httpStatus = end === "listening" ? watch?.httpStatus() : undefined;
-      if (end !== "matched") job.endWatch();
-      // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
-      if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
-      const output = end === "aborted" ? undefined : job.takeOutput();
-      const screen = output ? await job.screenView(request.screen) : undefined;
-      report = this.reports.call(job, {
-        window: request.window,
-        end,
-        startMono: callStart,
-        conditional: request.until !== undefined,
-        ...(output ? { output } : {}),
-        ...(matchedLine ? { matchedLine } : {}),
-        ...(listening ? { listening } : {}),
-        ...(httpStatus !== undefined ? { httpStatus } : {}),
-        ...(screen ? { screen } : {}),
+      if (call.signal?.aborted) this.registry.publish(job.id);
+      const plan = { signal: call.signal, screen: request.screen };
+      const step = await endTurn(job, end, watch, plan, () => {
+        // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
+        if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
       });
+      report = this.reports.call(job, { ...step, window: request.window, startMono: callStart, conditional: request.until !== undefined });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit === "wake") {
@@ -159,11 +144,7 @@ export class ExecRuntime {
     }
   }
 
-  /**
-   * Attaches a call to a published job for its window: resize, send, wait, take the output (step 2).
-   * Refused at once, touching nothing, when another call is attached or a pipe job is asked to resize;
-   * a write that cannot be delivered is reported, never thrown.
-   */
+  /** Step 2. Refused at once, touching nothing, when another call is attached or a pipe job is asked to resize. */
   async interact(request: WriteRequest, call: CallContext = {}): Promise<JobReport> {
     const job = this.registry.get(request.jobId);
     if (!job) {
@@ -216,10 +197,7 @@ export class ExecRuntime {
     }
   }
 
-  /**
-   * The sessions picker's "Type into it": the user takes a running job's keyboard until they end the
-   * session; the model's next result on the job says how many bytes they typed, never which.
-   */
+  /** The picker's "Type into it": the model's next result on the job says how many bytes the user typed, never which. */
   typeInto(jobId: number): { typing: TypingSession; job: Job } | { refused: "unknown" | "exited" | "typing" } {
     const job = this.registry.get(jobId);
     if (!job) return { refused: "unknown" };
@@ -230,10 +208,7 @@ export class ExecRuntime {
     return { typing, job };
   }
 
-  /**
-   * The user typed a message Pi delivers as a steer: every call waiting on a job of this runtime
-   * returns now with the output so far (`steered`); the jobs run on and armed wakes stay armed.
-   */
+  /** The user's message came as a steer: every waiting call returns now (`steered`); the jobs run on, wakes stay armed. */
   steer(): void {
     for (const call of this.attachedCalls) call.steered();
   }
@@ -244,11 +219,9 @@ export class ExecRuntime {
   }
 
   /**
-   * Stops a job by id, attached call or not (that call then returns the exit). Also reaches the
-   * lingering groups of a job whose exit was already reported. A kill that fails keeps the job
-   * registered, so it can be tried again. A kill by the `user` (the sessions picker) reads and
-   * consumes nothing: the job stays registered with its exit and unread output, so the model's next
-   * call on its id hears once that the user stopped it.
+   * Stops a job by id (an attached call then returns the exit), or the lingering groups of one already
+   * reported. A failed kill keeps the job registered. A kill by the `user` consumes nothing: the
+   * model's next call on the id hears once that the user stopped it.
    */
   async kill(jobId: number, signal: NodeJS.Signals, callId?: string, by: "model" | "user" = "model"): Promise<KillReport> {
     const registered = this.registry.get(jobId);
@@ -277,10 +250,7 @@ export class ExecRuntime {
     return report;
   }
 
-  /**
-   * Every registered job, and every reported job whose groups linger. Exited jobs are listed once
-   * more and then forgotten, unless a call is attached to them (that call reports the exit).
-   */
+  /** Every registered job and every reported job whose groups linger (see {@link JobReports.list}). */
   list(callId?: string): JobListing[] {
     const listing = this.reports.list(callId);
     this.changed();
@@ -314,31 +284,25 @@ export class ExecRuntime {
     return this.orphans.takeNotice();
   }
 
-  /**
-   * Stops everything this runtime started (step 4): pending wakes go first, then every tracked job is
-   * marked as stopped by the boundary and its groups stopped (TERM, grace, KILL). No new command is
-   * accepted afterwards.
-   */
+  /** Step 4: pending wakes go first, then every tracked job is stopped (TERM, grace, KILL); no new command starts. */
   async shutdown(): Promise<ShutdownReport> {
     this.closed = true;
     clearTimeout(this.pruneTimer);
     this.monitor.stop();
-    this.launcher.stop();
+    this.launcher.shutdown();
+    this.unguard?.();
+    this.unguard = undefined;
     // Pending wakes go first: nothing may announce a job this shutdown is about to stop.
     this.completions.dropAll();
     // Before any signal, so every exit it causes says who stopped the job (`killed_by: boundary`).
-    for (const job of this.tracked.all()) job.stopping("boundary");
+    for (const job of this.tracked.all()) job.recordStop("boundary");
     const report = await this.tracked.stopAll();
     await this.orphans.stop();
     this.changeListeners.clear();
     return report;
   }
 
-  /**
-   * After shutdown: the published jobs whose exit the model has not read yet (stopped by the
-   * shutdown, or ended before it), for the session's next runtime to answer once by id. Exits still
-   * draining get {@link HANDOVER_SETTLE_MS}; a job not final by then is not handed over.
-   */
+  /** After shutdown: the jobs whose exit the model has not read, for the session's next runtime to answer once by id. */
   async handover(): Promise<Job[]> {
     const unread = this.registry.jobs();
     let timer: NodeJS.Timeout | undefined;
@@ -351,18 +315,12 @@ export class ExecRuntime {
     return unread.filter((job) => job.exit !== undefined);
   }
 
-  /**
-   * Takes over the finished jobs an earlier runtime of this session handed over: each id answers the
-   * model's next call once (exit, `killed_by`, unread output), then is unknown. No wake crosses.
-   */
+  /** Takes over an earlier runtime's handed-over jobs: each id answers once, then is unknown. No wake crosses. */
   inherit(jobs: readonly Job[]): void {
     for (const job of jobs) if (job.exit) this.registry.adopt(job);
   }
 
-  /**
-   * Forgets the jobs that are over once calls pause ({@link PRUNE_IDLE_MS}): proving groups empty reads
-   * the process table, which must not land between calls back to back or in one message.
-   */
+  /** Proving groups empty reads the process table, which must not land between calls back to back. */
   private pruneWhenIdle(): void {
     clearTimeout(this.pruneTimer);
     const delay = this.tracked.size >= PRUNE_BACKLOG_JOBS ? 0 : PRUNE_IDLE_MS;
@@ -388,6 +346,12 @@ export class ExecRuntime {
     const job = await started.catch((error: unknown) => this.registry.startFailed(reserved, error));
     // Tracked first: whatever happens next, shutdown and the boundaries reach its processes.
     this.tracked.add(job);
+    this.unguard ??= guardAtExit({
+      killNow: () => {
+        this.tracked.killNow();
+        this.launcher.killNow();
+      },
+    });
     this.registry.add(job);
     // The watchdog learns when the shell exited, even when what it started runs on in the job.
     job.onShellExit(() => this.orphans.leaderExited(job));

@@ -1,15 +1,60 @@
+/*
+ * The session's runtime across `/reload`: created on the first tool call (activation starts nothing),
+ * parked at `/reload` and adopted by the next extension instance (`globalThis` survives the module's
+ * re-evaluation; runtimes are keyed by Pi's `SessionManager` object), stopped at a session boundary.
+ * Where a conversation outlives its runtime (a fork, a runtime given up), the next one answers each old id once.
+ */
 import {
   aliveGroups,
   ExecRequestError,
   ExecRuntime,
-  HANDOVER_MAX_JOBS,
   holdSignalsWhile,
   type Job,
+  MAX_JOBS,
   RELOAD_ADOPTION_MS,
   type ShutdownReport,
   type WakeSender,
 } from "../core/index.ts";
-import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
+
+/**
+ * Stamp of how a build talks to a parked runtime: a build that changes it bumps it, and a newer build
+ * refuses an older runtime (its jobs are stopped) rather than drive it through an interface it lacks.
+ */
+export const RUNTIME_FORMAT = 2;
+
+export interface HostedRuntime {
+  format: number;
+  runtime: ExecRuntime;
+  /** Set while parked by `/reload`, until adopted or given up. */
+  parked?: { timer: NodeJS.Timeout };
+}
+
+export interface HostState {
+  runtimes: WeakMap<object, HostedRuntime>;
+  /** Process groups a session boundary could not stop: while any lives, new commands are refused. */
+  unstopped: Set<number>;
+  /** The next job id of this Pi process: every runtime draws from it, so an old id never reaches a newer job. */
+  nextId: number;
+  /** Finished, unread jobs of a session's ended runtime, for its next runtime to answer once by id. */
+  handovers: WeakMap<object, Job[]>;
+  /** Set by a `fork` boundary until the forked session starts: whose jobs, and the new session's file. */
+  pendingFork?: { manager: object; sessionFile: string | undefined; jobs: Job[] };
+}
+
+const KEY = Symbol.for("pi-unified-exec/host-state");
+
+export function hostState(): HostState {
+  const holder = globalThis as { [KEY]?: HostState };
+  holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() };
+  const state = holder[KEY];
+  // A state made by an earlier build in this process may lack the newer fields.
+  state.nextId ??= 1;
+  state.handovers ??= new WeakMap();
+  return state;
+}
+
+/** Jobs a runtime hands to the session's next one: one registry's worth, all the ended one could hold. */
+const HANDOVER_MAX_JOBS = MAX_JOBS;
 
 /** What adopting a parked runtime after `/reload` came to. */
 export type Adoption = { adopted: ExecRuntime } | { refused: ExecRuntime; format: number } | undefined;
@@ -22,12 +67,8 @@ export interface Boundary {
 }
 
 /**
- * This extension instance's view of the runtimes: the one of the session it serves, created on the
- * first tool call (activation starts nothing), parked across `/reload`, adopted by the next instance,
- * and stopped at a session boundary. Delivery of wakes and the UI are bound per instance, because the
- * old instance's `pi` and `ctx` throw once Pi replaced them. Where a conversation outlives its runtime
- * (a fork, a runtime given up after `/reload`), the next runtime takes over the stopped jobs whose exit
- * the model has not read, so each old id answers once with what happened.
+ * This extension instance's view of the runtimes: wakes and the UI are bound per instance (the old
+ * instance's `pi` and `ctx` throw once Pi replaced them).
  */
 export class SessionRuntimes {
   private manager: object | undefined;
@@ -49,12 +90,7 @@ export class SessionRuntimes {
     if (runtime) this.connect(runtime);
   }
 
-  /**
-   * Pi's run, as its events say (`running`: a run started; false: it settled or Pi is idle). Every
-   * runtime of this instance follows it, one created or adopted later included: while a run lasts
-   * its wakes are held, and when it settles they are decided (the completion coordinator's one
-   * decision point).
-   */
+  /** Pi's run, as its events say: while it lasts every runtime holds its wakes, one created or adopted later included. */
   setRunning(running: boolean): void {
     this.running = running;
     const runtime = this.existing();
@@ -91,10 +127,7 @@ export class SessionRuntimes {
     return hosted && !hosted.parked ? hosted.runtime : undefined;
   }
 
-  /**
-   * `/reload`: the runtime keeps running (jobs, buffers, logs, deadlines, pending wakes) without
-   * delivery, for the next instance to adopt. Not adopted in time, it stops its jobs.
-   */
+  /** `/reload`: the runtime runs on without delivery for the next instance to adopt; not adopted in time, it stops its jobs. */
   park(manager: object): void {
     const hosted = this.state.runtimes.get(manager);
     if (!hosted || hosted.parked) return;
@@ -112,10 +145,7 @@ export class SessionRuntimes {
     hosted.parked = { timer };
   }
 
-  /**
-   * `session_start` after `/reload`: takes over the parked runtime, or refuses one stamped by another
-   * build (the caller stops it and tells the user).
-   */
+  /** `session_start` after `/reload`: takes over the parked runtime, or refuses one stamped by another build. */
   adopt(manager: object): Adoption {
     const hosted = this.state.runtimes.get(manager);
     if (!hosted?.parked) return undefined;
@@ -129,11 +159,9 @@ export class SessionRuntimes {
   }
 
   /**
-   * A session boundary (`new`, `resume`, `fork`, `quit`): the session's jobs are stopped (pending
-   * wakes first) and its runtime forgotten. Groups that could not be stopped are remembered
-   * process-wide and block new commands until they are gone. A fork keeps the conversation, and the
-   * ids in it: its unread jobs wait for the forked session (`forked`). New, resume and quit leave the
-   * conversation behind, so nothing of the old jobs crosses them.
+   * A session boundary (`new`, `resume`, `fork`, `quit`): the jobs are stopped and the runtime
+   * forgotten; groups that could not be stopped block new commands until gone. Only a fork keeps the
+   * conversation and its ids: its unread jobs wait for the forked session (`forked`).
    */
   async end(manager: object, boundary?: Boundary): Promise<ShutdownReport | undefined> {
     const hosted = this.state.runtimes.get(manager);
@@ -152,10 +180,7 @@ export class SessionRuntimes {
     return report;
   }
 
-  /**
-   * `session_start` of a fork: the forked session (the same SessionManager object for an in-memory
-   * fork, else the one whose file the fork named) takes the jobs the fork stopped.
-   */
+  /** `session_start` of a fork: the forked session (the same manager in memory, else the fork's file) takes its jobs. */
   forked(manager: object): void {
     const pending = this.state.pendingFork;
     this.state.pendingFork = undefined;

@@ -14,8 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { TerminalScreen } from "../../src/core/screen/terminal-screen.ts";
-import { SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES } from "../../src/core/shared/constants.ts";
+import { SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES, TerminalScreen } from "../../src/core/screen/terminal-screen.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { startOnScreen } from "../helpers/screen-pty.ts";
 

@@ -16,7 +16,7 @@
  */
 import { pathToFileURL } from "node:url";
 import type { Job } from "../../src/core/job/job.ts";
-import { stampOf } from "../../src/core/job-reports.ts";
+import { stampOf } from "../../src/core/job/job-reports.ts";
 import { LISTING_SCAN, ListeningPorts } from "../../src/core/processes/listening.ts";
 import { oneTableFor, processTable, processTableReads } from "../../src/core/processes/process-table.ts";
 import { socketTableReads } from "../../src/core/processes/socket-tables.ts";

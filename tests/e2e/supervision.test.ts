@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { LOG_TAIL_BYTES } from "../../src/core/shared/constants.ts";
+import { LOG_TAIL_BYTES } from "../../src/core/log/job-log.ts";
 import { headerOf, inCallOrder, outputOf } from "../helpers/events.ts";
 import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";

@@ -4,8 +4,7 @@
  * whatever of them is still alive after the file's tests (a failing test leaves nothing behind).
  */
 import { after } from "node:test";
-import { Job } from "../../src/core/job/job.ts";
-import { type WaitEnd, waitForExit } from "../../src/core/job/wait.ts";
+import { Job, type WaitEnd, waitForExit } from "../../src/core/job/job.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
 import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
 import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";

@@ -3,8 +3,7 @@
  * output chunk to `screen.write` in order, the screen's query answers to the PTY's input while the
  * leader lives, a resize to both. For the screen tests and the screen benchmark.
  */
-import { jobEnvironment } from "../../src/core/request/environment.ts";
-import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
+import { currentShellHost, jobEnvironment, resolveShell } from "../../src/core/request/shell.ts";
 import { type ScreenSnapshot, TerminalScreen } from "../../src/core/screen/terminal-screen.ts";
 import { loadPtyModule, spawnPty } from "../../src/core/transport/pty.ts";
 import type { LeaderExit, Transport } from "../../src/core/transport/types.ts";

@@ -48,12 +48,12 @@ export function pool(): { shells: WarmShells; guard: ReturnType<typeof recording
   return { shells, guard };
 }
 after(() => {
-  for (const shells of pools) shells.stop();
+  for (const shells of pools) shells.shutdown();
 });
 
 /** Primes the pool with a job of `model`'s kind and waits for an idle, ready shell; its pid. */
 export async function idleShell(shells: WarmShells, model: SpawnSpec = spec("true")): Promise<number> {
-  assert.equal(await shells.take(model, "bash"), undefined, "nothing idle yet: the first job spawns");
+  assert.equal(await shells.handOver(model, "bash"), undefined, "nothing idle yet: the first job spawns");
   shells.refill();
   await waitFor(() => shells.idle?.ready === true, "a ready warm shell", 15_000);
   return shells.idle!.pid!;

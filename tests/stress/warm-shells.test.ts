@@ -24,7 +24,7 @@ describe("warm shells beside CPU burners", () => {
         shells.refill();
         await waitFor(() => shells.idle?.ready === true, "the next shell", 15_000);
         const job = spec(`echo ${round} >> ${ran}; echo out ${round}; echo err ${round} >&2; exit 7`);
-        const adopted = await shells.take(job, "bash");
+        const adopted = await shells.handOver(job, "bash");
         assert.ok(adopted, `round ${round}: handed`);
         const result = await runHanded(job, adopted);
         assert.deepEqual(result.exit, { code: 7, signal: null }, `round ${round}`);

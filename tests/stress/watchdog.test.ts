@@ -39,7 +39,7 @@ async function startHost(
 ): Promise<{ host: ChildProcess; pids: number[]; watchdog: number }> {
   const program = `
     import { LogDirectory } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/job-log.ts"))};
-    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/log-settings.ts"))};
+    import { logConfig } from ${JSON.stringify(join(REPO_ROOT, "src/core/log/job-log.ts"))};
     import { prepareExec } from ${JSON.stringify(join(REPO_ROOT, "src/core/request/request.ts"))};
     import { ExecRuntime } from ${JSON.stringify(join(REPO_ROOT, "src/core/runtime.ts"))};
     const runtime = new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent: ${JSON.stringify(parent)} }) });

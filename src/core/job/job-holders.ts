@@ -1,27 +1,68 @@
+/*
+ * Who holds a job: the model's one attached call, or the user typing into it (the picker's "Type into
+ * it", `ask_user`); the `wake_on_pattern` watch listens only while neither does. The user's keys are
+ * counted, sent and never kept; from the first key the job is `typedInto` for good (no wake quotes
+ * its output). What a person did is told once, in the model's next result on the job.
+ */
 import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../conditions/pattern-watch.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-import { UntoldNews, type UserInput } from "./person-news.ts";
-
-export type { UserInput } from "./person-news.ts";
 
 /** A pattern parameter that was suspended for costing too much on a job's output. */
 export type SuspendedPattern = "until_pattern" | "wake_on_pattern";
 
-/**
- * Who holds a job right now, and what that rules out: the model's one attached call (a poll or a
- * write, see attached-call.ts), and the user typing into it (the sessions picker's "Type into it",
- * or `write_stdin`'s `ask_user`). The `wake_on_pattern` watch listens only while neither holds it:
- * lines a call returns are its own, and what a user's typing makes a program print is not the
- * model's to be woken by.
- *
- * The user's keys are a secret by default: a {@link TypingSession} counts them and sends them, and
- * keeps nothing — no result, `details`, wake, row or log ever holds them. What the model learns is a
- * count (`user_input: N bytes`), for the call that asked or the model's next result on the job
- * ({@link UntoldNews}). From the first key on, the job is `typedInto` for good: no wake of it quotes
- * its output again (whatever it prints may carry what was typed), with no timing window involved.
- */
+/** What the model learns of the user's typing. */
+export interface UserInput {
+  /** Every byte that went to the job, the Enter included. */
+  bytes: number;
+  /** The user gave up without sending anything (a dialog cancelled, the overlay left at once). */
+  cancelled: boolean;
+}
+
+/** A wake the person disarmed: the exit wake (`on_exit`) or the `wake_on_pattern`. */
+export type DisarmedWake = "exit_wake" | "wake_on_pattern";
+
+/** The news, as one result tells it. */
+export interface PersonNews {
+  typed?: UserInput;
+  disarmed?: DisarmedWake[];
+}
+
+/** Two stretches of typing told as one. */
+export function combinedInput(earlier: UserInput | undefined, later: UserInput): UserInput {
+  if (!earlier) return later;
+  const bytes = earlier.bytes + later.bytes;
+  return { bytes, cancelled: bytes === 0 && earlier.cancelled && later.cancelled };
+}
+
+/** One job's untold news: gathered as the person acts, taken whole by the model's next result. */
+export class UntoldNews {
+  private typed: UserInput | undefined;
+  private readonly disarmed = new Set<DisarmedWake>();
+
+  /** The person typed into the job (a stretch of typing from the picker). */
+  userTyped(input: UserInput): void {
+    this.typed = combinedInput(this.typed, input);
+  }
+
+  /** The person disarmed one of the job's wakes. */
+  userDisarmed(wake: DisarmedWake): void {
+    this.disarmed.add(wake);
+  }
+
+  /** Everything not told yet, once; undefined when there is nothing. */
+  take(): PersonNews | undefined {
+    if (!this.typed && this.disarmed.size === 0) return undefined;
+    const news: PersonNews = {
+      ...(this.typed ? { typed: this.typed } : {}),
+      ...(this.disarmed.size > 0 ? { disarmed: [...this.disarmed] } : {}),
+    };
+    this.typed = undefined;
+    this.disarmed.clear();
+    return news;
+  }
+}
 
 /** Sends the user's bytes to the job (through its stdin, after anything queued before); resolves to how many it took. */
 export type TypedSender = (bytes: Buffer) => Promise<number>;
@@ -43,10 +84,6 @@ export class TypingSession {
     return this.typed;
   }
 
-  get active(): boolean {
-    return !this.over;
-  }
-
   /** Fires when the session ends — the person is done, or the job ended: a dialog or overlay open for it closes. */
   get closed(): AbortSignal {
     return this.ending.signal;
@@ -65,10 +102,7 @@ export class TypingSession {
     this.typed -= bytes.length - taken;
   }
 
-  /**
-   * The user lets go (or the job ended: `cancelled` false); `cancelled` when they ended without
-   * sending (it counts only with nothing typed). Only the first call counts.
-   */
+  /** The user lets go, or the job ended; `cancelled` counts only with nothing typed, and only the first call counts. */
   end(cancelled = false): UserInput {
     if (!this.over) {
       this.over = true;
@@ -125,10 +159,7 @@ export class JobHolders {
     else this.listen();
   }
 
-  /**
-   * Refuses, before anything is written, what the model may not do while the user types: writes,
-   * resizes, `ask_user`, `kill_session`. Polls and listings go on.
-   */
+  /** Refuses, before anything is written, the model's writes, resizes, `ask_user` and kills while the user types. */
   refuseWhileTyping(): void {
     if (!this.typing) return;
     throw new ExecRequestError(
@@ -155,11 +186,7 @@ export class JobHolders {
     return session;
   }
 
-  /**
-   * Tests later lines against `pattern` while nobody holds the job (`wake_on_pattern`); undefined stops
-   * it. A pattern that cost this job's output more than its share stops (`options.onSuspend`), and
-   * the model's next result is told too.
-   */
+  /** `wake_on_pattern` while nobody holds the job; undefined stops it. A pattern over its cost share stops, and the model is told. */
   watchLines(pattern: LinePattern | undefined, options: PatternWatchOptions): void {
     this.watch?.stop();
     const onSuspend = () => {

@@ -7,7 +7,10 @@ import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, type Elision, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
-import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { PROMPT_LINE_CHARS } from "../shared/constants.ts";
+
+/** The latest output kept per job for the UI's live preview, apart from what the model reads. */
+const PREVIEW_BYTES = 32 * 1024;
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
 export interface OutputDelta {
@@ -22,10 +25,9 @@ export interface OutputDelta {
 }
 
 /**
- * What a job printed, as the model and the UI read it: the bytes retained since the previous read
- * (bounded head and tail), the streaming decoder that turns them into text across reads, a separate
- * tail for the UI's live preview (watching never drains what the model reads), and the counters
- * every report carries. The log is the job's; this holds only what reads need.
+ * What a job printed, as reads need it: the bytes retained since the previous read (head and tail),
+ * the streaming decoder, a separate tail for the UI's preview (watching never drains what the model
+ * reads), and the counters every report carries.
  */
 export class JobOutput {
   private readonly retained = new HeadTailBuffer();

@@ -4,15 +4,12 @@ import type { Deafness, Usage } from "../processes/listening.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
-import type { Background } from "./background.ts";
-import type { Job, JobExit } from "./job.ts";
-import type { ShellExit } from "./job-ending.ts";
-import type { SuspendedPattern } from "./job-holders.ts";
+import type { Job, JobExit, WaitEnd } from "./job.ts";
+import type { Background, ShellExit } from "./job-ending.ts";
+import type { DisarmedWake, PersonNews, SuspendedPattern, UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
-import type { DisarmedWake, PersonNews, UserInput } from "./person-news.ts";
-import type { WaitEnd } from "./wait.ts";
 
 /**
  * One view of a job at one moment, and the reports built on it. Every result, listing, wake, live
@@ -21,11 +18,10 @@ import type { WaitEnd } from "./wait.ts";
  */
 export interface JobSnapshot {
   jobId: number;
-  /** The command as the model wrote it. */
+  /** As the model wrote it. */
   command: string;
   cwd: string;
   tty: boolean;
-  /** The PTY's size now; pipes have none. */
   terminal?: { cols: number; rows: number };
   /** Once the exit is final (a cancelled call's report leaves it out: it read nothing). */
   exit?: JobExit;
@@ -33,12 +29,11 @@ export interface JobSnapshot {
   elapsedMs: number;
   /** Since the last output byte (since spawn when there was none). */
   quietMs: number;
-  /** Every output byte since spawn, including bytes retention dropped. */
+  /** Including bytes retention dropped. */
   outputBytesTotal: number;
   /** Reads of the output so far: at most 1 in the job's first result (0 when that call was cancelled). */
   outputReads: number;
   logPath: string;
-  /** Why the log is incomplete, if it is. */
   logPartialReason?: string;
   /** Until the hard deadline, while the job runs. */
   deadlineRemainingMs?: number;
@@ -51,7 +46,6 @@ export interface JobSnapshot {
   deaf?: Deafness;
   /** Resident memory and CPU time summed over the running job's processes (Linux). */
   usage?: Usage;
-  /** A call is attached to the job right now. */
   attached: boolean;
   /** The user is typing into the job right now (the model may poll it, not write to it). */
   userTyping?: boolean;
@@ -65,20 +59,19 @@ export interface JobSnapshot {
   background?: Background;
 }
 
-/** What the snapshot builder needs beyond the job. */
+/** What the snapshot builder needs beyond the job; the report builder reads the process table for the last three. */
 export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
   wakePattern?: string | undefined;
+  /** Leave the exit out (a cancelled call consumed nothing). */
+  hideExit?: boolean;
   /** Read for running jobs by the report builder (one scan for all jobs of a call), with what the same read found. */
   listening?: string[] | undefined;
   deaf?: Deafness | undefined;
   usage?: Usage | undefined;
-  /** Leave the exit out (a cancelled call consumed nothing). */
-  hideExit?: boolean;
-  /** The exited job's groups were found alive (only listings look: it reads the process table). */
+  /** The exited job's groups were found alive (only listings look). */
   lingering?: boolean;
-  /** What the shell left running (`Job.backgroundNow`), read by the report builder. */
   background?: ReturnType<Job["backgroundNow"]>;
 }
 
@@ -113,7 +106,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
   };
 }
 
-/** Slots in use, for the warning results carry when the registry runs full. */
+/** Slots in use, for the warning results carry near a full registry. */
 export interface SlotUse {
   used: number;
   capacity: number;
@@ -160,10 +153,7 @@ export interface JobReport {
   backgroundChanged?: boolean;
   /** Patterns suspended on this job since the model's last result on it (too slow on its output). */
   patternsSuspended?: SuspendedPattern[];
-  /**
-   * The PTY's screen, which the result shows instead of `output` (still consumed: the next read starts
-   * after it): the call asked for it (`screen: true`), or the program is on the alternate screen.
-   */
+  /** Shown instead of `output` (still consumed): asked for (`screen: true`), or the program is on the alternate screen. */
   screen?: ScreenView;
 }
 
@@ -186,7 +176,7 @@ export function portConflictText(conflicts: readonly PortConflict[], inert: (tex
     .join("; ");
 }
 
-/** What a person did to the job since the model's last result on it, as a result tells it once (see person-news.ts). */
+/** What a person did to the job since the model's last result on it, as a result tells it once (see job-holders.ts). */
 export interface NewsFields {
   userInput?: UserInput;
   userDisarmed?: DisarmedWake[];
@@ -250,4 +240,21 @@ export function wakeOf(job: JobSnapshot): WakeJob {
     logPath: job.logPath,
     ...(reasons.length ? { reason: reasons.join("; ") } : {}),
   };
+}
+
+/** Lines of a pipe job's output a person's view shows (a PTY job shows its screen). */
+const VIEW_LOG_LINES = 40;
+
+/**
+ * What a person's view of a job shows (the picker's "view"), consuming nothing the model has not
+ * read: a PTY job's screen, or a pipe job's last lines (its log's end, from memory, controls stripped).
+ */
+export type HumanView = { kind: "screen"; screen: ScreenView } | { kind: "output"; lines: string[] };
+
+export async function humanView(job: Job): Promise<HumanView> {
+  const screen = await job.screenView(true);
+  if (screen) return { kind: "screen", screen };
+  const lines = job.previewText().split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return { kind: "output", lines: lines.slice(-VIEW_LOG_LINES) };
 }

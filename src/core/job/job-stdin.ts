@@ -1,6 +1,14 @@
+/*
+ * A job's input side: the model's sends and the user's keys, through a bounded queue that never
+ * blocks Pi. On pipes Ctrl-C is SIGINT to the group and Ctrl-D an EOF after the bytes queued before
+ * it; on a PTY every byte goes to the terminal, whose line discipline gives them their meaning.
+ */
 import type { JobInput } from "../request/input.ts";
 import type { Transport } from "../transport/types.ts";
-import { InputQueue } from "./input-queue.ts";
+
+/** Bytes a job's stdin may hold unread (then a write waits in its window and is refused in part), and the pieces handed to the OS. */
+export const INPUT_QUEUE_BYTES = 1024 * 1024;
+const INPUT_CHUNK_BYTES = 64 * 1024;
 
 /** What a `send` did: the kind of input, what is still waiting or was refused, and why it failed if it did. */
 export interface InputOutcome {
@@ -14,13 +22,7 @@ export interface InputOutcome {
   sentBytes: number;
 }
 
-/**
- * A job's input side. On pipes: bytes to stdin, Ctrl-C as SIGINT to the process group, Ctrl-D as EOF
- * after the bytes queued before it. On a PTY every byte goes to the terminal, whose line discipline
- * gives Ctrl-C and Ctrl-D their meaning (or passes them on, to a program in raw mode). Bytes go
- * through the bounded {@link InputQueue}: a send waits until its bytes are handed to the OS or its
- * deadline passes, then says what still waits and what did not fit. Nothing here ever throws.
- */
+/** A send waits until its bytes are handed to the OS or its deadline passes, then says what waits and what did not fit; it never throws. */
 export class JobStdin {
   private readonly queue: InputQueue;
   private moves = 0;
@@ -37,10 +39,7 @@ export class JobStdin {
     this.queue = new InputQueue(transport);
   }
 
-  /**
-   * Counts each send's start and its end (never what was sent): what a listing read of the job
-   * (whether it waits for input) may be stale once this moved.
-   */
+  /** Counts each send's start and end (never what was sent): a listing's read of the job is stale once this moved. */
   get movements(): number {
     return this.moves;
   }
@@ -138,4 +137,124 @@ export class JobStdin {
 function terminalBytes(input: JobInput): Buffer {
   if (input.kind === "bytes") return input.bytes;
   return Buffer.of(input.kind === "interrupt" ? 0x03 : 0x04);
+}
+
+/** Where queued input goes: the transport's write (resolves once the OS has the bytes) and end of input. */
+export interface InputSink {
+  write(bytes: Buffer): Promise<void>;
+  closeInput(): void;
+}
+
+/**
+ * A job's stdin on its way to the child, ordered: one piece at a time goes to the OS, at most
+ * {@link INPUT_QUEUE_BYTES} are held (a child that stops reading costs bounded memory), what does not
+ * fit is refused. An end of input follows every byte queued before it.
+ */
+export class InputQueue {
+  private readonly chunks: Buffer[] = [];
+  /** Bytes accepted and not yet handed to the OS (including the piece being written). */
+  private held = 0;
+  private acceptedTotal = 0;
+  private flushedTotal = 0;
+  private writing = false;
+  private endRequested = false;
+  private failure: string | undefined;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly sink: InputSink,
+    private readonly limit: number = INPUT_QUEUE_BYTES,
+  ) {}
+
+  /** Bytes waiting for the child to read them. */
+  get pendingBytes(): number {
+    return this.held;
+  }
+
+  /** Why input can no longer be delivered, once that is known. */
+  get failed(): string | undefined {
+    return this.failure;
+  }
+
+  /** Position (in bytes accepted since spawn) just after the last accepted byte. */
+  get accepted(): number {
+    return this.acceptedTotal;
+  }
+
+  /** Position up to which the OS has every byte. */
+  get flushed(): number {
+    return this.flushedTotal;
+  }
+
+  /** Takes as much of `bytes` as fits and returns how many bytes it took. */
+  offer(bytes: Buffer): number {
+    if (this.failure || this.endRequested) return 0;
+    const taken = Math.min(bytes.length, this.limit - this.held);
+    for (let at = 0; at < taken; at += INPUT_CHUNK_BYTES) {
+      // Copied: the caller's buffer may be large, and only what was taken is kept.
+      this.chunks.push(Buffer.from(bytes.subarray(at, Math.min(taken, at + INPUT_CHUNK_BYTES))));
+    }
+    this.held += taken;
+    this.acceptedTotal += taken;
+    this.pump();
+    return taken;
+  }
+
+  /** Ends the child's input once every byte queued so far is written. */
+  end(): void {
+    if (this.failure || this.endRequested) return;
+    this.endRequested = true;
+    this.pump();
+  }
+
+  /** Resolves at the next change: bytes written (room freed), a failure, or the queue given up. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** A piece is being handed to the OS right now: its outcome is not known yet. */
+  get writeInFlight(): boolean {
+    return this.writing;
+  }
+
+  /**
+   * Drops everything still queued (the job is gone); later offers take nothing. A piece already being
+   * written still counts as flushed when its write succeeds: a job that exits because of what it just
+   * read (Ctrl-C on a PTY) got those bytes.
+   */
+  dispose(reason: string): void {
+    this.failure ??= reason;
+    this.chunks.length = 0;
+    this.held = 0;
+    this.notify();
+  }
+
+  private pump(): void {
+    if (this.writing || this.failure) return;
+    const chunk = this.chunks.shift();
+    if (!chunk) {
+      if (this.endRequested) this.sink.closeInput();
+      return;
+    }
+    this.writing = true;
+    this.sink.write(chunk).then(
+      () => {
+        this.writing = false;
+        this.held = Math.max(0, this.held - chunk.length);
+        this.flushedTotal += chunk.length;
+        this.notify();
+        this.pump();
+      },
+      (error: Error) => {
+        this.writing = false;
+        this.dispose(`stdin write failed: ${error.message}`);
+      },
+    );
+  }
+
+  private notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
 }

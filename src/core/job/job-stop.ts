@@ -1,11 +1,13 @@
 import { aliveGroups } from "../processes/process-group.ts";
 import { descendantsOf, livingPids } from "../processes/process-table.ts";
-import { GROUP_PROBE_INTERVAL_MS, KILL_CONFIRM_MS, KILL_GRACE_MS } from "../shared/constants.ts";
+import { GROUP_PROBE_INTERVAL_MS, KILL_GRACE_MS } from "../shared/constants.ts";
+
+/** After SIGKILL, how long a stop waits for the kernel to confirm before it reports `cleanup: pending`. */
+const KILL_CONFIRM_MS = 2_000;
 
 /**
- * Evidence of a stop. `cleanup`: `pending` when even the leader's exit was not seen; `confirmed` only
- * when the job's process groups are proven empty and every descendant seen before the signal is gone;
- * `unconfirmed` otherwise (a descendant left the group with setsid, or the platform cannot tell).
+ * Evidence of a stop. `cleanup`: `pending` when not even the leader's exit was seen; `confirmed` when
+ * the groups are proven empty and every descendant seen before the signal is gone; else `unconfirmed`.
  */
 export interface Termination {
   signal: NodeJS.Signals;
@@ -40,10 +42,9 @@ async function gone(job: Stoppable, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * Stops a job: `signal` to its groups, SIGKILL after {@link KILL_GRACE_MS} if anything of it is left
- * (SIGKILL itself skips the grace), then a bounded wait for the kernel to confirm. Reports whether it
- * escalated and what is known of the cleanup; a signal that cannot be sent is a failure, not a throw.
- * `signalGroups` signals every group of the job and throws when a signal cannot be sent.
+ * Stops a job: `signal` to its groups (`signalGroups` throws when it cannot), SIGKILL after
+ * {@link KILL_GRACE_MS} if anything is left, then a bounded wait for the kernel to confirm. A signal
+ * that cannot be sent is a failure in the report, not a throw.
  */
 export async function stopJob(
   job: Stoppable,

@@ -1,7 +1,11 @@
 /*
- * job/ — one job's life and every view of it: the state machine (this file), output, stdin, stop with
- * escalation, the exit drain, waits, the snapshot every result reads, progress, and the registry of
- * a runtime's jobs.
+ * job/ — one job's life and every view of it. The flow at a glance:
+ * 1. `job-launcher.ts` starts a job through the transport; `registry.ts` gives it an id and a slot.
+ * 2. The `Job` (this file) keeps its bytes (`job-output.ts`), takes input (`job-stdin.ts`), and knows
+ *    who holds it (`job-holders.ts`: the model's call, the user typing, what the person did).
+ * 3. `attached-call.ts` runs one call on it: lease, progress, `ask_user`, the turn (resize, send, wait, read).
+ * 4. The shell's exit ends it through `job-ending.ts` (background, drain); `job-stop.ts` stops it.
+ * 5. `job-reports.ts` builds every report on one `job-snapshot.ts` snapshot.
  *
  * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
  */
@@ -11,68 +15,97 @@ import { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
-import type { JobLog } from "../log/job-log.ts";
+import type { JobLog, LogDirectory } from "../log/job-log.ts";
 import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
-import { LOG_FLUSH_ON_EXIT_MS, TYPED_DELIVERY_MS } from "../shared/constants.ts";
+import type { TransportFactory } from "../transport/spawn.ts";
 import type { LeaderExit, Transport } from "../transport/types.ts";
-import type { Background } from "./background.ts";
-import { exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
+import { type Background, exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
-import type { JobExit, JobSpec, StopReason } from "./job-types.ts";
-import { type WaitEnd, type WaitEnds, waitForExit } from "./wait.ts";
 
 /** A repainting program that printed within this long still runs by itself (top repaints every 3 s by default). */
 const REPAINTING_QUIET_MS = 10_000;
-
-export type { JobExit, JobSpec, StepPlan, StepResult, StopReason } from "./job-types.ts";
+/** The longest an exit report waits for its log to reach the disk (a hung disk must not hold it). */
+const LOG_FLUSH_ON_EXIT_MS = 5_000;
+/** How long a key the user typed may wait for the job's stdin: a program that stops reading must not freeze the overlay. */
+const TYPED_DELIVERY_MS = 5_000;
+/** Node's timers overflow past 2^31-1 ms (about 24.8 days): longer waits re-arm in chunks. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * One command's process and everything known about it, in four states (see {@link JobEnding}):
- * `running` (the leader lives), `background` (the leader exited, processes of its group — PTY:
- * session — run on), `draining` (nothing of it runs; its last output is still being read), `final`
- * (the exit is fixed and reported to listeners). Its output goes to
- * {@link JobOutput} and to its log, its input through {@link JobStdin}; its hard deadline runs on its
- * own timer. One call at a time is attached to it.
+ * Who stopped a job: `killed` the model, `user` the person (the sessions picker), `timeout` its
+ * `timeout_s`, `log_quota` its log quota (`PI_UNIFIED_EXEC_ON_LOG_QUOTA=stop`), `boundary` a session
+ * boundary or a runtime given up after `/reload`, `memory` its processes' memory over the cap.
+ */
+export type StopReason = "killed" | "user" | "timeout" | "log_quota" | "boundary" | "memory";
+
+/** A job's final state, fixed once the exit is known and the output drained. */
+export interface JobExit {
+  /** For a death by signal, 128 + its number, as a shell reports it. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why the job never ran, or failed in a way the exit code cannot say. */
+  failure?: string;
+  stoppedBy?: StopReason;
+}
+
+/** What a job is started with. */
+export interface JobSpec {
+  id: number;
+  /** As the model wrote it (the transport runs the shell). */
+  command: string;
+  cwd: string;
+  logs: LogDirectory;
+  transport: TransportFactory;
+  /** The shell the transport starts, for the message when it cannot start. */
+  program: string;
+  /** The PTY's size at spawn; pipes when absent. */
+  terminal?: { cols: number; rows: number };
+  /** Hard deadline after spawn, whether or not anyone waits on the job. */
+  timeoutMs: number;
+  /** When the process may have begun (a warm shell runs its job from its answer on); now when absent. */
+  startedMono?: number;
+}
+
+/**
+ * One command's process and everything known about it, in four states (see {@link JobEnding}). Its
+ * output goes to {@link JobOutput} and its log, its input through {@link JobStdin}; its hard
+ * deadline runs on its own timer. One call at a time is attached to it.
  */
 export class Job {
   readonly id: number;
   readonly command: string;
   readonly cwd: string;
-  /** Monotonic start (performance.now()), for every duration: the call's window, the deadline, quiet. */
+  /** Monotonic (performance.now()): the start, the hard deadline, and when the exit became final. */
   readonly startedMono: number;
-  /** Monotonic time of the hard deadline. */
   readonly deadlineMono: number;
-  /** Monotonic time the exit became final. */
   exitedMono: number | undefined;
   readonly tty: boolean;
   private readonly program: string;
   private readonly transport: Transport;
   private readonly log: JobLog;
   private readonly output: JobOutput;
-  /** Its input side: sends go through {@link Job.send}; a listing reads how often it moved (`movements`). */
   readonly stdin: JobStdin;
-  /** PTY jobs: the terminal's screen, fed from spawn. */
+  /** PTY jobs only. */
   private readonly screen: JobScreen | undefined;
   private readonly end: JobEnding;
   private readonly deadlineTimer: NodeJS.Timeout;
   private size: { cols: number; rows: number } | undefined;
   private final: JobExit | undefined;
-  /** The exit is being fixed (once): it may finish within the call that starts it, so the flag is set first. */
+  /** Set before the exit is fixed: fixing may finish within the call that starts it. */
   private finishing = false;
   private stopReason: StopReason | undefined;
   /** What the exit says of a stop the model did not ask for (the memory at a memory stop). */
   private stopNote: string | undefined;
-  /** The latest signal a stop sent while the shell's background ran on: the job ended by it, not by the shell's exit. */
+  /** A stop's signal while the shell's background ran on: the job's exit, not the shell's code. */
   private backgroundStop: NodeJS.Signals | undefined;
-  /** Every group of the job was seen empty after its exit; their ids may be reused from then on. */
+  /** Every group was seen empty after the exit: their ids may be reused, so they are never named again. */
   private groupsEnded = false;
   private readonly exitListeners = new Set<() => void>();
   private readonly shellExitListeners = new Set<() => void>();
-  /** Who holds the job: the model's one attached call, the user typing; the pattern watch between them. */
   readonly holders: JobHolders;
   /** The last byte printed was a line break (or none was printed). */
   private atLineStart = true;
@@ -123,12 +156,12 @@ export class Job {
     this.deadlineTimer.unref();
   }
 
-  /** The exit, once final; undefined while the job runs (or drains its last output). */
+  /** Undefined while the job runs or drains its last output. */
   get exit(): JobExit | undefined {
     return this.final;
   }
 
-  /** True once the leader has exited, even while processes it left run on or the last output is drained. */
+  /** Also while processes the leader left run on, or its last output is drained. */
   get leaderExited(): boolean {
     return this.end.state !== "running";
   }
@@ -139,10 +172,8 @@ export class Job {
   }
 
   /**
-   * While the shell's exit left processes running: its exit (the job's exit code to be) and what runs
-   * on, looked up now (names withheld once a person typed into the job), or as the call's wait last
-   * looked (`fresh` false); undefined otherwise. `told`: a result shows it to the model, so later
-   * waits no longer end at the shell's exit.
+   * While the shell's exit left processes running: its exit and what runs on, looked up now or as the
+   * call's wait last looked (`fresh` false). `told`: a result shows it, so later waits are plain waits.
    */
   backgroundNow(told = false, fresh = true): { shellExit: ShellExit; processes: Background } | undefined {
     const processes = this.end.backgroundNow(this.holders.typedInto, fresh);
@@ -151,47 +182,41 @@ export class Job {
     return shellExit && processes ? { shellExit, processes } : undefined;
   }
 
-  /** The leader's pid, which is also its process group and session id; undefined when it never started. */
+  /** Also its process group and session id; undefined when it never started. */
   get pid(): number | undefined {
     return this.transport.pid;
   }
 
-  /** The PTY's current size; undefined on pipes. */
   get terminalSize(): { cols: number; rows: number } | undefined {
     return this.size && { ...this.size };
   }
 
-  /** Where every byte of output is mirrored. */
   get logPath(): string {
     return this.log.path;
   }
 
-  /** Why the log is incomplete, if it is. */
   get logPartialReason(): string | undefined {
     return this.log.partialReason;
   }
 
-  /** Every output byte since spawn, including bytes retention dropped. */
+  /** Including bytes retention dropped. */
   get outputBytesTotal(): number {
     return this.output.bytesTotal;
   }
 
-  /** Reads of the output so far (each call that read it, the handover's included). */
   get outputReads(): number {
     return this.output.reads;
   }
 
-  /** Milliseconds since the last output byte (since spawn when there was none). */
   quietMs(nowMono: number = performance.now()): number {
     return this.output.quietMs(nowMono);
   }
 
-  /** Bytes of the stream up to where the last read ended. */
   get outputBytesRead(): number {
     return this.output.bytesRead;
   }
 
-  /** The latest output for a live preview, after byte `sinceTotal`; it drains nothing. */
+  /** The latest output after byte `sinceTotal`, for a live preview; it drains nothing. */
   previewText(sinceTotal = 0): string {
     return this.output.previewText(sinceTotal);
   }
@@ -201,41 +226,33 @@ export class Job {
     this.holders.detach(() => this.output.unread());
   }
 
-  /** The call attached to the job, if any. */
   get attached(): string | undefined {
     return this.holders.attached;
   }
 
-  /** Tests the job's later lines against `pattern` while nobody holds it, reporting each hit; `undefined` stops. */
+  /** Tests later lines against `pattern` (`wake_on_pattern`) while nobody holds the job; undefined stops. */
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
-    // One budget pays for both testers of the pattern, the wake's watch and the reads' matcher (which
-    // tests every line whoever holds the job): when it runs out, both stop and the model is told once.
+    // One budget pays for the wake's watch and the reads' matcher: when it runs out, both stop.
     const budget = pattern && new PatternBudget(() => performance.now());
     const look = this.output.watchReads(pattern, budget);
     const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget, look } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
   }
 
-  /**
-   * The user takes the job's keyboard: their bytes go to its stdin after anything queued, counted and
-   * never kept. Undefined when the job is over or the user holds it already.
-   */
+  /** The user takes the job's keyboard (bytes counted, never kept); undefined when the job is over or they hold it already. */
   startTyping(report: TypingReport): TypingSession | undefined {
     if (this.end.state !== "running") return undefined;
     return this.holders.startTyping((bytes) => this.stdin.sendTyped(bytes, performance.now() + TYPED_DELIVERY_MS), report);
   }
 
   /**
-   * Waits until the exit is final, `deadlineMono` passes or `signal` aborts. When the wait ends while
-   * the leader has exited but its last output is still draining, the exit wins: it waits for it
-   * rather than report a job that is gone as running (this also keeps a job that exits inside the
-   * early-exit grace from ever being published). A wait that sees the shell exit while processes it
-   * left run on ends `background` once they had their settle window and still run.
+   * Waits for the exit, the deadline or one of `ends`. A wait that ends while the last output drains
+   * waits for the exit (a job that is gone is never reported running, nor published after the
+   * early-exit grace); one that sees the shell leave processes running ends `background` after their settle window.
    */
   async wait(deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
     const end = await waitForExit(this, deadlineMono, { ...ends, background: (listener) => this.end.onBackgroundSettled(listener) });
-    // What the shell left is looked at as the wait ends, and the call's report shows that look: one
-    // that finds nothing running is the job's end, which this call then waits for and reports.
+    // The report shows this look; one that finds nothing running is the job's end, which the call waits for.
     if (end !== "exited") this.end.backgroundNow(this.holders.typedInto);
     if (end === "exited" || !this.ending) return end;
     await new Promise<void>((resolve) => this.onExit(resolve));
@@ -247,7 +264,7 @@ export class Job {
     this.output.stopWatch();
   }
 
-  /** Whether the job seems blocked reading its own stdin, and which signal says so (it never acts); `lastLine` if not the returned one. */
+  /** Whether the job seems blocked reading its own stdin, and which signal says so. */
   inputWait(lastLine: string = this.output.lastLine, holders?: InputWaitQuery["holders"]): InputWait {
     if (this.pid === undefined || this.end.state !== "running") return { likely: false };
     // A program that keeps repainting its screen (top reads its keys between repaints) moves by itself.
@@ -263,12 +280,12 @@ export class Job {
     return this.output.take(this.final !== undefined);
   }
 
-  /** The screen a result shows instead of the stream, if any ({@link JobScreen.view}; `true`: the human's view). */
+  /** The screen a result shows instead of the stream, if any (see {@link JobScreen.view}). */
   async screenView(asked: boolean | undefined): Promise<ScreenView | undefined> {
     return this.screen?.view(asked);
   }
 
-  /** A PTY job's screen right now and how its program wants keys sent (a person typing into it); pipes have none. */
+  /** A PTY job's screen now and how its program wants keys sent, for a person typing into it. */
   liveScreen(): ReturnType<JobScreen["live"]> | undefined {
     return this.screen?.closed ? undefined : this.screen?.live();
   }
@@ -283,12 +300,12 @@ export class Job {
     return handle;
   }
 
-  /** Sends input within the window (see {@link JobStdin}); never throws. */
+  /** Never throws (see {@link JobStdin}). */
   send(input: JobInput, deadlineMono: number): Promise<InputOutcome> {
     return this.stdin.send(input, deadlineMono);
   }
 
-  /** Resizes the job's PTY (the child gets SIGWINCH). Only for PTY jobs; the caller checks. */
+  /** The child gets SIGWINCH. PTY jobs only; the caller checks. */
   resize(size: { cols: number; rows: number }): void {
     if (!this.transport.resize) throw new Error(`job ${this.id} has no terminal to resize`);
     this.transport.resize(size.cols, size.rows);
@@ -296,33 +313,32 @@ export class Job {
     this.size = { cols: size.cols, rows: size.rows };
   }
 
-  /** Every process group a signal to this job must reach: its session's groups, the leader's first. */
+  /** Every group a signal to this job must reach: its session's, the leader's first. */
   groups(): number[] {
     return this.groupsEnded ? [] : this.transport.groups();
   }
 
-  /** The runtime saw every group of the exited job empty: they are never named again. */
   noteGroupsEnded(): void {
     if (this.final) this.groupsEnded = true;
   }
 
-  /** Our end of the job's streams is still open (a descendant may still print). */
+  /** A descendant may still print. */
   get streamsOpen(): boolean {
     return !this.end.streamsClosed;
   }
 
-  /** Closes our end of the job's streams (shutdown, after its processes were stopped): `closed` follows. */
+  /** Shutdown, after the processes were stopped: `closed` follows. */
   closeStreams(): void {
     this.transport.close();
   }
 
-  /** Calls `listener` once when the leader (the shell) exits, whether or not the job ends with it (at once if it has). */
+  /** Once the shell exits, whether or not the job ends with it (at once if it has). */
   onShellExit(listener: () => void): void {
     if (this.leaderExited) listener();
     else this.shellExitListeners.add(listener);
   }
 
-  /** Calls `listener` once when the exit becomes final (at once if it already is). Returns an unsubscribe. */
+  /** Once the exit is final (at once if it is); returns an unsubscribe. */
   onExit(listener: () => void): () => void {
     if (this.final) {
       listener();
@@ -333,11 +349,10 @@ export class Job {
   }
 
   /**
-   * Records who is about to stop the job and with which signal, for a stop that signals its groups
-   * from outside (shutdown). The first reason wins; a job whose shell exited before the stop ends by
-   * the stop's signal, a job that ended already keeps its own exit.
+   * Who is about to stop the job, with which signal (shutdown signals its groups from outside). The
+   * first reason wins; a job that ended already keeps its own exit.
    */
-  stopping(reason: StopReason, signal: NodeJS.Signals = "SIGTERM", note?: string): void {
+  recordStop(reason: StopReason, signal: NodeJS.Signals = "SIGTERM", note?: string): void {
     if ((this.end.state === "running" || this.end.state === "background") && this.stopReason === undefined) {
       this.stopReason = reason;
       this.stopNote = note;
@@ -350,11 +365,11 @@ export class Job {
     return this.stopReason !== undefined;
   }
 
-  /** Stops the job with escalation and evidence (see {@link stopJob}), recording who stopped it and with what. */
+  /** Stops the job with escalation and evidence (see {@link stopJob}). */
   terminate(signal: NodeJS.Signals, reason: StopReason, note?: string): Promise<Termination> {
-    this.stopping(reason, signal, note);
+    this.recordStop(reason, signal, note);
     return stopJob(this, signal, (sig) => {
-      this.stopping(reason, sig);
+      this.recordStop(reason, sig);
       return this.transport.signal(sig);
     });
   }
@@ -389,7 +404,6 @@ export class Job {
     this.end.closed();
   }
 
-  /** Fixes the exit once the output is drained, with the log complete up to it, and tells the listeners. */
   private finish(failure?: string): void {
     if (this.finishing) return;
     this.finishing = true;
@@ -400,9 +414,8 @@ export class Job {
     this.end.fixing();
     clearTimeout(this.deadlineTimer);
     this.stdin.close();
-    // The exit is reported with the log complete up to it, so the model can read the log at once.
+    // The exit is reported with the log complete up to it; with nothing on its way to disk, in this turn.
     this.log.appendTail();
-    // Nothing on its way to the disk (a short job's few bytes are written by now): no turn to wait.
     const flushing = this.log.flushedWithin(LOG_FLUSH_ON_EXIT_MS);
     if (flushing) await flushing;
     // A stop that ended what the shell left ended the job: its exit is the stop's signal, not the shell's code.
@@ -422,4 +435,64 @@ export class Job {
     this.exitListeners.clear();
     for (const listener of listeners) listener();
   }
+}
+
+/** Why a wait ended: `aborted` is the call's cancel (Esc), `steered` the user's message, `background` the shell's exit with processes left. */
+export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
+
+/** The ends a conditional wait's own conditions can bring. */
+export type ConditionEnd = "matched" | "quiet" | "listening";
+
+/** What else may end a wait besides the exit and the deadline. */
+export interface WaitEnds {
+  signal?: AbortSignal | undefined;
+  steer?: AbortSignal | undefined;
+  condition?: Promise<ConditionEnd> | undefined;
+  /** Subscribes to the shell's exit leaving processes running (after a short settle); returns an unsubscribe. */
+  background?: ((listener: () => void) => () => void) | undefined;
+}
+
+/** What a wait needs of a job: whether its exit is final, and a call when it becomes final (returns an unsubscribe). */
+export interface ExitSource {
+  readonly exit: unknown;
+  onExit(listener: () => void): () => void;
+}
+
+/**
+ * Waits for the exit, the monotonic deadline or one of `ends`. Output alone never ends a wait (a
+ * REPL call would return just its echo), and a cancel or steer ends the wait, never the job. When
+ * several are ready at once the exit wins: no caller reports "running" for a job that is gone.
+ */
+export function waitForExit(job: ExitSource, deadlineMono: number, ends: WaitEnds = {}): Promise<WaitEnd> {
+  const { signal, steer, condition, background } = ends;
+  if (job.exit) return Promise.resolve("exited");
+  if (signal?.aborted) return Promise.resolve("aborted");
+  if (steer?.aborted) return Promise.resolve("steered");
+  return new Promise<WaitEnd>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const arm = () => {
+      const remaining = deadlineMono - performance.now();
+      if (remaining <= 0) return settle("deadline");
+      timer = setTimeout(arm, Math.min(remaining, MAX_TIMER_MS));
+    };
+    const settle = (end: WaitEnd) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      unsubscribe();
+      unsubscribeBackground?.();
+      signal?.removeEventListener("abort", onAbort);
+      steer?.removeEventListener("abort", onSteer);
+      resolve(job.exit ? "exited" : end);
+    };
+    const onAbort = () => settle("aborted");
+    const onSteer = () => settle("steered");
+    const unsubscribe = job.onExit(() => settle("exited"));
+    const unsubscribeBackground = background?.(() => settle("background"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    steer?.addEventListener("abort", onSteer, { once: true });
+    void condition?.then(settle);
+    arm();
+  });
 }

@@ -3,13 +3,9 @@ import { ExecRequestError } from "../shared/errors.ts";
 import type { Job } from "./job.ts";
 
 /**
- * The jobs of one runtime, in admission order, and their ids. Ids count up from 1 and are never
- * reused, so a stale id can never reach a newer job. A job holds a slot from spawn; it becomes
- * addressable by `session_id` only once published (it outlived the early-exit grace), so an id whose
- * job exited inside the grace is spent without ever being exposed.
- *
- * Capacity: when every slot is taken, completed jobs whose exit nobody has read yet are evicted,
- * oldest first; a live job is never evicted, so when all slots hold live jobs a new one is refused.
+ * The jobs of one runtime, in admission order. Ids are never reused (a stale id never reaches a newer
+ * job); a job holds a slot from spawn and is addressable only once published (it outlived the
+ * early-exit grace). When every slot is taken, the oldest unread exits are evicted; a live job never is.
  */
 export class JobRegistry {
   private nextId = 1;
@@ -24,10 +20,7 @@ export class JobRegistry {
   /** Slots promised to jobs still being started. */
   private reserved = 0;
 
-  /**
-   * Frees a slot for a new job if none is free, by evicting the oldest completed, unattached job.
-   * Returns what was evicted; throws before anything is spawned when every slot holds a live job.
-   */
+  /** Evicts the oldest ended, unattached job if no slot is free; throws before any spawn when every slot holds a live job. */
   makeRoom(): Job[] {
     const evicted: Job[] = [];
     for (const [id, { job }] of this.slots) {
@@ -50,18 +43,12 @@ export class JobRegistry {
     return this.ids ? this.ids() : this.nextId++;
   }
 
-  /**
-   * Takes in a finished job of an earlier runtime of the session (handed over at a boundary), published
-   * so its id answers once; it is the oldest record, so the first to make room.
-   */
+  /** A finished job an earlier runtime handed over, published so its id answers once (the first to make room). */
   adopt(job: Job): void {
     if (this.slots.size < this.capacity && !this.slots.has(job.id)) this.slots.set(job.id, { job, published: true });
   }
 
-  /**
-   * Makes room ({@link makeRoom}) and promises the slot to a job being started: a warm shell may run
-   * the command before the start returns, so the slot must be its own from the first check on.
-   */
+  /** Promises a slot to a job being started: a warm shell may run it before the start returns. */
   reserve(): true {
     this.makeRoom();
     this.reserved++;

@@ -1,7 +1,6 @@
 import { type ListenReader, ListenWatch } from "../conditions/listen-watch.ts";
 import type { UntilSpec } from "../conditions/until-conditions.ts";
-import type { Job } from "./job.ts";
-import type { ConditionEnd } from "./wait.ts";
+import type { ConditionEnd, Job } from "./job.ts";
 
 /** One call's conditional wait: the output conditions the job watches, and the socket check beside them. */
 export interface UntilWatch {

@@ -1,25 +1,58 @@
 /*
- * log/ — each job's log on disk: the private directory, exclusive 0600 files, the bounded write
- * queue with backpressure (log-stage), and the per-job and per-runtime quotas (this file, with
- * log-settings for the environment's say).
- *
- * May import: shared, output.
+ * log/ — each job's log on disk. The flow at a glance:
+ * 1. `logConfig` reads what the environment may change (the parent directory, the quotas, a stop at the quota).
+ * 2. The runtime's `LogDirectory` makes a private 0700 directory on the first job; each job opens its 0600 `<id>.log`.
+ * 3. A job's bytes are staged in reused buffers (`StagedWriter`): 1 MiB pending pauses the job until half is written.
+ * 4. At a quota a marker is written and the last bytes are kept for the exit, as far as the runtime's tail budget lasts.
+ * One file: the folder is one concern. May import: shared, output.
  */
 import { createWriteStream, mkdtempSync, openSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { HeadTailBuffer } from "../output/head-tail-buffer.ts";
-import { LOG_PENDING_BYTES, LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES } from "../shared/constants.ts";
-import { type LogConfig, logConfig } from "./log-settings.ts";
-import { StagedWriter } from "./log-stage.ts";
+import { JOB_LOG_QUOTA_ENV, LOG_DIR_ENV, ON_LOG_QUOTA_ENV, RUNTIME_LOG_QUOTA_ENV } from "../shared/constants.ts";
+import { wholeNumber } from "../shared/env-values.ts";
+
+/** Log bytes queued for the disk before the job stops reading its child: a slow disk costs neither memory nor log bytes. */
+export const LOG_PENDING_BYTES = 1024 * 1024;
+/** Staging buffers, and how many the process keeps for reuse (2 MiB): a flood allocates nothing per chunk. */
+export const LOG_STAGE_BYTES = 256 * 1024;
+const LOG_STAGE_SPARE = 8;
+/** Quotas: one job's log, and all logs of one runtime. */
+const JOB_LOG_QUOTA_BYTES = 16 * 1024 * 1024;
+const RUNTIME_LOG_QUOTA_BYTES = 256 * 1024 * 1024;
+/** A partial log's last bytes kept in memory for the exit (in place of the pending allowance it no longer uses). */
+export const LOG_TAIL_BYTES = 512 * 1024;
+/** What all exit tails of one runtime may add beyond its quota (without it 80 jobs past the quota wrote 40 MiB more). */
+export const LOG_TAIL_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/** The runtime's settings that the environment may change. */
+export interface LogConfig {
+  /** Where the private log directory is created. */
+  parent: string;
+  jobQuotaBytes: number;
+  runtimeQuotaBytes: number;
+  /** At a quota: keep the job running with a partial log, or stop it. */
+  onQuota: "partial" | "stop";
+  /** Bytes exit tails may add beyond the runtime quota; {@link LOG_TAIL_BUDGET_BYTES} unless a test sets it. */
+  tailBudgetBytes?: number;
+}
+
+/** A typo must not lift a limit: anything but a whole number keeps the default. */
+export function logConfig(env: NodeJS.ProcessEnv = process.env): LogConfig {
+  return {
+    parent: env[LOG_DIR_ENV] || tmpdir(),
+    jobQuotaBytes: wholeNumber(env[JOB_LOG_QUOTA_ENV]) ?? JOB_LOG_QUOTA_BYTES,
+    runtimeQuotaBytes: wholeNumber(env[RUNTIME_LOG_QUOTA_ENV]) ?? RUNTIME_LOG_QUOTA_BYTES,
+    onQuota: env[ON_LOG_QUOTA_ENV]?.trim().toLowerCase() === "stop" ? "stop" : "partial",
+  };
+}
 
 /**
- * Opens a log file for writing. The seam where tests put a slow or failing disk; the real one creates
- * the file exclusively (`wx`: never follows or reuses an existing path) with mode 0600, and buffers at
- * most {@link LOG_PENDING_BYTES} before asking the writer to wait. The create is synchronous: a new
- * name in the runtime's private directory costs tens of microseconds, less than handing the open to
- * libuv's thread pool and hearing back (a thread woken on a machine whose cores the job's own start
- * is using). If it fails, the stream opens the way it used to, so the same failure arrives as its error.
+ * Opens a log file (tests put a slow or failing disk here): exclusive (`wx`), 0600, created in the
+ * caller's turn (~20 µs, not ~200 µs through the thread pool). A failed create falls back to the
+ * stream's own open, so the failure arrives as its error.
  */
 export type OpenLogFile = (path: string) => Writable;
 
@@ -42,11 +75,7 @@ export interface LogEvents {
   quotaReached(reason: string): void;
 }
 
-/**
- * Log bytes the jobs of one runtime may still write together (`remaining`), and the bytes the tails
- * appended at exit may still add on top (`tailRemaining`). Limits do not reset while it lives, so
- * the runtime's directory never holds more than both together plus our marker lines.
- */
+/** What one runtime's logs may still write, and its exit tails add on top; never reset, so both bound its directory. */
 export class LogBudget {
   constructor(
     public remaining: number,
@@ -57,11 +86,7 @@ export class LogBudget {
 /** What a job reports as its log path when no log file could be created. */
 export const NO_LOG_PATH = "none";
 
-/**
- * The on-disk logs: every byte a job prints, mirrored to its own file so nothing is lost to the
- * model cap or to retention. Files live in one private directory per runtime, created on the first
- * job (activation alone writes nothing), and stay after the job for the model or the human to read.
- */
+/** One runtime's logs: every byte a job prints, in its own file that stays after the job (activation alone writes nothing). */
 export class LogDirectory {
   private dir: string | undefined;
   readonly budget: LogBudget;
@@ -80,11 +105,8 @@ export class LogDirectory {
   }
 
   /**
-   * Opens a new log for job `jobId`, named `<id>.log`: the directory is private and its name random,
-   * so the file name needs no random part of its own (the model reads this path, so every character
-   * costs), and ids are never reused within a Pi process, so names never collide; the exclusive open
-   * refuses an existing file anyway. When the directory cannot be created the job still runs, with
-   * a log that records why.
+   * `<id>.log`: the directory's name is random, so the file's needs no random part (the model reads the
+   * path). Without a directory the job still runs, with a log that says why.
    */
   open(jobId: number, events: LogEvents): JobLog {
     let dir: string;
@@ -105,14 +127,7 @@ export class LogDirectory {
   }
 }
 
-/**
- * One job's log file. Writes are queued; once {@link LOG_PENDING_BYTES} are pending, `write` returns
- * false and the job must stop reading its child until `drain`, so a slow disk costs neither memory
- * nor log bytes. At a quota (per job or per runtime) a marker line is written and later bytes are only
- * counted, with the last {@link LOG_TAIL_BYTES} kept in memory and appended at exit, so the log holds
- * both ends — as far as the runtime's tail budget lasts: past it a log holds only its marker. A
- * storage error never touches the job: the log is marked partial with the reason.
- */
+/** One job's log file. A storage error never touches the job: the log is marked partial with the reason. */
 export class JobLog {
   /** Staging and backpressure; absent when there is no file. */
   private readonly writer: StagedWriter | undefined;
@@ -139,7 +154,7 @@ export class JobLog {
     stream.on("error", (error) => {
       this.failure ??= `log write failed: ${error.message}`;
       // Nothing more will be written; whoever waits for the disk must not wait forever.
-      writer.stop();
+      writer.streamFailed();
     });
   }
 
@@ -239,5 +254,114 @@ export class JobLog {
     if (this.tailRefused) return;
     this.tail ??= new HeadTailBuffer(LOG_TAIL_BYTES, 0);
     this.tail.push(bytes);
+  }
+}
+
+/** Spare staging buffers of the process, shared by every log. */
+const spare: Buffer[] = [];
+
+function takeStage(): Buffer {
+  return spare.pop() ?? Buffer.allocUnsafe(LOG_STAGE_BYTES);
+}
+
+function giveBack(buffer: Buffer): void {
+  if (spare.length < LOG_STAGE_SPARE) spare.push(buffer);
+}
+
+/**
+ * The write side of one job's log: bytes are copied into staging buffers reused for the life of the
+ * process (no log holds a read buffer; pipes reuse theirs). A buffer goes to the file when full, or at
+ * once when no write is in flight. `write` says false at {@link LOG_PENDING_BYTES}; `drain` at half.
+ */
+export class StagedWriter {
+  private stage: Buffer | undefined;
+  private staged = 0;
+  private inFlight = 0;
+  private writes = 0;
+  /** `write` said false: a drain is owed. */
+  private blocked = false;
+  private stopped = false;
+  private readonly flushWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly onDrain: () => void,
+  ) {}
+
+  /** Bytes staged or being written. */
+  get pending(): number {
+    return this.staged + this.inFlight;
+  }
+
+  /** Copies `bytes` for the file. False means: pause the source until `onDrain`. */
+  write(bytes: Uint8Array): boolean {
+    if (this.stopped) return true;
+    let at = 0;
+    while (at < bytes.length) {
+      this.stage ??= takeStage();
+      const stage = this.stage;
+      const length = Math.min(bytes.length - at, stage.length - this.staged);
+      stage.set(bytes.subarray(at, at + length), this.staged);
+      this.staged += length;
+      at += length;
+      if (this.staged === stage.length) this.handOff();
+    }
+    if (this.writes === 0) this.handOff();
+    if (this.pending < LOG_PENDING_BYTES) return true;
+    this.blocked = true;
+    return false;
+  }
+
+  /** Resolves when every byte written so far is on disk (or writing stopped). */
+  flushed(): Promise<void> {
+    if (this.pending === 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.flushWaiters.push(resolve));
+  }
+
+  /** Writes what is staged, then ends the file. */
+  end(): void {
+    this.handOff();
+    this.stream.end();
+  }
+
+  /** Nothing more is written, nobody waits for it (buffers the stream may hold are not reused). */
+  streamFailed(): void {
+    this.stopped = true;
+    this.stage = undefined;
+    this.staged = 0;
+    this.inFlight = 0;
+    this.release();
+    if (this.blocked) {
+      this.blocked = false;
+      this.onDrain();
+    }
+  }
+
+  private handOff(): void {
+    const stage = this.stage;
+    if (!stage || this.staged === 0 || this.stopped) return;
+    const length = this.staged;
+    this.stage = undefined;
+    this.staged = 0;
+    this.writes++;
+    this.inFlight += length;
+    this.stream.write(stage.subarray(0, length), () => this.written(stage, length));
+  }
+
+  private written(stage: Buffer, length: number): void {
+    if (this.stopped) return;
+    this.writes--;
+    this.inFlight -= length;
+    giveBack(stage);
+    if (this.writes === 0) this.handOff();
+    if (this.blocked && this.pending <= LOG_PENDING_BYTES / 2) {
+      this.blocked = false;
+      this.onDrain();
+    }
+    if (this.pending === 0) this.release();
+  }
+
+  private release(): void {
+    for (const resolve of this.flushWaiters.splice(0)) resolve();
   }
 }

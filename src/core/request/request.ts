@@ -1,8 +1,11 @@
 /*
- * request/ — a call checked and resolved before anything runs (this file): the command, workdir and
- * shell, the environment, `chars` escapes and base64, the attachment window and `yield_until`.
+ * request/ — a call checked and resolved before anything runs. The flow at a glance:
+ * 1. `prepareExec` / `prepareWrite` (this file) refuse a bad call with a message, before any side effect.
+ * 2. `shell.ts` finds the shell and builds its arguments and the job's environment.
+ * 3. `input.ts` turns `chars` (escapes) or `chars_b64` into the bytes to send.
+ * 4. `wait-policy.ts` sets the attachment window (or `yield_until`'s deadline).
  *
- * May import: shared, output, screen, processes, conditions, transport.
+ * May import: shared, output, screen, conditions, transport.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
@@ -12,14 +15,13 @@ import type { UntilSpec } from "../conditions/until-conditions.ts";
 import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
-import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
-import { jobEnvironment } from "./environment.ts";
 import { type JobInput, parseInput } from "./input.ts";
 import {
   currentShellHost,
   DEFAULT_SHELL,
+  jobEnvironment,
   LOGIN_SHELLS,
   type ResolvedShell,
   resolveShell,
@@ -27,8 +29,13 @@ import {
   type ShellInvocation,
   shellInvocation,
 } from "./shell.ts";
-import { monotonicDeadline, parseUtcDeadline } from "./utc-deadline.ts";
-import { emptyPollWindow, execWindow, inputWindow, type Window } from "./wait-policy.ts";
+import { emptyPollWindow, execWindow, inputWindow, monotonicDeadline, parseUtcDeadline, type Window } from "./wait-policy.ts";
+
+/** A job's hard deadline when the model gives none (a big build fits, nothing runs forever), and the longest (a day). */
+export const DEFAULT_TIMEOUT_S = 1_800;
+export const MAX_TIMEOUT_S = 86_400;
+/** `ask_user`: the model's words for the user, one line they read at a glance. */
+export const MAX_ASK_USER_CHARS = 300;
 
 /** `exec_command`'s parameters as the model gave them (types already checked by the tool layer). */
 export interface ExecParams {
@@ -86,10 +93,7 @@ export interface ExecRequest {
   wakePattern?: LinePattern;
 }
 
-/**
- * `wake_on_pattern`, checked by the rules of `until_pattern` before anything is spawned or changed.
- * `untouched` ends each refusal: what did not happen.
- */
+/** `wake_on_pattern` by `until_pattern`'s rules, before anything changes; `untouched` ends each refusal. */
 export function compileWakePattern(source: string, untouched: string): LinePattern {
   if (source === "") {
     throw new ExecRequestError(
@@ -118,10 +122,9 @@ function existingDirectory(turnCwd: string, workdir: string | undefined): string
 }
 
 /**
- * Checks and resolves everything about a command before it is spawned, so a bad request fails with a
- * clear message and leaves nothing behind: the command is not blank, the workdir exists and is a
- * directory (relative paths resolve against the turn's cwd), the shell is supported and found, and
- * for `tty: true` the PTY module loads.
+ * Checks and resolves a command before it is spawned, so a bad request fails clearly and leaves
+ * nothing behind: a command, an existing workdir (relative to the turn's cwd), a shell found, and for
+ * `tty: true` the PTY module loaded.
  */
 export function prepareExec(
   params: ExecParams,
@@ -212,10 +215,9 @@ export interface WriteRequest {
 }
 
 /**
- * Checks a `write_stdin` before anything is written: `chars` and `chars_b64` are exclusive and
- * valid, `yield_until` is alone and a strict UTC time (converted once to the monotonic clock), and
- * the window follows the kind of call — input or a resize (the program redraws, so it waits like a
- * write), an empty poll (at least 5 s, above its cap an error), or an absolute wait.
+ * Checks a `write_stdin` before anything is written. The window follows the kind of call: input or a
+ * resize (the program redraws), an empty poll (at least 5 s, above its cap an error), or `yield_until`
+ * (alone, a strict UTC time converted once to the monotonic clock).
  */
 export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): WriteRequest {
   if (params.ask_user !== undefined) return prepareAskUser(params);
@@ -247,11 +249,7 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
   };
 }
 
-/**
- * `ask_user`: 1 to {@link MAX_ASK_USER_CHARS} characters, and the user's typing is the input, so no
- * `chars`, `chars_b64` (empty ones are the default, not input), resize or absolute wait beside it.
- * Then it waits like any write.
- */
+/** `ask_user`: the user's typing is the input, so no `chars`, `chars_b64`, resize or absolute wait beside it. */
 function prepareAskUser(params: WriteParams): WriteRequest {
   const question = params.ask_user!;
   const chars = [...question].length;

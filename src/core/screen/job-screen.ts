@@ -1,18 +1,16 @@
 /*
- * screen/ — the headless terminal screen every PTY job feeds (terminal-screen, this file) and the
- * size of a job's terminal (terminal-size).
+ * screen/ — a PTY job's screen. The flow at a glance:
+ * 1. `terminal-size.ts` clamps the PTY's size; the job builds its `JobScreen` (this file) at spawn.
+ * 2. Every byte the job prints goes to the headless emulator (`terminal-screen.ts`), in order, bounded.
+ * 3. Its answers to terminal queries go back to the PTY while the job lives.
+ * 4. A result shows the screen when asked or on the alternate screen; the job's exit frees it.
  *
  * May import: shared, output.
  */
-import { SCREEN_REPLY_PENDING_BYTES } from "../shared/constants.ts";
 import { type KeyModes, type ScreenSnapshot, TerminalScreen } from "./terminal-screen.ts";
 
-/**
- * A PTY job's screen, wired to its job: the {@link TerminalScreen} built at spawn and fed every
- * output byte in order, resized with the PTY, its answers to terminal queries written back to the
- * terminal while the job lives (bounded), freed once the job is final (its last screen stays), and
- * the rule for which view a call's result shows. Pipe jobs have none.
- */
+/** Query answers on their way into a PTY: a program that floods queries without reading loses the excess. */
+export const SCREEN_REPLY_PENDING_BYTES = 64 * 1024;
 
 /** The screen a result shows instead of the stream: the rows, the cursor, and whether it is the alternate screen. */
 export interface ScreenView {

@@ -1,29 +1,27 @@
-/**
- * The screen of one PTY job, as a person at a terminal would see it. Owns a headless terminal
- * emulator (`@xterm/headless`) fed every byte the job prints, in order; the queue in front of it,
- * bounded so a flood costs neither unbounded memory nor an exception; the answers the emulator gives
- * to terminal queries (cursor position, device attributes), handed to the caller for the PTY's input;
- * and the snapshot the model and the TUI read, sanitized here like every other text they see.
- *
- * Parsing is asynchronous (the emulator parses in slices between other events), so `snapshot()`
- * resolves once everything written before the call is parsed; `peek()` is the synchronous view of
- * what is parsed so far.
+/*
+ * The screen of one PTY job as a person would see it: a headless emulator (`@xterm/headless`, which
+ * parses ~20 MB/s) fed every byte in order through a bounded queue, its answers to terminal queries
+ * handed to the caller, and the sanitized snapshot results read. `snapshot()` resolves once everything
+ * written before it is parsed; `peek()` is what is parsed so far.
  */
 import { createRequire } from "node:module";
 import type * as XTermModule from "@xterm/headless";
 import { metadataLine } from "../output/visible-text.ts";
-import { SCREEN_BACKLOG_BYTES, SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES, SCREEN_SCROLLBACK_LINES } from "../shared/constants.ts";
+import { SCREEN_SCROLLBACK_LINES } from "../shared/constants.ts";
+
+/** Bytes handed to the emulator and not yet parsed: far from its 50 MB limit (where `write` throws). */
+export const SCREEN_FEED_BYTES = 256 * 1024;
+/** The largest piece handed over at once: parsed without yielding (~3 ms at 20 MB/s). */
+export const SCREEN_CHUNK_BYTES = 64 * 1024;
+/** Bytes waiting beyond the feed; past it the oldest are skipped, so a screen request parses ~1.25 MiB (~60 ms) at most. */
+export const SCREEN_BACKLOG_BYTES = 1024 * 1024;
 
 type XTerm = XTermModule.Terminal;
 
 const requireFromHere = createRequire(import.meta.url);
 let terminalClass: typeof XTermModule.Terminal | undefined;
 
-/**
- * The emulator's class, loaded on the first screen: loading it takes 20–45 ms, which Pi's start
- * should not pay when no PTY job ever runs. (`require`, because the package is CommonJS with
- * exports that a named ESM import cannot see.)
- */
+/** Loaded on the first screen (20–45 ms Pi's start should not pay); `require`: CommonJS exports a named import cannot see. */
 function terminalConstructor(): typeof XTermModule.Terminal {
   terminalClass ??= (requireFromHere("@xterm/headless") as typeof XTermModule).Terminal;
   return terminalClass;
@@ -34,9 +32,8 @@ const CAN = Buffer.of(0x18);
 
 export interface ScreenSnapshot {
   /**
-   * The screen's rows from the top, at most `rows` of them: trailing spaces trimmed from each, and
-   * empty rows below both the last non-empty row and the cursor left out. Already safe to show: no
-   * control characters; invisible characters (bidi controls, zero-width, separators) as `<U+XXXX>`.
+   * The rows from the top, trailing spaces trimmed, empty rows below the last used row and the cursor
+   * left out. Safe to show: no controls; invisible characters (bidi, zero-width) as `<U+XXXX>`.
    */
   lines: string[];
   /** 1-based, within the screen (a cursor waiting to wrap past the last column reports the last column). */
@@ -60,11 +57,7 @@ export interface KeyModes {
 export interface TerminalScreenOptions {
   cols: number;
   rows: number;
-  /**
-   * Bytes the emulator answers to a query the program sent (DSR `ESC[6n`, DA `ESC[c`, …), in order;
-   * the caller writes them to the PTY's input, while the job lives. Called during parsing: a throw is
-   * caught and ignored, since it would otherwise escape from the emulator's timer.
-   */
+  /** The emulator's answers to the program's queries (DSR `ESC[6n`, DA `ESC[c`), in order, for the PTY's input. */
   onReply?: (bytes: Buffer) => void;
   /** The program entered (true) or left (false) the alternate screen; called as those bytes are parsed. */
   onAlternateChange?: (alternate: boolean) => void;
@@ -174,11 +167,7 @@ export class TerminalScreen {
     return false;
   }
 
-  /**
-   * Feeds output bytes, in the order the job printed them. Returns at once; keeps a reference to
-   * `bytes` until parsed (do not reuse the buffer). Past {@link SCREEN_BACKLOG_BYTES} waiting, the
-   * oldest waiting bytes are skipped (see {@link ScreenSnapshot.skippedBytes}). Ignored after `dispose`.
-   */
+  /** Keeps a reference to `bytes` until parsed (do not reuse the buffer); ignored after `dispose`. */
   write(bytes: Buffer): void {
     if (this.final || bytes.length === 0) return;
     this.queue.push({ seq: this.nextSeq++, data: bytes });
@@ -187,11 +176,7 @@ export class TerminalScreen {
     this.pump();
   }
 
-  /**
-   * Resizes the screen after everything written so far is parsed, as the PTY was resized after the
-   * program printed it. Fractions are cut and sizes below 2×1 (the emulator's minimum) raised; a
-   * size that is not a finite number throws. Ignored after `dispose`.
-   */
+  /** After everything written so far is parsed, as the PTY was resized after the program printed it. */
   resize(cols: number, rows: number): void {
     const size = screenSize(cols, rows);
     if (this.final) return;
@@ -199,11 +184,7 @@ export class TerminalScreen {
     this.pump();
   }
 
-  /**
-   * The screen once everything written (and every resize asked for) before this call is parsed:
-   * at once when nothing is pending, else within the parse time of at most
-   * {@link SCREEN_FEED_BYTES} + {@link SCREEN_BACKLOG_BYTES}. After `dispose`, the screen as it was then.
-   */
+  /** Once everything written and resized before this call is parsed; after `dispose`, the screen as it was then. */
   snapshot(): Promise<ScreenSnapshot> {
     if (this.final) return Promise.resolve(this.final);
     const seq = this.nextSeq - 1;
@@ -237,10 +218,7 @@ export class TerminalScreen {
     };
   }
 
-  /**
-   * How the program asked keys to be sent, as parsed so far: cursor keys in application mode
-   * (`ESC O A` rather than `ESC [ A`, DECCKM: vim, less) and pastes bracketed (DECSET 2004).
-   */
+  /** Cursor keys in application mode (DECCKM: `ESC O A`, vim, less) and pastes bracketed (DECSET 2004), as parsed so far. */
   get keyModes(): KeyModes {
     if (this.final) return { applicationCursor: false, bracketedPaste: false };
     const modes = this.term.modes;
@@ -274,7 +252,7 @@ export class TerminalScreen {
     while (this.head < this.queue.length && this.inFlight < SCREEN_FEED_BYTES) {
       const item = this.queue[this.head]!;
       if (item.resize) {
-        this.shift();
+        this.head++;
         const { seq, resize } = item;
         // The callback runs once everything handed over before is parsed, and before anything after.
         this.term.write("", () => this.resized(seq, resize));
@@ -283,7 +261,7 @@ export class TerminalScreen {
       const data = item.data!;
       const piece = data.length > SCREEN_CHUNK_BYTES ? data.subarray(0, SCREEN_CHUNK_BYTES) : data;
       const last = piece === data;
-      if (last) this.shift();
+      if (last) this.head++;
       else item.data = data.subarray(SCREEN_CHUNK_BYTES);
       this.queued -= piece.length;
       this.inFlight += piece.length;
@@ -321,9 +299,8 @@ export class TerminalScreen {
   }
 
   /**
-   * Skips the oldest `excess` waiting data bytes. Resizes stay (they are tiny and the size matters).
-   * A skipped operation counts as done once a later one is: the newest write always keeps its tail
-   * here, so a snapshot waiting for a skipped write resolves when the bytes after the gap are parsed.
+   * Skips the oldest `excess` waiting data bytes (resizes stay). The newest write keeps its tail, so
+   * a snapshot waiting for a skipped write resolves when the bytes after the gap are parsed.
    */
   private skipOldest(excess: number): void {
     let left = excess;
@@ -339,11 +316,7 @@ export class TerminalScreen {
     this.skipped += skipped;
     this.gap = true;
     // Drop the data items emptied at the front; one emptied behind a resize is skipped in `pump`.
-    while (this.head < this.queue.length && this.queue[this.head]!.data?.length === 0) this.shift();
-  }
-
-  private shift(): void {
-    this.head++;
+    while (this.head < this.queue.length && this.queue[this.head]!.data?.length === 0) this.head++;
   }
 
   /** Drops handed-over items from the array now and then, so the queue stays linear in its use. */

@@ -1,4 +1,10 @@
-import { DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../shared/constants.ts";
+/** A PTY's size when the model gives none: wider than Codex's 80×24, so tables and progress bars stay whole; clamps keep a typo from an absurd screen. */
+export const DEFAULT_COLS = 120;
+export const DEFAULT_ROWS = 30;
+export const MIN_COLS = 20;
+export const MAX_COLS = 500;
+export const MIN_ROWS = 5;
+export const MAX_ROWS = 300;
 
 /** A PTY's size, and what the caller asked for where it was clamped. */
 export interface TerminalSize {

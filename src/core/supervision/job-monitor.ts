@@ -23,13 +23,6 @@ export function memoryCap(env: NodeJS.ProcessEnv = process.env, machineBytes: nu
   return mb !== undefined ? mb * MB : Math.floor(machineBytes / 2);
 }
 
-/** Whether a job's memory changed enough since a result last showed it to be said again: ±100 MB, or doubled or halved from 50 MB up. */
-export function noticeable(shownBytes: number | undefined, nowBytes: number): boolean {
-  const shown = shownBytes ?? 0;
-  if (Math.abs(nowBytes - shown) >= 100 * MB) return true;
-  return nowBytes >= 50 * MB && (nowBytes >= 2 * shown || nowBytes <= shown / 2);
-}
-
 /** What the monitor needs of the runtime. */
 export interface MonitorHost {
   /** The running jobs. */

@@ -2,8 +2,7 @@ import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "n
 import { readStdinIdentity } from "../conditions/input-wait.ts";
 import { pipeCommand, raiseOomScore, spawnStdio } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
-import { type DetachedPipe, type OutputReader, readOutput } from "./output-reader.ts";
-import { ReadBatch } from "./read-batch.ts";
+import { type DetachedPipe, type OutputReader, ReadBatch, readOutput } from "./output-reader.ts";
 import type { LeaderExit, SpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 /** A child already started for this job: a warm shell that runs it (see `warm-shell.ts`), its output pipes not read yet. */
@@ -31,12 +30,9 @@ function spawnChild(spec: SpawnSpec): ChildProcessWithoutNullStreams {
 }
 
 /**
- * Runs a process on plain pipes. The child leads a new session and process group (`detached`, i.e.
- * setsid), so a signal to the group reaches every descendant that stayed in it, and the job has no
- * controlling terminal to read a password prompt from. stdin stays open for later writes. The
- * process is spawned here, or adopted already started (a warm shell, see `warm-shell.ts`): both are
- * read, written and reported the same way. Each output pipe is read into a buffer of its own,
- * reused, and a streaming pipe's reads are joined (`read-batch.ts`).
+ * A process on plain pipes, spawned here or adopted from a warm shell. The child leads a new session
+ * and group (a signal to the group reaches every descendant that stayed; no controlling terminal to
+ * read a password from); stdin stays open for later writes.
  */
 export class PipeTransport implements Transport {
   readonly kind = "pipe" as const;

@@ -1,27 +1,20 @@
+/*
+ * PTYs on Linux and macOS: node-pty's native `fork` starts the child, and the rest is ours, because
+ * node-pty's terminal object loses data and can hang Pi: it destroys the socket 200 ms after the
+ * exit; libuv reports end of file while the kernel still holds up to ~12 KiB (every slow-reader run
+ * lost the end: we read on until EIO); a write the child does not read spins on EAGAIN (ours go
+ * through the thread pool and retry); and closing the master while the leader exits turns its exit
+ * into SIGHUP (we hold the slave side open until the leader is reaped).
+ */
 import { closeSync, constants as fsConstants, write as fsWrite, openSync, readSync } from "node:fs";
-import { constants as osConstants } from "node:os";
 import { ReadStream } from "node:tty";
 import { holdMaster, ptyCommand, releaseMaster } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
-import { PTY_WRITE_RETRY_MAX_MS } from "../shared/constants.ts";
-import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+import { READ_BUFFER_BYTES } from "./output-reader.ts";
+import { type PtySpawnSpec, signalName, type Transport, type TransportEvents } from "./types.ts";
 
-/**
- * PTYs on Linux and macOS: node-pty's native `fork` starts the child on a new terminal, and this
- * transport does the rest itself, because node-pty's own terminal object loses data and can hang Pi:
- * - it destroys the terminal's socket 200 ms after the child exits, whatever is still unread;
- * - libuv, reading the master, reports end of file as soon as poll says "hang up" without "readable",
- *   which happens while the kernel still holds up to ~12 KiB of the child's last output (measured:
- *   every run with a slow reader lost the end). So after libuv's end of file we read the master
- *   ourselves until the kernel says EIO: then everything is read;
- * - libuv treats a PTY master as a terminal it must write to blockingly, while node-pty made the
- *   descriptor non-blocking, so a write the child does not read spins the event loop on EAGAIN
- *   forever. Writes here go through the thread pool and retry EAGAIN after a growing delay;
- * - closing the master while the leader is still exiting hangs the terminal up, and the kernel's
- *   SIGHUP then replaces the leader's real exit status (a `cat` ended by Ctrl-D reported as killed by
- *   SIGHUP). We hold the terminal's slave side open until the leader is reaped, so the master can
- *   only see the hang-up afterwards.
- */
+/** A full PTY input buffer answers EAGAIN with no event for room: writes retry after a delay doubling up to this. */
+const PTY_WRITE_RETRY_MAX_MS = 50;
 
 /** node-pty's native binding on POSIX (not public API; the package is pinned exactly). */
 export interface NativePty {
@@ -41,21 +34,9 @@ export interface NativePty {
   resize(fd: number, cols: number, rows: number): void;
 }
 
-export interface UnixPtySpec extends SpawnSpec {
-  cols: number;
-  rows: number;
-}
-
-function signalName(signal: number): NodeJS.Signals | null {
-  const entry = Object.entries(osConstants.signals).find(([, number]) => number === signal);
-  return entry ? (entry[0] as NodeJS.Signals) : null;
-}
-
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
-
-const READ_BUFFER_BYTES = 64 * 1024;
 
 export class UnixPtyTransport implements Transport {
   readonly kind = "pty" as const;
@@ -75,7 +56,7 @@ export class UnixPtyTransport implements Transport {
   private closeWhenIdle = false;
 
   constructor(
-    spec: UnixPtySpec,
+    spec: PtySpawnSpec,
     private readonly events: TransportEvents,
     private readonly native: NativePty,
     helperPath: string,
@@ -187,11 +168,7 @@ export class UnixPtyTransport implements Transport {
     this.slave = undefined;
   }
 
-  /**
-   * Reads what the kernel still holds after libuv's end of file, until EIO (every process closed
-   * the terminal and its buffer is empty). Bounded: the kernel holds at most its buffer (~64 KiB)
-   * once nobody writes. EAGAIN means someone opened the terminal again: look again later.
-   */
+  /** Reads what the kernel still holds after libuv's end of file, until EIO; EAGAIN: someone opened the terminal again, look later. */
   private drain(): void {
     if (this.state === "closed") return;
     this.state = "draining";

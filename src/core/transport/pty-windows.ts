@@ -1,7 +1,6 @@
-import { constants as osConstants } from "node:os";
 import type * as NodePty from "@homebridge/node-pty-prebuilt-multiarch";
 import { signalGroup } from "../processes/process-group.ts";
-import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+import { type PtySpawnSpec, signalName, type Transport, type TransportEvents } from "./types.ts";
 
 /**
  * ConPTY on Windows, through node-pty's terminal object (its native layer there is a different one,
@@ -15,7 +14,7 @@ export class WindowsPtyTransport implements Transport {
   private readonly terminal: NodePty.IPty;
   private closed = false;
 
-  constructor(spec: SpawnSpec & { cols: number; rows: number }, events: TransportEvents, pty: typeof NodePty) {
+  constructor(spec: PtySpawnSpec, events: TransportEvents, pty: typeof NodePty) {
     const options = { name: "xterm-256color", cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env: spec.env, useConpty: true };
     this.terminal = pty.spawn(spec.file, [...spec.args], options as NodePty.IWindowsPtyForkOptions);
     this.pid = this.terminal.pid;
@@ -24,8 +23,7 @@ export class WindowsPtyTransport implements Transport {
     this.terminal.onData((data: string | Buffer) => events.data(typeof data === "string" ? Buffer.from(data) : data));
     // node-pty reports the exit once its output pipe is done, so nothing more is read after it.
     this.terminal.onExit(({ exitCode, signal }) => {
-      const name = signal ? (Object.entries(osConstants.signals).find(([, number]) => number === signal)?.[0] as NodeJS.Signals) : null;
-      events.exit(signal ? { code: null, signal: name ?? null } : { code: exitCode, signal: null });
+      events.exit(signal ? { code: null, signal: signalName(signal) } : { code: exitCode, signal: null });
       this.closed = true;
       events.closed();
     });

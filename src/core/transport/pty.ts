@@ -1,13 +1,16 @@
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type * as NodePty from "@homebridge/node-pty-prebuilt-multiarch";
-import { PTY_MODULE, PTY_MODULE_ENV } from "../shared/constants.ts";
+import { PTY_MODULE_ENV } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
 import { type NativePty, UnixPtyTransport } from "./pty-unix.ts";
 import { WindowsPtyTransport } from "./pty-windows.ts";
-import type { SpawnSpec, Transport, TransportEvents } from "./types.ts";
+import type { PtySpawnSpec, Transport, TransportEvents } from "./types.ts";
 
 type PtyModule = typeof NodePty & { native?: NativePty | null };
+
+/** The optional native module behind `tty: true` (`PI_UNIFIED_EXEC_PTY_MODULE` may name a compatible one). */
+const PTY_MODULE = "@homebridge/node-pty-prebuilt-multiarch";
 
 /** The PTY module, loaded once per name, with where its macOS spawn helper lives. */
 export interface LoadedPty {
@@ -26,11 +29,7 @@ function unloadable(name: string, why: string): ExecRequestError {
   );
 }
 
-/**
- * Loads the PTY module on the first `tty: true` (never at activation: it is native code and optional).
- * If it cannot load, pipes keep working and the caller gets an error that says why and how to fix it.
- * On POSIX its native `fork` must be there: our transport reads and writes the terminal itself.
- */
+/** Loads the optional native module on the first `tty: true`, or refuses saying why and how to fix it (pipes keep working). */
 export function loadPtyModule(env: NodeJS.ProcessEnv = process.env): LoadedPty {
   const name = env[PTY_MODULE_ENV] || PTY_MODULE;
   const cached = loadedModules.get(name);
@@ -50,16 +49,7 @@ export function loadPtyModule(env: NodeJS.ProcessEnv = process.env): LoadedPty {
   return loaded;
 }
 
-export interface PtySpawnSpec extends SpawnSpec {
-  cols: number;
-  rows: number;
-}
-
-/**
- * Runs a process on a pseudo-terminal: the shell leads its own session with the PTY as its
- * controlling terminal, so Ctrl-C, Ctrl-D and arrows go through the line discipline, and programs
- * that insist on a terminal (REPLs, ssh and sudo prompts, TUIs) work. Output arrives as raw bytes.
- */
+/** The shell leads its own session with the PTY as its controlling terminal: REPLs, prompts and TUIs work. */
 export function spawnPty(spec: PtySpawnSpec, events: TransportEvents, pty: LoadedPty): Transport {
   if (process.platform === "win32") return new WindowsPtyTransport(spec, events, pty.module);
   return new UnixPtyTransport(spec, events, pty.module.native!, pty.helperPath);

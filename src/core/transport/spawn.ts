@@ -1,8 +1,12 @@
 /*
- * transport/ — how a job's processes start and how their bytes move: pipes, PTYs (Unix and ConPTY),
- * warm shells, the joined reads of a pipe, and the one place that picks among them (this file).
+ * transport/ — how a job's processes start and how their bytes move. The flow at a glance:
+ * 1. `JobStarter` (this file) picks how a job starts: a warm shell already handed it (`warm-shells.ts`,
+ *    `warm-shell.ts`), else a spawn of its own in a turn of the event loop no other spawn uses.
+ * 2. Pipes (`pipe.ts`) or a PTY (`pty.ts`: `pty-unix.ts`, `pty-windows.ts` for ConPTY) run it.
+ * 3. A pipe's bytes are read, joined and paced by `output-reader.ts`; a PTY's by its transport.
+ * 4. Every transport keeps one contract (`types.ts`): data, then `exit` once, then `closed` once.
  *
- * May import: shared, output, screen, processes, conditions.
+ * May import: shared, screen, processes, conditions.
  */
 import { signalGroup } from "../processes/process-group.ts";
 import { spawnGate } from "../processes/spawn-gate.ts";
@@ -39,11 +43,7 @@ function killAdopted({ child, outputs }: AdoptedChild): void {
   }
 }
 
-/**
- * How a runtime's jobs start — the only place that picks it: a warm shell already handed the job
- * (no fork on the call's path; see `warm-shells.ts`), or a spawn of its own (pipes or a PTY) in a
- * turn of the event loop that no other spawn uses (see `spawn-gate.ts`).
- */
+/** How a runtime's jobs start: the only place that picks it. */
 export class JobStarter {
   readonly warm: WarmShells;
   /** Calls between their job's start and their end: how many run at once (several in one message). */
@@ -54,44 +54,31 @@ export class JobStarter {
   }
 
   /**
-   * The transport for the next job, once it may start, and when the job began if that was before
-   * now (a warm shell's). `shell` names the job's shell (bash and sh may use a warm shell). `admit`
-   * runs again before a spawn that had to wait for its turn, and may refuse (throw): meanwhile the
-   * registry may have filled or the runtime shut down.
+   * The next job's transport once it may start, and when the job began if before now (a warm shell's).
+   * `admit` runs again before a spawn that waited for its turn, and may throw (the registry filled).
    */
   async factory(spec: TransportSpec, shell: string, admit: () => void): Promise<{ transport: TransportFactory; startedMono?: number }> {
     this.inFlight++;
+    let adopted: AdoptedChild | undefined;
     try {
-      return await this.start(spec, shell, admit);
+      adopted = spec.terminal ? undefined : await this.warm.handOver(spec, shell, this.inFlight);
+      if (adopted) {
+        admit();
+        // The job's window starts when it was handed over: it may have run since, unread.
+        return { transport: transportFactory(spec, adopted), startedMono: adopted.handedMono };
+      }
+      const gate = spawnGate();
+      if (!gate.claim()) {
+        await gate.turn();
+        admit();
+      }
+      return { transport: transportFactory(spec) };
     } catch (error) {
       this.inFlight--;
+      // Refused while a shell took the job (the runtime shut down): it must not run unowned.
+      if (adopted) killAdopted(adopted);
       throw error;
     }
-  }
-
-  private async start(
-    spec: TransportSpec,
-    shell: string,
-    admit: () => void,
-  ): Promise<{ transport: TransportFactory; startedMono?: number }> {
-    const adopted = spec.terminal ? undefined : await this.warm.take(spec, shell, this.inFlight);
-    if (adopted) {
-      try {
-        admit();
-      } catch (error) {
-        // Refused while the shell took the job (the runtime shut down): it must not run unowned.
-        killAdopted(adopted);
-        throw error;
-      }
-      // The job's window starts when it was handed over: it may have run since, unread.
-      return { transport: transportFactory(spec, adopted), startedMono: adopted.handedMono };
-    }
-    const gate = spawnGate();
-    if (!gate.claim()) {
-      await gate.turn();
-      admit();
-    }
-    return { transport: transportFactory(spec) };
   }
 
   /** Calls between their job's start and their end. */
@@ -105,8 +92,8 @@ export class JobStarter {
     this.warm.refill();
   }
 
-  stop(): void {
-    this.warm.stop();
+  shutdown(): void {
+    this.warm.shutdown();
   }
 
   killNow(): void {

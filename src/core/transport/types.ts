@@ -1,8 +1,5 @@
-/**
- * The contract between a job and what runs its process: plain pipes, or a pseudo-terminal (POSIX
- * PTYs through node-pty's native fork, ConPTY on Windows). Both keep it the same way, and the
- * transport contract tests run the same scenarios against each.
- */
+/* The contract between a job and what runs its process (pipes or a PTY); the contract tests run the same scenarios against each. */
+import { constants as osConstants } from "node:os";
 
 /** How the leader process ended. `error` is set when it never started (ENOENT shell or workdir). */
 export interface LeaderExit {
@@ -31,6 +28,18 @@ export interface SpawnSpec {
   env: NodeJS.ProcessEnv;
   /** Windows only: pass `args` to the process unquoted (cmd.exe parses its own command line). */
   verbatim?: boolean;
+}
+
+/** A PTY's spawn: its size too. */
+export interface PtySpawnSpec extends SpawnSpec {
+  cols: number;
+  rows: number;
+}
+
+/** A signal's name from its number (a PTY reports the number). */
+export function signalName(signal: number): NodeJS.Signals | null {
+  const entry = Object.entries(osConstants.signals).find(([, number]) => number === signal);
+  return entry ? (entry[0] as NodeJS.Signals) : null;
 }
 
 export interface Transport {

@@ -1,3 +1,8 @@
+/*
+ * One bash started ahead of time, so a pipe job does not pay for Node's `spawn` (a fork of Pi, 3–5 ms)
+ * on its call's path. It leads its own session, its stdio already the job's pipes, waits on a control
+ * socket for the job, enters the workdir and `exec`s the program: the job is a direct spawn's twin.
+ */
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import type { Socket } from "node:net";
@@ -9,62 +14,20 @@ import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 
 /**
- * One shell started ahead of time, so the next pipe job does not pay for Node's `spawn` (a fork of
- * the whole Pi process) on its call's path. It is a bash that leads its own session (`detached`), its
- * stdio already the pipes the job will use, waiting on one more socket (the control socket) for the
- * job: the workdir, the program and arguments, and the job's own environment variables. It then
- * `exec`s the program: the job's pid, session, group, argv, environment, descriptors, signal state
- * and parent are those of a direct spawn (`$$`, `$0`, `ps`, `env` cannot tell them apart).
+ * The hand-off protocol: lists, each framed as ten decimal digits (the frame's length in bytes), a
+ * header line `<count> <length of each value>…`, then the values back to back (no value holds a NUL;
+ * the locale is C, so lengths are bytes). Pi sends the environment; the shell answers `r` (or `o`:
+ * bash before 4.4, and it reads on until stopped); Pi sends the job (workdir, program, the per-job
+ * variables as index and `KEY=value`, the arguments); the shell answers `x` and `exec`s it, or `c` (no
+ * such workdir) and exits. Two `read -N` per list: bash reads a `-d` record one byte per system call
+ * on a socket. `-u`, never `<&`: the job's fd 0 must stay its stdin pipe. `--norc`: Debian's bash reads
+ * `~/.bashrc` when its stdin is a socket.
  *
- * Two ways to `exec` it, decided per environment in Node ({@link bashCarries}):
- * - Mostly, the shell exports the job's variables itself and `exec`s the program: one `exec` on the
- *   call's path. Every variable and value is the direct spawn's, and so is the job's `SHLVL` (bash
- *   lowers it by one at `exec`, so the shell raises it first; one too low and a job's bash on a socket
- *   would think itself the top shell and read `~/.bashrc`). What a program can still see:
- *   `/proc/<pid>/environ` lists the variables in bash's order, without `_` (bash drops it at `exec`),
- *   and with `SHLVL=0` where Pi had none (bash adds it; the job's bash counts 1 either way).
- * - When bash cannot carry the environment exactly (a name that is not a shell identifier, such as an
- *   exported function's `BASH_FUNC_f%%`; a variable bash keeps for itself, such as `SHELLOPTS`; one
- *   the hand-off itself uses), or the export fails, it `exec`s `env -i <the environment, in Node's
- *   order> <program> <arguments>` instead: byte for byte a direct spawn's environment, for one more
- *   `exec` (2.4 ms here, see docs/decisions.md#warm-shells).
- * What differs either way: the process's start time is the warm shell's, and it used some CPU while idle.
- *
- * The protocol on the control socket: lists, each framed as ten decimal digits giving the frame's
- * length in bytes, then the frame: a header line `<count> <length of each value>…` and the values back
- * to back (no value can hold a NUL, neither can an argument or an environment entry, so every value
- * survives bash's variables byte for byte; the locale is C, so lengths are bytes):
- * - Pi, at start: the environment entries, in the job's order;
- * - the shell, when it has read them: `r` (ready); or `o` if its bash is older than 4.4, and it reads
- *   on until we stop it (exiting with our bytes unread would reset the socket, and the `o` could be
- *   lost with it); nothing is handed to a shell before `r`;
- * - Pi, the job: the workdir, the program, the number of per-job variables, each as its index and
- *   `KEY=value` (the job's marker, which differs per job), then the arguments;
- * - the shell, once it is in the workdir: `x`, and it `exec`s the job at once; or `c` if it cannot
- *   enter the workdir, and it exits.
- *
- * Exactly-once: Pi decides on the shell's answer alone, never on a clock or on the process's exit.
- * `x` is written before the `exec` and the control socket closes at the `exec` (or at the shell's
- * death), so when its end of file arrives every answer has been read: with `x`, the job runs in that
- * process; without it, the shell ran nothing of the job and the job spawns directly (which also
- * reports a bad workdir exactly as Node does). The process's exit is no answer: a short job can end,
- * and be reaped, before its `x` is read. A shell stopped by a signal would never answer, so the
- * hand-off sends it SIGCONT first and again while it waits; a shell that stopped answering for any
- * other reason is stuck where a direct spawn would be (a workdir on a hung mount). An idle shell whose
- * Pi is gone reads end of file and exits.
- *
- * The shell reads the control socket with `-u`, never `<&`: a redirection would make the socket its
- * fd 0 while it waits, and the job's stdin identity (read from `/proc/<pid>/fd/0` when the shell is
- * adopted, for `input_wait`) would name the socket instead of the job's stdin pipe. Each list is read
- * by two `read -N` (its length, then the frame): on a socket bash reads a `-d` record (`read -d`,
- * `mapfile -d`) one byte per system call, so a 3 KiB environment took thousands of calls and, on a
- * busy machine, tens of milliseconds before the shell was ready; `read -N` asks for the bytes at once.
- *
- * Only bash and sh jobs on POSIX pipes use it; a PTY starts differently. `--norc` keeps the shell
- * from reading `~/.bashrc`, which Debian's bash does when its stdin is a socket (as it is for every
- * job: libuv's pipes are socket pairs) and it thinks it is the top shell.
+ * Exactly once: only the answer decides. `x` is written before the `exec` and the socket closes at
+ * the `exec`, so at its end every answer has been read: with `x` the job runs in that process, without
+ * it nothing ran and the job spawns directly. Where bash cannot carry the environment exactly
+ * (`BASH_FUNC_f%%`, `SHELLOPTS`), the shell `exec`s `env -i <environment> <program>` (2.4 ms more).
  */
-
 const BOOTSTRAP = `h=$1
 ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || { printf o >&"$h"; while read -r -d '' -u "$h" _; do :; done; exit 1; }
 l() {
@@ -144,11 +107,8 @@ export interface WarmTarget {
 }
 
 /**
- * Names bash will not export as given: read-only or computed on each read (`RANDOM`, `SECONDS`,
- * `LINENO`…), kept as arrays, or set by bash for itself; and the bootstrap's own variables, which
- * the export would overwrite before the `exec` uses them. `PWD`, `OLDPWD`, `SHLVL` and `LC_ALL` are
- * handled by the bootstrap (unset, then exported from the job's environment); `_` is accepted as
- * dropped (see above).
+ * Names bash will not export as given (read-only, computed, arrays, its own) and the bootstrap's own
+ * variables. `PWD`, `OLDPWD`, `SHLVL` and `LC_ALL` the bootstrap unsets and exports; `_` bash drops.
  */
 const BASH_KEEPS = new Set(
   (
@@ -160,7 +120,7 @@ const BASH_KEEPS = new Set(
   ).split(" "),
 );
 
-/** Bash raises `SHLVL` by one before its `exec`: only a plain small number survives the round trip unchanged. */
+/** The bootstrap raises `SHLVL` before its `exec` (bash lowers it): only a plain small number survives unchanged. */
 const SHLVL_CARRIED = /^(0|[1-9][0-9]{0,2})$/;
 
 /** Whether bash can export every entry itself, name and value exactly as given (asked as a shell starts, off every call's path). */
@@ -302,11 +262,9 @@ export class WarmShell {
   }
 
   /**
-   * Hands the job over (see the protocol above): resolves with the child once the shell answered that
-   * it runs the job, or with why not once the shell ended without running it (it is then discarded
-   * and the caller spawns the job directly). Never rejects. While no answer came, the shell is sent
-   * SIGCONT every `continueEveryMs`: a stopped shell would never answer. A shell still starting
-   * takes the job too: it reads the job after its environment.
+   * Hands the job over: resolves with the child once the shell answered `x`, or with why not once it
+   * ended without running it (then discarded). Never rejects. SIGCONT every `continueEveryMs` while
+   * no answer came; a shell still starting reads the job after its environment.
    */
   hand(job: Buffer, continueEveryMs: number): Promise<HandResult> {
     if (!this.takesJobs || this.ended || this.control.destroyed) {

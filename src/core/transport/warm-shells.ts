@@ -1,15 +1,18 @@
 import { spawnGate } from "../processes/spawn-gate.ts";
-import {
-  WARM_SHELL_CONTINUE_MS,
-  WARM_SHELL_ENV,
-  WARM_SHELL_HANDOFF_BYTES,
-  WARM_SHELL_MAX_FAILURES,
-  WARM_SHELL_POOL_MAX,
-  WARM_SHELL_POOL_QUIET_MS,
-} from "../shared/constants.ts";
+import { WARM_SHELL_ENV } from "../shared/constants.ts";
 import type { AdoptedChild } from "./pipe.ts";
 import type { SpawnSpec } from "./types.ts";
 import { handoff, WARM_SHELL_NAME, WarmShell, WarmShellUnsupported, type WarmTarget, warmTarget } from "./warm-shell.ts";
+
+/** Largest job handed over: inside the smallest socket buffer (macOS: 8 KiB), so the write never waits. */
+const WARM_SHELL_HANDOFF_BYTES = 4 * 1024;
+/** While a handed shell has not answered it is sent SIGCONT this often (something may have stopped it). */
+const WARM_SHELL_CONTINUE_MS = 1_000;
+/** Failures (a shell that could not start, died idle, or could not be handed its job) after which every job spawns directly. */
+export const WARM_SHELL_MAX_FAILURES = 3;
+/** Idle shells after a burst (a model's calls in one message; each a sleeping bash of a few MiB), back to one after a quiet spell. */
+const WARM_SHELL_POOL_MAX = 8;
+const WARM_SHELL_POOL_QUIET_MS = 30_000;
 
 /** A warm shell as the guard registers it: its leader (pid, group and session id) and a name. */
 export interface GuardedShell {
@@ -33,17 +36,10 @@ export function warmShellsWanted(env: NodeJS.ProcessEnv = process.env): boolean 
 }
 
 /**
- * A runtime's warm shells (see `warm-shell.ts`): one normally, as many as calls ran at once of late
- * (several in one message) up to {@link WARM_SHELL_POOL_MAX}, back to one after a quiet spell;
- * started for the last pipe job's shell, environment and Pi settings, and used only by a job that
- * matches all of them (also while still starting: the rest of a start costs less than a fork of Pi). Nothing
- * starts before the first command; afterwards a new shell is started when a call ends, in a turn of
- * the event loop no spawn wanted (never on a call's path). A shell that no longer matches is
- * discarded and the job spawns directly; the next one is started only once the environment looks
- * stable again (two jobs in a row matched, or the last one used its shell), so a changing
- * environment does not fork in vain. After {@link WARM_SHELL_MAX_FAILURES} failures (a shell that
- * could not start, died idle, or could not be handed its job) the runtime spawns directly; at once
- * when the shell's bash is too old for the bootstrap (before 4.4, such as macOS's /bin/bash).
+ * A runtime's warm shells: as many as calls ran at once of late, started for the last pipe job's
+ * shell, environment and settings and used only by a job that matches all of them (also while still
+ * starting). Nothing starts before the first command, and a refill never lands on a call's path. A
+ * shell that no longer matches is discarded; the next starts once the environment looks stable again.
  */
 export class WarmShells {
   /** Idle shells, oldest first: one normally, more after a burst of calls (see {@link WARM_SHELL_POOL_MAX}). */
@@ -65,22 +61,12 @@ export class WarmShells {
   constructor(
     private readonly guard: WarmShellGuard,
     readonly enabled: boolean = warmShellsWanted(),
-    /**
-     * Calls whose job is starting or running now. A refill waits until there are none: a fork of Pi
-     * blocks its event loop for 5–40 ms, and between two calls of a model that streams, the loop is
-     * often busy until the next call starts, so a refill queued at one call's end used to land inside
-     * the next call (its job spawned directly, then the refill forked during its window: two forks on
-     * its path). The last call to end refills.
-     */
+    /** Calls whose job is starting or running: a refill (a fork of Pi, 5–40 ms) waits until there are none. */
     private readonly callsInFlight: () => number = () => 0,
   ) {}
 
-  /**
-   * Hands the job to an idle shell started for the same shell, environment and settings (a ready
-   * one first, else one still starting); undefined means: spawn it directly (also after any failure
-   * of the hand-off).
-   */
-  async take(spec: SpawnSpec, shell: string, concurrent = 1): Promise<AdoptedChild | undefined> {
+  /** Hands the job to a matching idle shell (a ready one first); undefined: spawn it directly. */
+  async handOver(spec: SpawnSpec, shell: string, concurrent = 1): Promise<AdoptedChild | undefined> {
     if (!this.enabled || this.stopped) return undefined;
     const target = warmTarget(spec, shell);
     if (!target) return undefined;
@@ -119,10 +105,7 @@ export class WarmShells {
     return undefined;
   }
 
-  /**
-   * A call ended: start the shells the calls of late want, each in a turn of the event loop no spawn
-   * wanted and no call is under way (never on a call's path). After a quiet spell the pool is back to one shell.
-   */
+  /** A call ended: start the shells the calls of late want, each in a turn no spawn wanted and no call is under way. */
   refill(): void {
     if (!this.enabled || this.stopped || !this.target || !this.stable) return;
     if (this.failures >= WARM_SHELL_MAX_FAILURES) return;
@@ -150,8 +133,8 @@ export class WarmShells {
     return this.shells.length;
   }
 
-  /** Orderly shutdown: the idle shells are stopped and none is started again. */
-  stop(): void {
+  /** The idle shells are stopped and none is started again. */
+  shutdown(): void {
     this.stopped = true;
     for (const shell of this.shells) shell.discard();
     this.shells = [];
@@ -187,13 +170,11 @@ export class WarmShells {
     const pid = shell.pid;
     if (pid === undefined) return;
     const record = { pid, command: WARM_SHELL_NAME };
-    shell.child.once("exit", () => {
+    const ended = () => {
       this.guard.leaderExited(record);
       this.guard.forgotten(record);
-    });
-    if (shell.child.exitCode !== null || shell.child.signalCode !== null) {
-      this.guard.leaderExited(record);
-      this.guard.forgotten(record);
-    }
+    };
+    shell.child.once("exit", ended);
+    if (shell.child.exitCode !== null || shell.child.signalCode !== null) ended();
   }
 }

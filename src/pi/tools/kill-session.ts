@@ -4,7 +4,7 @@ import { KILL_GRACE_MS, KILL_SIGNALS, normalizeSignal } from "../../core/index.t
 import { checkArguments } from "../arguments.ts";
 import { type KillDetails, killResult, killResultSchema } from "../results/kill-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { killSessionRenderer } from "../tui/summary-renderers.ts";
+import { killSessionRenderer } from "../tui/render.ts";
 
 export const killSessionParameters = Type.Object(
   {

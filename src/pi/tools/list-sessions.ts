@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { checkArguments } from "../arguments.ts";
 import { type ListDetails, listResult, listResultSchema } from "../results/list-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { listSessionsRenderer } from "../tui/summary-renderers.ts";
+import { listSessionsRenderer } from "../tui/render.ts";
 
 export const listSessionsParameters = Type.Object({}, { additionalProperties: false });
 

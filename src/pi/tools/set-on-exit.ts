@@ -5,7 +5,7 @@ import { checkArguments } from "../arguments.ts";
 import { SET_WAKE_ON_PATTERN_DESCRIPTION } from "../guidance/speak-up.ts";
 import { type SetOnExitDetails, setOnExitResult, setOnExitResultSchema } from "../results/set-on-exit-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { setOnExitRenderer } from "../tui/summary-renderers.ts";
+import { setOnExitRenderer } from "../tui/render.ts";
 
 export const setOnExitParameters = Type.Object(
   {

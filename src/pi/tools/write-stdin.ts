@@ -5,7 +5,6 @@ import {
   DEFAULT_WRITE_YIELD_MS,
   ExecRequestError,
   emptyPollCapMs,
-  LONG_WAIT_UPDATE_MS,
   MAX_YIELD_MS,
   MIN_EMPTY_POLL_MS,
   prepareWrite,
@@ -20,8 +19,8 @@ import { codexUnknownJobError } from "../results/codex.ts";
 import { completionNote } from "../results/job-fields.ts";
 import { type JobDetails, jobResult, jobResultSchema, progressResult } from "../results/job-result.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { personAsker } from "../tui/ask-person.ts";
-import { writeStdinRenderer } from "../tui/render.ts";
+import { LONG_WAIT_UPDATE_MS, writeStdinRenderer } from "../tui/render.ts";
+import { personAsker } from "../tui/typing-overlay.ts";
 import { MAX_OUTPUT_TOKENS, UNTIL_PARAMETERS } from "./exec-command.ts";
 
 export const writeStdinParameters = Type.Object(

@@ -24,10 +24,8 @@ export function jobLabel(job: JobSnapshot, withAge = true): string {
 }
 
 /**
- * What the human sees of running jobs without asking the model: a footer status while any job runs,
- * refreshed the moment one exits, and, after `/tree` navigation, a widget above the editor listing
- * them (jobs survive branch navigation; the widget says so). Pi clears extension UI on reload and
- * session switch, so `bind` sets everything again.
+ * A footer status while any job runs, and after `/tree` navigation a widget listing them (jobs survive
+ * branch navigation). Pi clears extension UI on reload and session switch: `bind` sets it all again.
  */
 export class JobsUi {
   private ui: ExtensionUIContext | undefined;

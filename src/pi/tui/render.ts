@@ -1,37 +1,166 @@
-/**
- * How `exec_command` and `write_stdin` look in Pi's TUI, in the style of Pi's own bash tool: a bold
- * banner with the command or the input, a collapsed 5-line preview of the output (the expand key
- * shows all of it), a live clock with the real window, and one footer line (`yielded …`, `took … ·
- * exit 0`, failures in the error color). Rendering is kept apart from execution: it reads only the
- * call's arguments and the result's `details`, never the model's text. The other three tools'
- * rows are in `summary-renderers.ts`; what all rows share, terminal safety included, in
- * `render-parts.ts`.
+/*
+ * pi/tui/ — what a person sees and does. This file: the five tools' rows in Pi's style (`exec_command`
+ * and `write_stdin` as a banner, a 5-line preview, a live clock and a footer; the others as compact
+ * lines), drawn from the arguments and `details` only, every string through `inline` or `safe`
+ * (controls as `\e`, `\xHH`, bidi as `<U+202E>`). `jobs-ui.ts`: the footer and widget;
+ * `sessions-command.ts`: `/unified-exec-sessions`; `typing-overlay.ts`, `terminal-keys.ts`: typing into a job.
  */
-
-import type { Theme } from "@earendil-works/pi-coding-agent";
-import { type Component, Container, Text } from "@earendil-works/pi-tui";
-import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, LONG_WAIT_UPDATE_MS, visibleText } from "../../core/index.ts";
-import { bounded } from "../results/format.ts";
+import { keyHint, type Theme, truncateToVisualLines } from "@earendil-works/pi-coding-agent";
+import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui";
+import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, metadataLine, visibleText } from "../../core/index.ts";
+import { bounded, shortDuration as duration } from "../results/format.ts";
 import { notShownNote } from "../results/output-cap.ts";
-import { isExitWakeDisarmed, onExitWakeDisarmed } from "./disarmed-wakes.ts";
-import {
-  ARGUMENT_CHARS,
-  type Args,
-  banner,
-  type Context,
-  duration,
-  exitWords,
-  inline,
-  isContainer,
-  modelTextBlock,
-  outputBlock,
-  outputOf,
-  type ResultLike,
-  reuse,
-  safe,
-  textOf,
-  tildify,
-} from "./render-parts.ts";
+
+const PREVIEW_LINES = 5;
+/** A quiet absolute (`yield_until`) wait's row and progress refresh at most this often: no heartbeat for hours. */
+export const LONG_WAIT_UPDATE_MS = 30_000;
+const ARGUMENT_CHARS = 80;
+
+/** Per-row state Pi keeps between renders: when the call started, and the redraw timer. */
+interface RowState {
+  startedAt?: number;
+  endedAt?: number;
+  interval?: NodeJS.Timeout;
+  /** Stops listening for a person's disarm of the exit wake this row says is armed. */
+  unwatchDisarm?: () => void;
+}
+
+interface ResultLike {
+  content: { type: string; text?: string }[];
+  details?: unknown;
+}
+
+/** The part of Pi's render context these renderers use (Pi 1.4 does not export the type by name). */
+interface Context {
+  args: object;
+  state: RowState;
+  invalidate: () => void;
+  lastComponent: Component | undefined;
+  executionStarted: boolean;
+  isError: boolean;
+  durationMs: number | undefined;
+}
+
+type Args = Record<string, unknown>;
+
+/** Multi-line text (output, a command, an error) made inert for the terminal. */
+const safe = (text: string) => visibleText(text);
+
+/** Any value, whatever its type, as one inert line of at most `limit` characters. */
+function inline(value: unknown, limit = ARGUMENT_CHARS): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else if (value === undefined) return "?";
+  else if (typeof value === "object" && value !== null) {
+    try {
+      text = JSON.stringify(value) ?? "?";
+    } catch {
+      text = "?";
+    }
+  } else text = String(value);
+  return bounded(metadataLine(text), limit);
+}
+
+function textOf(result: ResultLike): string {
+  return result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+}
+
+function tildify(path: string): string {
+  const home = process.env.HOME;
+  return home && path.startsWith(home) ? `~${path.slice(home.length)}` : path;
+}
+
+/** The output, where `details.output_at` says it sits in the text; without it (a streaming update, an old session) all of it. */
+function outputOf(result: ResultLike): string {
+  const text = textOf(result);
+  const at = (result.details as { output_at?: unknown } | undefined)?.output_at;
+  const output = Array.isArray(at) && typeof at[0] === "number" && typeof at[1] === "number" ? text.slice(at[0], at[1]) : text;
+  return output.replace(/\n+$/, "");
+}
+
+/** Collapsed output: the last visual lines, with a hint to expand; caches per width. */
+class TailPreview implements Component {
+  private cache: { width: number; lines: string[] } | undefined;
+  constructor(
+    private readonly text: string,
+    private readonly theme: Theme,
+  ) {}
+  render(width: number): string[] {
+    if (this.cache?.width === width) return this.cache.lines;
+    const { visualLines, skippedCount } = truncateToVisualLines(this.text, PREVIEW_LINES, width, 0, "end");
+    const hint = skippedCount
+      ? [
+          this.theme.fg("muted", `... (${skippedCount} earlier lines,`) +
+            ` ${keyHint("app.tools.expand", "to expand")}${this.theme.fg("muted", ")")}`,
+        ]
+      : [];
+    this.cache = { width, lines: [...hint, ...visualLines] };
+    return this.cache.lines;
+  }
+  invalidate(): void {
+    this.cache = undefined;
+  }
+}
+
+const styled = (text: string, theme: Theme) =>
+  safe(text)
+    .split("\n")
+    .map((line) => theme.fg("toolOutput", line))
+    .join("\n");
+
+function outputBlock(container: Container, output: string, expanded: boolean, theme: Theme): void {
+  if (!output) return;
+  container.addChild(new Spacer(1));
+  container.addChild(expanded ? new Text(styled(output, theme), 0, 0) : new TailPreview(styled(output, theme), theme));
+}
+
+/** An expanded job row (Ctrl+O): the whole text the model read, exactly, made inert, under a label that says so. */
+function modelTextBlock(container: Container, text: string, theme: Theme): void {
+  container.addChild(new Spacer(1));
+  container.addChild(new Text(theme.fg("muted", "the text the model read:"), 0, 0));
+  container.addChild(new Text(styled(text.replace(/\n+$/, ""), theme), 0, 0));
+}
+
+function reuse<T extends Component>(context: Context, make: () => T, is: (component: Component) => component is T): T {
+  const last = context.lastComponent;
+  return last && is(last) ? last : make();
+}
+const isText = (component: Component): component is Text => component instanceof Text;
+const isContainer = (component: Component): component is Container => component instanceof Container;
+
+function banner(context: Context, text: string): Component {
+  const component = reuse(context, () => new Text("", 0, 0), isText);
+  component.setText(text);
+  return component;
+}
+
+/** `exit 0`, `killed by SIGTERM`: a signal death has no exit code, and the row does not invent the shell's 128+n. */
+function exitWords(code: unknown, signal: unknown): string {
+  if (signal && (code === null || code === undefined)) return `killed by ${inline(signal)}`;
+  return `exit ${inline(code ?? "null")}${signal ? ` (${inline(signal)})` : ""}`;
+}
+
+/**
+ * Exit wakes a person disarmed from the picker: a row drawn before, which said `wake armed`, redraws as
+ * `wake disarmed` (its `details` cannot change). Ids are never reused within a Pi process.
+ */
+const disarmed = new Set<number>();
+const listeners = new Set<() => void>();
+
+/** The person disarmed the exit wake of `jobId`: every row that said it was armed redraws. */
+export function exitWakeDisarmedByPerson(jobId: number): void {
+  disarmed.add(jobId);
+  for (const listener of [...listeners]) listener();
+}
+
+function isExitWakeDisarmed(sessionId: unknown): boolean {
+  return typeof sessionId === "number" && disarmed.has(sessionId);
+}
+
+function onExitWakeDisarmed(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
 
 /** A time argument: seconds when it is a number, otherwise exactly what was sent, inert. */
 function waitArgument(value: unknown, fallbackMs: number): string {
@@ -60,11 +189,7 @@ function startClock(context: Context): void {
   if (context.executionStarted && context.state.startedAt === undefined) context.state.startedAt = Date.now();
 }
 
-/**
- * The row's clock: from the call's start, redrawn every `everyMs` while the result is partial (an
- * absolute wait redraws seldom: no heartbeat for hours), stopped at the final result. A progress
- * update says how long the call has waited, so a row drawn late still counts from the right moment.
- */
+/** The row's clock, redrawn every `everyMs` while partial; a progress update's wait keeps a late row counting from the right moment. */
 function elapsed(context: Context, isPartial: boolean, waitedMs: number | undefined, everyMs = 1000): number | undefined {
   const state = context.state;
   startClock(context);
@@ -262,4 +387,149 @@ export const writeStdinRenderer = {
     const quiet = typeof (context.args as Args).yield_until === "string" ? LONG_WAIT_UPDATE_MS : undefined;
     return jobResultComponent(result, options, theme, context, quiet);
   },
+};
+
+// ---- kill_session, list_sessions, set_on_exit ----------------------------------------------------
+
+/** One styled line of a summary row, and whether it reports a failure. */
+interface SummaryLine {
+  text: string;
+  failed?: boolean;
+}
+
+/**
+ * A compact result drawn from its `details`: `lines(details, expanded)`; any output the result
+ * carries shows only expanded. Errors as they are.
+ */
+function summaryResult(lines: (details: Record<string, unknown>, expanded: boolean) => SummaryLine[]) {
+  return (result: ResultLike, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: Context): Component => {
+    const container = reuse(context, () => new Container(), isContainer);
+    container.clear();
+    const details = (result.details ?? {}) as Record<string, unknown>;
+    // A refusal (thrown, so its details are empty) shows its sentence; a failed kill its own row.
+    if (context.isError && details.session_id === undefined) {
+      container.addChild(new Text(`\n${theme.fg("error", safe(textOf(result)))}`, 0, 0));
+      return container;
+    }
+    const drawn = lines(details, options.expanded).map((line) => theme.fg(line.failed || context.isError ? "error" : "muted", line.text));
+    container.addChild(new Text(`\n${drawn.join("\n")}`, 0, 0));
+    if (options.expanded && details.output_at !== undefined) outputBlock(container, outputOf(result), true, theme);
+    return container;
+  };
+}
+
+const KILL_HEADS: Record<string, string> = {
+  killed: "■ stopped",
+  already_exited: "■ already exited:",
+  kill_failed: "✗ could not stop",
+  still_running: "✗ still running after SIGKILL:",
+};
+
+/** `kill_session`, one line: `■ stopped session 1 · exit 143 (SIGTERM) · cleanup confirmed`. */
+function killLines(details: Record<string, unknown>, expanded: boolean): SummaryLine[] {
+  const status = typeof details.status === "string" ? details.status : "";
+  const head = `${KILL_HEADS[status] ?? inline(status)} session ${inline(details.session_id)}`;
+  const parts = [
+    head,
+    ...(details.exit_code !== undefined ? [exitWords(details.exit_code, details.signal)] : []),
+    ...(details.escalated === true ? ["escalated to SIGKILL"] : []),
+    `cleanup ${inline(details.cleanup)}`,
+    ...(Array.isArray(details.survivors) && details.survivors.length ? [`survivors ${inline(details.survivors.join(", "))}`] : []),
+    ...(details.failure_message !== undefined ? [inline(details.failure_message, Infinity)] : []),
+  ];
+  const more = expanded
+    ? [{ text: `  $ ${inline(details.command, 200)} · cwd ${inline(details.cwd, 200)} · log ${inline(details.log_path, Infinity)}` }]
+    : [];
+  const failed = status === "kill_failed" || status === "still_running" || details.cleanup === "unconfirmed";
+  return [{ text: parts.join(" · "), failed }, ...more];
+}
+
+/** A job's age or run time, for the listing: `2m10s`. */
+function age(seconds: unknown): string {
+  return typeof seconds === "number" && Number.isFinite(seconds) ? duration(seconds * 1000) : "?";
+}
+
+/** `list_sessions`: one line per job (`1 running 2m10s python3 -m http.server 8765 [wake]`); expanded adds the rest. */
+function listLines(details: Record<string, unknown>, expanded: boolean): SummaryLine[] {
+  const sessions = Array.isArray(details.sessions) ? (details.sessions as Record<string, unknown>[]) : [];
+  if (!sessions.length) return [{ text: "no sessions" }];
+  return sessions.flatMap((job) => {
+    const exited = job.status === "exited";
+    const state = exited ? exitWords(job.exit_code, job.signal) : "running";
+    const flags = [
+      ...(job.wake_armed === true ? ["wake"] : []),
+      ...(typeof job.wake_on_pattern === "string" ? [`wake /${inline(job.wake_on_pattern, 40)}/`] : []),
+      ...(job.input_wait === "likely" ? ["waiting for input"] : []),
+      ...(job.attached === true ? ["attached"] : []),
+      ...(job.user_typing === true ? ["the user is typing"] : []),
+      ...(job.killed_by !== undefined ? [`killed by ${inline(job.killed_by)}`] : []),
+      ...(job.cleanup === "unconfirmed" ? ["cleanup unconfirmed"] : []),
+    ];
+    const tags = flags.length ? ` [${flags.join(", ")}]` : "";
+    const failed = exited && (job.exit_code !== 0 || job.timed_out === true);
+    const ports = Array.isArray(job.listening)
+      ? job.listening.map((address) => ` ${inline(String(address).slice(String(address).lastIndexOf(":")))}`).join("")
+      : "";
+    const row = {
+      text: `${inline(job.session_id)} ${state} ${age(job.elapsed_seconds)} ${inline(job.command, 60)}${ports}${tags}`,
+      failed,
+    };
+    if (!expanded) return [row];
+    const rest = [
+      `cwd ${inline(job.cwd, 200)}`,
+      ...(Array.isArray(job.listening) ? [`listening ${job.listening.map((address) => inline(address)).join(", ")}`] : []),
+      ...(job.tty === true ? ["tty"] : []),
+      `quiet ${age(typeof job.quiet_ms === "number" ? job.quiet_ms / 1000 : undefined)}`,
+      `${inline(job.output_bytes_total ?? 0)} bytes`,
+      ...(job.deadline_remaining_seconds !== undefined ? [`deadline in ${age(job.deadline_remaining_seconds)}`] : []),
+      `log ${inline(job.log_path, Infinity)}`,
+      ...(job.failure_message !== undefined ? [inline(job.failure_message, Infinity)] : []),
+    ];
+    return [row, { text: `    ${rest.join(" · ")}` }];
+  });
+}
+
+/** `set_on_exit`: what became of the wake and of the pattern. */
+function setOnExitLines(details: Record<string, unknown>): SummaryLine[] {
+  if (details.found === false) return [{ text: `session ${inline(details.session_id)} not found`, failed: true }];
+  const parts = [`session ${inline(details.session_id)}`];
+  if (details.status !== undefined) parts.push(`on_exit ${inline(details.on_exit)} · ${inline(details.status)}`);
+  if (details.wake_on_pattern_status !== undefined) {
+    const pattern = details.wake_on_pattern ? `/${inline(details.wake_on_pattern, 60)}/` : '""';
+    parts.push(`wake_on_pattern ${pattern} · ${inline(details.wake_on_pattern_status)}`);
+  }
+  return [{ text: parts.join(" · ") }];
+}
+
+export const killSessionRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const signal = args.signal === undefined || args.signal === null ? "SIGTERM" : inline(args.signal);
+    return banner(
+      context,
+      theme.fg("toolTitle", theme.bold(`✕ kill session ${inline(args.session_id)}`)) + theme.fg("muted", ` (${signal})`),
+    );
+  },
+  renderResult: summaryResult(killLines),
+};
+
+export const listSessionsRenderer = {
+  renderCall(_args: object, theme: Theme, context: Context): Component {
+    return banner(context, theme.fg("toolTitle", theme.bold("≡ list_sessions")));
+  },
+  renderResult: summaryResult(listLines),
+};
+
+export const setOnExitRenderer = {
+  renderCall(callArgs: object, theme: Theme, context: Context): Component {
+    const args = callArgs as Args;
+    const changes = [
+      ...(args.on_exit !== undefined ? [`on_exit ${inline(args.on_exit)}`] : []),
+      ...(args.wake_on_pattern !== undefined
+        ? [args.wake_on_pattern === "" ? "wake_on_pattern off" : `wake /${inline(args.wake_on_pattern, 60)}/`]
+        : []),
+    ];
+    return banner(context, theme.fg("toolTitle", theme.bold(`set_on_exit session ${inline(args.session_id)} → ${changes.join(", ")}`)));
+  },
+  renderResult: summaryResult(setOnExitLines),
 };

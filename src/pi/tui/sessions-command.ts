@@ -1,12 +1,17 @@
-import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { type ExecRuntime, type JobSnapshot, KILL_GRACE_MS } from "../../core/index.ts";
+/*
+ * `/unified-exec-sessions`: a person's way to look at jobs, stop them, type into them or disarm their
+ * wakes without the model. Its list in Pi's TUI redraws ages and states every second (a job that ends
+ * meanwhile stays, shown as ended); "View" shows a job's screen or last lines live and consumes
+ * nothing; every outcome is told in the person's words. Without a UI it posts the listing.
+ */
+import type { ExtensionAPI, ExtensionCommandContext, Theme } from "@earendil-works/pi-coding-agent";
+import { type Component, matchesKey, type TUI, truncateToWidth } from "@earendil-works/pi-tui";
+import { type ExecRuntime, type HumanView, humanView, type Job, type JobSnapshot, KILL_GRACE_MS } from "../../core/index.ts";
 import { metadata, oneLine, shortDuration } from "../results/format.ts";
 import type { SessionRuntimes } from "../session-runtimes.ts";
-import { letPersonType } from "./ask-person.ts";
-import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
-import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
-import { currentLabel, killAllQuestion, type Pick, pickLive, portsOf } from "./sessions-picker.ts";
+import { exitWakeDisarmedByPerson } from "./render.ts";
+import { letPersonType } from "./typing-overlay.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
@@ -49,11 +54,7 @@ function endedHow(job: JobSnapshot): string {
   return `${how} after ${shortDuration(job.elapsedMs)}`;
 }
 
-/**
- * "Type into it": the person takes the job's keyboard (the overlay on a PTY in Pi's TUI, a line
- * elsewhere); the model's next result on the job says how many bytes, never which. Returns what to
- * tell the person afterwards — a count, never what they typed.
- */
+/** "Type into it": the model's next result on the job says how many bytes, never which; so does the person's answer. */
 async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: JobSnapshot): Promise<string> {
   const taken = runtime.typeInto(job.jobId);
   if ("refused" in taken) {
@@ -169,12 +170,7 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
   }
 }
 
-/**
- * `/unified-exec-sessions`: the human's way to look at jobs, stop them or disarm wakes without the
- * model. "View" shows a job's screen or the last lines of its output and consumes nothing; the kill is
- * the same (escalation, wake suppression) as `kill_session`. Without a UI (print, JSON) it posts the
- * listing as a message that does not start a turn: there is no picker to view from.
- */
+/** The kill is `kill_session`'s (escalation, wake suppression); without a UI the listing is a message that starts no turn. */
 export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
   pi.registerCommand(SESSIONS_COMMAND, {
     description: "List running unified-exec jobs: view one's screen or output, type into it, disarm its wakes, kill it, or kill all",
@@ -203,5 +199,209 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
       const chosen = live.find((job) => job.jobId === pick.jobId);
       if (chosen) await actOn(ctx, runtime, chosen);
     },
+  });
+}
+
+/** How often the list's ages and states, and an open view's screen or output, are redrawn. */
+const REFRESH_MS = 1_000;
+const VIEW_REFRESH_MS = 500;
+
+/** `Kill all 3 jobs? y/N`: the question before every job is stopped, for the jobs still running. */
+function killAllQuestion(jobs: readonly JobSnapshot[]): string {
+  const count = jobs.filter((job) => !job.exit).length;
+  return `Kill all ${count} job${count === 1 ? "" : "s"}? y/N`;
+}
+
+/** What the person picked: a job, every job, or nothing. */
+type Pick = { jobId: number } | "kill-all" | undefined;
+
+/**
+ * A job as the picker shows it now: its fresh snapshot (running, or ended with its exit), or — gone
+ * from the registry, its exit already read — the last one seen, labelled as ended.
+ */
+function currentLabel(
+  runtime: ExecRuntime,
+  last: JobSnapshot,
+  ports?: ReadonlyMap<number, JobSnapshot>,
+): { job: JobSnapshot; label: string; gone: boolean } {
+  const fresh = runtime.snapshotOf(last.jobId);
+  const scanned = ports?.get(last.jobId);
+  const now =
+    fresh && scanned && !fresh.exit ? { ...fresh, listening: scanned.listening, deaf: scanned.deaf, usage: scanned.usage } : fresh;
+  if (now) return { job: now, label: jobLabel(now), gone: false };
+  return { job: last, label: `${last.jobId} · ended · ${oneLine(last.command, 80)}`, gone: true };
+}
+
+/** Each running job as the latest scan read it (its listening addresses, a port it lost, its memory). */
+function portsOf(jobs: readonly JobSnapshot[]): Map<number, JobSnapshot> {
+  return new Map(jobs.map((job) => [job.jobId, job]));
+}
+
+class SessionsPicker implements Component {
+  private selected = 0;
+  /** "Kill all" was chosen: the footer asks, and only `y` confirms. */
+  private confirming = false;
+  private jobs: JobSnapshot[];
+  /** What the latest scan read of each running job. */
+  private ports: Map<number, JobSnapshot>;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly tui: TUI,
+    private readonly theme: Theme,
+    private readonly runtime: ExecRuntime,
+    opened: JobSnapshot[],
+    private readonly done: (pick: Pick) => void,
+  ) {
+    this.jobs = opened;
+    this.ports = portsOf(opened);
+    this.timer = setInterval(() => {
+      // One scan of the listening sockets for every running job (a server's port appears once it binds).
+      this.ports = portsOf(this.runtime.liveJobs({ ports: true }));
+      this.jobs = this.jobs.map((job) => currentLabel(this.runtime, job, this.ports).job);
+      this.tui.requestRender();
+    }, REFRESH_MS);
+    this.timer.unref();
+  }
+
+  private get entries(): string[] {
+    return [...this.jobs.map((job) => currentLabel(this.runtime, job, this.ports).label), "Kill all", "Cancel"];
+  }
+
+  render(width: number): string[] {
+    const theme = this.theme;
+    const rule = theme.fg("muted", "─".repeat(Math.max(1, width)));
+    const rows = this.entries.map((entry, index) => {
+      const mark = index === this.selected ? theme.fg("accent", "→ ") : "  ";
+      return truncateToWidth(`${mark}${index === this.selected ? theme.fg("accent", entry) : entry}`, width);
+    });
+    return [
+      rule,
+      truncateToWidth(theme.fg("toolTitle", theme.bold("unified-exec sessions")), width),
+      ...rows,
+      this.confirming
+        ? truncateToWidth(theme.fg("warning", theme.bold(killAllQuestion(this.jobs))), width)
+        : truncateToWidth(theme.fg("muted", "↑↓ choose · Enter act on it · Esc close · ages update every second"), width),
+      rule,
+    ];
+  }
+
+  handleInput(data: string): void {
+    if (this.confirming) {
+      this.confirming = false;
+      if (data === "y" || data === "Y") {
+        this.done("kill-all");
+        return;
+      }
+      this.tui.requestRender();
+      return;
+    }
+    const count = this.jobs.length + 2;
+    if (matchesKey(data, "up")) this.selected = (this.selected + count - 1) % count;
+    else if (matchesKey(data, "down")) this.selected = (this.selected + 1) % count;
+    else if (matchesKey(data, "escape")) this.done(undefined);
+    else if (matchesKey(data, "enter")) {
+      const job = this.jobs[this.selected];
+      if (!job && this.selected === this.jobs.length) this.confirming = true;
+      else {
+        this.done(job ? { jobId: job.jobId } : undefined);
+        return;
+      }
+    }
+    this.tui.requestRender();
+  }
+
+  invalidate(): void {}
+
+  dispose(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** Lets the person pick among `opened` in Pi's TUI, the list kept current while it is open. */
+function pickLive(ctx: ExtensionCommandContext, runtime: ExecRuntime, opened: JobSnapshot[]): Promise<Pick> {
+  return ctx.ui.custom<Pick>((tui, theme, _keys, done) => new SessionsPicker(tui, theme, runtime, opened, done));
+}
+
+/** The view's title and lines, as the TUI's panel and an RPC notification show them. */
+export function viewLines(job: JobSnapshot, view: HumanView): { title: string; lines: string[] } {
+  if (view.kind === "output") {
+    const count = view.lines.length;
+    const title = `${jobLabel(job)} — ${count === 1 ? "the last line" : `the last ${count} lines`} of its output`;
+    return { title, lines: view.lines.length ? view.lines : ["(no output yet)"] };
+  }
+  const { screen } = view;
+  const where = `screen ${screen.cols}×${screen.rows}, cursor ${screen.cursor.row},${screen.cursor.col}`;
+  const title = `${jobLabel(job)} — ${where}${screen.alternate ? " (alternate screen)" : screen.repainting ? " (repainting)" : ""}`;
+  return { title, lines: screen.lines };
+}
+
+/** The panel: a title, the lines cut to the width, a hint; redrawn as the job changes. */
+class JobViewPanel implements Component {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private content: { title: string; lines: string[] },
+    private readonly theme: Theme,
+    private readonly close: () => void,
+  ) {}
+
+  /** Redraws every {@link VIEW_REFRESH_MS} with what `next` gives, until disposed. */
+  follow(next: () => Promise<{ title: string; lines: string[] } | undefined>, redraw: () => void): void {
+    this.timer = setInterval(() => {
+      void next()
+        .then((content) => {
+          if (!content || !this.timer) return;
+          this.content = content;
+          redraw();
+        })
+        .catch(() => {});
+    }, VIEW_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  render(width: number): string[] {
+    const theme = this.theme;
+    const rule = theme.fg("muted", "─".repeat(Math.max(1, width)));
+    const body = this.content.lines.map((line) => truncateToWidth(line, width));
+    return [
+      rule,
+      truncateToWidth(theme.fg("toolTitle", theme.bold(this.content.title)), width),
+      ...body,
+      truncateToWidth(theme.fg("muted", "Esc, Enter or q to close · redraws live"), width),
+      rule,
+    ];
+  }
+
+  handleInput(data: string): void {
+    if (matchesKey(data, "escape") || matchesKey(data, "enter") || data === "q") this.close();
+  }
+
+  invalidate(): void {}
+
+  dispose(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** Shows `job`'s view until the person closes it (TUI), or once (RPC); the title follows the job, with the ports the picker showed. */
+async function showJobView(ctx: ExtensionCommandContext, runtime: ExecRuntime, job: Job, listening?: string[]): Promise<void> {
+  const withPorts = (now: JobSnapshot | undefined) => (now && listening?.length && !now.exit ? { ...now, listening } : now);
+  let label: JobSnapshot | undefined = withPorts(runtime.snapshotOf(job.id));
+  const current = async () => {
+    label = withPorts(runtime.snapshotOf(job.id)) ?? label;
+    return label ? viewLines(label, await humanView(job)) : undefined;
+  };
+  const first = await current();
+  if (!first) return;
+  if (ctx.mode !== "tui") {
+    ctx.ui.notify([first.title, ...first.lines].join("\n"), "info");
+    return;
+  }
+  await ctx.ui.custom<void>((tui: TUI, theme: Theme, _keys, done) => {
+    const panel = new JobViewPanel(first, theme, () => done());
+    panel.follow(current, () => tui.requestRender());
+    return panel;
   });
 }

@@ -1,16 +1,10 @@
-import type { KeyModes } from "../../core/index.ts";
-
-/**
- * A key the person pressed in Pi's TUI, as the bytes a classic terminal would send to the job.
- *
- * Pi turns on the kitty keyboard protocol (or xterm's modifyOtherKeys where the terminal lacks it),
- * so a component's `handleInput` receives one key event in that encoding: Ctrl+C as `ESC [ 99 ; 5 u`,
- * a key repeat with `:2`, Shift+Tab as `ESC [ 9 ; 2 u`. A program on a PTY expects what xterm sends
- * by default (`\x03`, `ESC [ Z`), so each event is translated back here. Cursor keys follow the
- * program's cursor-key mode (`ESC O A` in application mode, as vim and less ask for), and a paste
- * arrives bracketed only when the program turned bracketed paste on. Anything already in the classic
- * form (plain text, control bytes, legacy sequences) passes unchanged. Key releases send nothing.
+/*
+ * A key the person pressed in Pi's TUI, as the bytes a classic terminal sends. Pi reports keys in the
+ * kitty keyboard protocol or modifyOtherKeys (Ctrl+C as `ESC [ 99 ; 5 u`); a program on a PTY expects
+ * xterm's defaults (`\x03`). Cursor keys follow the program's mode, a paste is bracketed only when it
+ * asked, classic input passes unchanged, and key releases send nothing.
  */
+import type { KeyModes } from "../../core/index.ts";
 
 const ESC = "\x1b";
 const PASTE_START = "\x1b[200~";

@@ -1,15 +1,14 @@
-import type { ExtensionUIContext, Theme } from "@earendil-works/pi-coding-agent";
-import { type Component, matchesKey, type TUI, truncateToWidth } from "@earendil-works/pi-tui";
-import type { Job, ScreenView, TypingSession } from "../../core/index.ts";
-import { terminalBytes } from "./terminal-keys.ts";
-
-/**
- * The overlay a person types into a PTY job with: the job's live screen from its emulator (its own
- * size kept, cut to the overlay's width and scrolled to the cursor when it is taller), a title naming
- * the job and the way back, and every key sent to the job as a terminal would send it (see
- * terminal-keys.ts). Only Ctrl+] is Pi's. It closes by itself when the job exits, after showing the
- * exit for a moment. What the person types is never drawn by us: only what the program prints.
+/*
+ * How a person types into a job, by where Pi runs: in Pi's TUI a PTY job gets the overlay (its live
+ * screen, every key sent as a terminal would send it, `terminal-keys.ts`; only Ctrl+] is Pi's; it
+ * closes by itself at the job's exit), a pipe job a one-line input; an RPC client gets the `input`
+ * dialog for both. Print and JSON runs have nobody to ask. What the person types is never drawn by us.
  */
+import type { ExtensionContext, ExtensionUIContext, Theme } from "@earendil-works/pi-coding-agent";
+import { type Component, matchesKey, type TUI, truncateToWidth } from "@earendil-works/pi-tui";
+import type { AskTheUser, Job, ScreenView, TypingSession } from "../../core/index.ts";
+import { bounded, oneLine } from "../results/format.ts";
+import { terminalBytes } from "./terminal-keys.ts";
 
 /** Redraw check: output shows on the overlay within this (the issue asks ≤ 50 ms). */
 const REDRAW_MS = 30;
@@ -114,7 +113,7 @@ class TypingOverlay implements Component {
  * Opens the overlay on `job` and resolves when the person returns to Pi (Ctrl+]), the job has exited,
  * `signal` fired, or the session ends. `question`: the model's words (`ask_user`).
  */
-export function typeInOverlay(
+function typeInOverlay(
   ui: ExtensionUIContext,
   job: Job,
   typing: TypingSession,
@@ -149,4 +148,45 @@ export function typeInOverlay(
       .then(finish, finish);
     if (signal?.aborted) finish();
   });
+}
+
+/** Whether this run can ask a person at all. */
+function canAskPerson(ctx: Pick<ExtensionContext, "hasUI" | "mode">): boolean {
+  return ctx.hasUI && ctx.mode !== "print" && ctx.mode !== "json";
+}
+
+/**
+ * Lets the person type into `job` with `title` above (the model's words, or the picker's); resolves
+ * once they are done or the job ends (the input and the dialog close on `typing.closed`). True when
+ * they sent nothing on purpose (a cancelled dialog, Ctrl+] at once).
+ */
+export async function letPersonType(
+  ctx: Pick<ExtensionContext, "ui" | "mode">,
+  job: Job,
+  typing: TypingSession,
+  title: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const shown = oneLine(title, 300);
+  if (ctx.mode === "tui" && job.tty) {
+    await typeInOverlay(ctx.ui, job, typing, shown, signal);
+    return typing.bytes === 0;
+  }
+  const until = signal ? AbortSignal.any([signal, typing.closed]) : typing.closed;
+  const line = await ctx.ui.input(shown, undefined, { signal: until });
+  if (line === undefined) {
+    if (!typing.closed.aborted || signal?.aborted) return true;
+    // Pi forgets the dialog, but RPC has no message that closes a client's dialog: say why it no longer counts.
+    if (ctx.mode === "rpc")
+      ctx.ui.notify(`Session ${job.id} ended; the dialog "${bounded(shown, 80)}" is closed and nothing was sent.`, "info");
+    return false;
+  }
+  await typing.type(Buffer.from(`${line}${job.tty ? "\r" : "\n"}`, "utf8"));
+  return false;
+}
+
+/** `ask_user` for a tool call in this run, or undefined where nobody can be asked. */
+export function personAsker(ctx: ExtensionContext): AskTheUser | undefined {
+  if (!canAskPerson(ctx)) return undefined;
+  return (typing, job, question, signal) => letPersonType(ctx, job, typing, question, signal);
 }

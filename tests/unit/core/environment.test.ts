@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { taskkillCommand } from "../../../src/core/processes/process-group.ts";
-import { jobEnvironment } from "../../../src/core/request/environment.ts";
+import { jobEnvironment } from "../../../src/core/request/shell.ts";
 import { terminalSize } from "../../../src/core/screen/terminal-size.ts";
 
 describe("job environment", () => {

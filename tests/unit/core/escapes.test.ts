@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodeEscapes } from "../../../src/core/request/escapes.ts";
-import { decodeBase64Strict, parseInput } from "../../../src/core/request/input.ts";
+import { decodeBase64Strict, decodeEscapes, parseInput } from "../../../src/core/request/input.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 const hex = (chars: string) => decodeEscapes(chars).toString("hex");

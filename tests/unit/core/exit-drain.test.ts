@@ -4,8 +4,8 @@ import { once } from "node:events";
 import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ExitDrain } from "../../../src/core/job/exit-drain.ts";
-import { POST_EXIT_DRAIN_CAP_MS, POST_EXIT_DRAIN_MS } from "../../../src/core/shared/constants.ts";
+import { ExitDrain, POST_EXIT_DRAIN_CAP_MS } from "../../../src/core/job/job-ending.ts";
+import { POST_EXIT_DRAIN_MS } from "../../../src/core/shared/constants.ts";
 import { quietFor } from "../../helpers/processes.ts";
 import { scratchDirectory } from "../../helpers/runtime.ts";
 

@@ -6,10 +6,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { InputQueue, type InputSink } from "../../../src/core/job/input-queue.ts";
+import { INPUT_QUEUE_BYTES, InputQueue, type InputSink } from "../../../src/core/job/job-stdin.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { INPUT_QUEUE_BYTES } from "../../../src/core/shared/constants.ts";
 
 /** A sink that holds each write until the test releases it. */
 function heldSink() {

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
+import { BACKGROUND_SETTLE_MS } from "../../../src/core/job/job-ending.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { BACKGROUND_SETTLE_MS } from "../../../src/core/shared/constants.ts";
 import { backgroundEndingAtSettle, backgroundEndsAfterTheCall, quickAndKeptBackgrounds } from "../../helpers/background-calls.ts";
 import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";

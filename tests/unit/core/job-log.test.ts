@@ -4,11 +4,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { JobLog, LogBudget, LogDirectory, NO_LOG_PATH, openLogFile } from "../../../src/core/log/job-log.ts";
-import { logConfig } from "../../../src/core/log/log-settings.ts";
+import {
+  JobLog,
+  LOG_TAIL_BUDGET_BYTES,
+  LOG_TAIL_BYTES,
+  LogBudget,
+  LogDirectory,
+  logConfig,
+  NO_LOG_PATH,
+  openLogFile,
+} from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { LOG_TAIL_BUDGET_BYTES, LOG_TAIL_BYTES, RUNTIME_LOG_QUOTA_ENV } from "../../../src/core/shared/constants.ts";
+import { RUNTIME_LOG_QUOTA_ENV } from "../../../src/core/shared/constants.ts";
 import { StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { waitFor } from "../../helpers/processes.ts";
 

@@ -5,10 +5,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
-import { waitForExit } from "../../../src/core/job/wait.ts";
-import { LogDirectory } from "../../../src/core/log/job-log.ts";
-import { logConfig } from "../../../src/core/log/log-settings.ts";
-import { LOG_PENDING_BYTES } from "../../../src/core/shared/constants.ts";
+import { waitForExit } from "../../../src/core/job/job.ts";
+import { LOG_PENDING_BYTES, LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
 import { killGroup, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { waitFor } from "../../helpers/processes.ts";
 

@@ -10,8 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, sym
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { LogDirectory } from "../../../src/core/log/job-log.ts";
-import { logConfig } from "../../../src/core/log/log-settings.ts";
+import { LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { WARM_SHELL_NAME } from "../../../src/core/shared/constants.ts";

@@ -11,7 +11,7 @@ import { after, describe, it } from "node:test";
 import { probeInputWait, readStdinIdentity } from "../../../src/core/conditions/input-wait.ts";
 import { type ProcReader, realProcReader } from "../../../src/core/conditions/proc-wait.ts";
 import type { Job } from "../../../src/core/job/job.ts";
-import { stampOf } from "../../../src/core/job-reports.ts";
+import { stampOf } from "../../../src/core/job/job-reports.ts";
 import { LISTING_SCAN, ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { oneTableFor, processTableReads } from "../../../src/core/processes/process-table.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";

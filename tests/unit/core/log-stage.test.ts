@@ -11,8 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { StagedWriter } from "../../../src/core/log/log-stage.ts";
-import { LOG_PENDING_BYTES, LOG_STAGE_BYTES } from "../../../src/core/shared/constants.ts";
+import { LOG_PENDING_BYTES, LOG_STAGE_BYTES, StagedWriter } from "../../../src/core/log/job-log.ts";
 
 /** A disk (mocked) whose writes finish only when `complete()` is called. */
 function slowDisk() {
@@ -105,7 +104,7 @@ describe("StagedWriter", () => {
     const writer = new StagedWriter(disk.stream, () => drains++);
     while (writer.write(Buffer.alloc(64 * 1024))) {}
     const waiting = writer.flushed();
-    writer.stop();
+    writer.streamFailed();
     await waiting;
     assert.equal(drains, 1, "the paused job resumes (its log is marked partial elsewhere)");
     assert.equal(writer.write(Buffer.alloc(10)), true, "later writes are dropped, never paused");

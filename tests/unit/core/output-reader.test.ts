@@ -12,10 +12,14 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
-import { READ_BUFFER_BYTES, READ_TURN_BYTES, READ_TURN_MS } from "../../../src/core/shared/constants.ts";
-import { readOutput } from "../../../src/core/transport/output-reader.ts";
-import { ReadBatch } from "../../../src/core/transport/read-batch.ts";
-import { ReadTurn } from "../../../src/core/transport/read-turn.ts";
+import {
+  READ_BUFFER_BYTES,
+  READ_TURN_BYTES,
+  READ_TURN_MS,
+  ReadBatch,
+  ReadTurn,
+  readOutput,
+} from "../../../src/core/transport/output-reader.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { floodTurns, perTurn } from "../../helpers/transports.ts";
 

@@ -10,12 +10,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkUntilListening, type HttpProbe, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import type { Job } from "../../../src/core/job/job.ts";
+import { noticeable } from "../../../src/core/job/job-reports.ts";
 import { pipeCommand, raiseOomScore } from "../../../src/core/processes/fd-hygiene.ts";
 import { deafness, hear, ListeningPorts, type Usage } from "../../../src/core/processes/listening.ts";
 import { bindFailures, failedPorts, portsStillHeld } from "../../../src/core/processes/port-conflicts.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
-import { JobMonitor, memoryCap, noticeable } from "../../../src/core/supervision/job-monitor.ts";
+import { JobMonitor, memoryCap } from "../../../src/core/supervision/job-monitor.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { steppedWakes } from "../../helpers/wake-coordinator.ts";
 

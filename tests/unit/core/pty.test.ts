@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
-import { jobEnvironment } from "../../../src/core/request/environment.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
+import { jobEnvironment } from "../../../src/core/request/shell.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
 import { StartedJobs, untilExit } from "../../helpers/jobs.ts";

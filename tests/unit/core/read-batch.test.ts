@@ -8,8 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OUTPUT_BATCH_MS, READ_BUFFER_BYTES, READ_MIN_ROOM_BYTES } from "../../../src/core/shared/constants.ts";
-import { type BatchSlot, ReadBatch } from "../../../src/core/transport/read-batch.ts";
+import {
+  type BatchSlot,
+  OUTPUT_BATCH_MS,
+  READ_BUFFER_BYTES,
+  READ_MIN_ROOM_BYTES,
+  ReadBatch,
+} from "../../../src/core/transport/output-reader.ts";
 import { waitFor } from "../../helpers/processes.ts";
 
 /** What a socket does: write `text` where the slot said, report the count, ask for the next place. */

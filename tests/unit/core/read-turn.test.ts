@@ -1,13 +1,17 @@
 /**
- * The time the process's output readers may spend in one turn of the event loop (read-turn.ts), on a
+ * The time the process's output readers may spend in one turn of the event loop (transport/output-reader.ts), on a
  * clock and a "next turn" the test moves by hand: deliveries add up across readers within a turn, the
  * share is spent at READ_TURN_MS, and the next turn starts afresh; a turn with no read schedules nothing.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { READ_TURN_MS } from "../../../src/core/shared/constants.ts";
-import { READ_REST_SMALL_BYTES, READ_REST_STREAMING_MS, ReadRest } from "../../../src/core/transport/read-rest.ts";
-import { ReadTurn } from "../../../src/core/transport/read-turn.ts";
+import {
+  READ_REST_SMALL_BYTES,
+  READ_REST_STREAMING_MS,
+  READ_TURN_MS,
+  ReadRest,
+  ReadTurn,
+} from "../../../src/core/transport/output-reader.ts";
 
 function steppedTurn() {
   const state = { now: 0, pending: [] as (() => void)[], rests: 0 };

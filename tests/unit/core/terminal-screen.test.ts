@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type ScreenSnapshot, TerminalScreen, type TerminalScreenOptions } from "../../../src/core/screen/terminal-screen.ts";
-import { SCREEN_BACKLOG_BYTES, SCREEN_CHUNK_BYTES, SCREEN_FEED_BYTES } from "../../../src/core/shared/constants.ts";
+import {
+  SCREEN_BACKLOG_BYTES,
+  SCREEN_CHUNK_BYTES,
+  SCREEN_FEED_BYTES,
+  type ScreenSnapshot,
+  TerminalScreen,
+  type TerminalScreenOptions,
+} from "../../../src/core/screen/terminal-screen.ts";
 
 const b = (text: string) => Buffer.from(text, "utf8");
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/request/utc-deadline.ts";
+import { monotonicDeadline, parseUtcDeadline } from "../../../src/core/request/wait-policy.ts";
 import { WaitRequestError } from "../../../src/core/shared/errors.ts";
 
 describe("yield_until timestamps", () => {

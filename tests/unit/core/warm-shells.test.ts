@@ -14,11 +14,10 @@ import { describe, it } from "node:test";
 import { LogDirectory } from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { WARM_SHELL_MAX_FAILURES } from "../../../src/core/shared/constants.ts";
 import { REGISTRY_FILE } from "../../../src/core/supervision/watchdog-registry.ts";
 import type { SpawnSpec } from "../../../src/core/transport/types.ts";
 import { bashCarries, WarmShell, WarmShellUnsupported, warmTarget } from "../../../src/core/transport/warm-shell.ts";
-import { type WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
+import { WARM_SHELL_MAX_FAILURES, type WarmShells, warmShellsWanted } from "../../../src/core/transport/warm-shells.ts";
 import { REPO_ROOT } from "../../helpers/hosts.ts";
 import { rounds } from "../../helpers/load.ts";
 import { startNodeHost } from "../../helpers/node-host.ts";
@@ -36,7 +35,7 @@ function controlOf(shells: WarmShells): { pause(): void; resume(): void } {
  * through the private field) until the returned `resume`: it stays starting until then.
  */
 async function startingShell(shells: WarmShells, model: SpawnSpec = spec("true")) {
-  assert.equal(await shells.take(model, "bash"), undefined, "nothing idle yet: the first job spawns");
+  assert.equal(await shells.handOver(model, "bash"), undefined, "nothing idle yet: the first job spawns");
   shells.refill();
   const until = performance.now() + 15_000;
   while (shells.idle === undefined && performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
@@ -108,7 +107,7 @@ describe("warm shells", () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
     const job = spec("echo $$ $0; exit 3");
-    const adopted = await shells.take(job, "bash");
+    const adopted = await shells.handOver(job, "bash");
     assert.ok(adopted);
     assert.equal(adopted.child.pid, pid);
     const result = await runHanded(job, adopted);
@@ -120,11 +119,11 @@ describe("warm shells", () => {
   it("serve an sh job from a shell started for sh", async () => {
     const { shells } = pool();
     const model = spec("true", { file: "/bin/sh" });
-    assert.equal(await shells.take(model, "sh"), undefined);
+    assert.equal(await shells.handOver(model, "sh"), undefined);
     shells.refill();
     await waitFor(() => shells.idle?.ready === true, "a ready warm shell", 15_000);
     const job = spec("echo $0", { file: "/bin/sh" });
-    const adopted = await shells.take(job, "sh");
+    const adopted = await shells.handOver(job, "sh");
     assert.ok(adopted);
     assert.equal((await runHanded(job, adopted)).text, "/bin/sh\n");
   });
@@ -133,7 +132,7 @@ describe("warm shells", () => {
     const { shells, guard } = pool();
     const pid = await idleShell(shells);
     const other = spec("true", { env: { PATH: process.env.PATH, SHLVL: "1", CHANGED: "1" } });
-    assert.equal(await shells.take(other, "bash"), undefined);
+    assert.equal(await shells.handOver(other, "bash"), undefined);
     await waitFor(() => !processAlive(pid), "the discarded shell's end");
     await waitFor(() => guard.events.includes(`forgotten ${pid}`), "its registration forgotten");
     assert.equal(shells.idle, undefined);
@@ -148,7 +147,7 @@ describe("warm shells", () => {
       const pid = failure === 0 ? await idleShell(shells) : shells.idle!.pid!;
       process.kill(pid, "SIGKILL");
       await waitFor(() => shells.idle === undefined, "the dead shell noticed");
-      assert.equal(await shells.take(spec("true"), "bash"), undefined);
+      assert.equal(await shells.handOver(spec("true"), "bash"), undefined);
     }
     shells.refill();
     await quietFor(200);
@@ -160,7 +159,7 @@ describe("warm shells", () => {
     const { pid, ready, resume } = await startingShell(shells);
     assert.equal(ready, false);
     const job = spec("echo ran $$ $0");
-    const taking = shells.take(job, "bash");
+    const taking = shells.handOver(job, "bash");
     resume();
     const adopted = await taking;
     assert.ok(adopted, "the starting shell took the job");
@@ -175,7 +174,7 @@ describe("warm shells", () => {
     process.kill(pid, "SIGSTOP");
     await waitFor(() => procState(pid) === "T", "the shell stopped");
     const job = spec("echo ran $$");
-    const adopted = await shells.take(job, "bash");
+    const adopted = await shells.handOver(job, "bash");
     assert.ok(adopted, "the continued shell runs the job");
     assert.equal((await runHanded(job, adopted)).text, `ran ${pid}\n`);
     assert.deepEqual(shells.counts, { handed: 1, missed: 0, started: 1, fallbacks: 0 });
@@ -191,7 +190,7 @@ describe("warm shells", () => {
       const control = controlOf(shells);
       control.pause();
       const job = spec(`echo once >> ${join(dir, "ran")}; echo out; exit 7`);
-      const taking = shells.take(job, "bash");
+      const taking = shells.handOver(job, "bash");
       // Gone from /proc: reaped, and Node reaps in the callback that emits the exit.
       await waitFor(() => procState(pid) === undefined, "the job's end, reaped");
       control.resume();
@@ -224,10 +223,10 @@ describe("warm shells", () => {
     const dir = mkdtempSync(join(tmpdir(), "piue-warm-old-"));
     try {
       const job = spec("true", { file: oldBash(dir) });
-      assert.equal(await shells.take(job, "bash"), undefined);
+      assert.equal(await shells.handOver(job, "bash"), undefined);
       shells.refill();
       await waitFor(() => shells.counts.started === 1 && shells.idle === undefined, "the old bash's shell started and gone");
-      assert.equal(await shells.take(job, "bash"), undefined);
+      assert.equal(await shells.handOver(job, "bash"), undefined);
       shells.refill();
       await quietFor(100);
       assert.equal(shells.counts.started, 1, "no second shell for a bash that cannot run the bootstrap");
@@ -243,7 +242,7 @@ describe("warm shells", () => {
       const job = spec("true", { file: oldBash(dir) });
       // Its `o` is read only once the job was handed: the answer to the job is `o`.
       const { resume } = await startingShell(shells, job);
-      const taking = shells.take(job, "bash");
+      const taking = shells.handOver(job, "bash");
       resume();
       assert.equal(await taking, undefined, "the job spawns directly");
       assert.equal(shells.counts.fallbacks, 1);
@@ -258,7 +257,7 @@ describe("warm shells", () => {
   it("leave a workdir the shell cannot enter to the direct spawn, without counting a failure", async () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
-    assert.equal(await shells.take(spec("echo never", { cwd: "/nonexistent-dir-for-warm" }), "bash"), undefined);
+    assert.equal(await shells.handOver(spec("echo never", { cwd: "/nonexistent-dir-for-warm" }), "bash"), undefined);
     await waitFor(() => !processAlive(pid), "the shell's end");
     shells.refill();
     await waitFor(() => shells.idle?.ready === true, "the next shell", 15_000);
@@ -267,7 +266,7 @@ describe("warm shells", () => {
   it("are stopped with their pool, and none starts afterwards", async () => {
     const { shells } = pool();
     const pid = await idleShell(shells);
-    shells.stop();
+    shells.shutdown();
     await waitFor(() => !processAlive(pid), "the idle shell's end");
     shells.refill();
     await quietFor(100);

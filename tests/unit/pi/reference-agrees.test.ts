@@ -29,9 +29,9 @@ import {
   MIN_YIELD_MS,
   SHELL_NAMES,
 } from "../../../src/core/index.ts";
-import type { WaitEnd } from "../../../src/core/job/wait.ts";
+import type { WaitEnd } from "../../../src/core/job/job.ts";
+import { MAX_ASK_USER_CHARS } from "../../../src/core/request/request.ts";
 import { LOGIN_SHELLS, shellInvocation } from "../../../src/core/request/shell.ts";
-import { MAX_ASK_USER_CHARS } from "../../../src/core/shared/constants.ts";
 import { MAX_CONDITIONAL_EXEC_YIELD_MS, MAX_QUIET_MS, MIN_QUIET_MS } from "../../../src/core/shared/pattern-limits.ts";
 import piUnifiedExec from "../../../src/index.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";

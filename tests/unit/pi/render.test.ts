@@ -2,9 +2,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { initTheme, type Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import { exitWakeDisarmedByPerson } from "../../../src/pi/tui/disarmed-wakes.ts";
-import { execCommandRenderer, showInput, writeStdinRenderer } from "../../../src/pi/tui/render.ts";
-import { killSessionRenderer, listSessionsRenderer, setOnExitRenderer } from "../../../src/pi/tui/summary-renderers.ts";
+import {
+  execCommandRenderer,
+  exitWakeDisarmedByPerson,
+  killSessionRenderer,
+  listSessionsRenderer,
+  setOnExitRenderer,
+  showInput,
+  writeStdinRenderer,
+} from "../../../src/pi/tui/render.ts";
 import { renderWakeMessage } from "../../../src/pi/wake-message.ts";
 
 // The expand hint reads Pi's global theme, as it does in the TUI.

@@ -11,8 +11,8 @@ import { Value } from "typebox/value";
 import type { JobReport } from "../../../src/core/job/job-snapshot.ts";
 import type { ScreenView } from "../../../src/core/screen/job-screen.ts";
 import { jobResult, jobResultSchema } from "../../../src/pi/results/job-result.ts";
-import { viewLines } from "../../../src/pi/tui/job-view.ts";
 import { writeStdinRenderer } from "../../../src/pi/tui/render.ts";
+import { viewLines } from "../../../src/pi/tui/sessions-command.ts";
 import { jobReport, type ReportParts, snapshot } from "../../helpers/reports.ts";
 
 const screen = (over: Partial<ScreenView> = {}): ScreenView => ({

@@ -4,8 +4,7 @@ import { describe, it } from "node:test";
 import type { WakeBatch } from "../../../src/core/completion/wakes.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
-import { type HostState, RUNTIME_FORMAT } from "../../../src/pi/host-state.ts";
-import { SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
+import { type HostState, RUNTIME_FORMAT, SessionRuntimes } from "../../../src/pi/session-runtimes.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
 

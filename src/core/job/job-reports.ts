@@ -1,7 +1,22 @@
-import type { CompletionLedger } from "./completion/completion-ledger.ts";
-import type { WakeJob } from "./completion/wakes.ts";
-import type { InputWait } from "./conditions/input-wait.ts";
-import type { Job, StepResult } from "./job/job.ts";
+import type { CompletionLedger } from "../completion/completion-ledger.ts";
+import type { WakeJob } from "../completion/wakes.ts";
+import type { InputWait } from "../conditions/input-wait.ts";
+import {
+  CALL_SCAN,
+  type Deafness,
+  type Freshness,
+  LISTEN_SCAN,
+  LISTING_SCAN,
+  type ListenerJob,
+  ListeningPorts,
+  type Usage,
+} from "../processes/listening.ts";
+import { bindFailures, failedPorts, portHolder } from "../processes/port-conflicts.ts";
+import { aliveGroups } from "../processes/process-group.ts";
+import { oneTableFor, processTable } from "../processes/process-table.ts";
+import { INPUT_WAIT_QUIET_MS, WARN_JOBS } from "../shared/constants.ts";
+import type { StepResult } from "./attached-call.ts";
+import type { Job } from "./job.ts";
 import {
   type JobListing,
   type JobReport,
@@ -15,25 +30,9 @@ import {
   type SnapshotContext,
   snapshotOf,
   wakeOf,
-} from "./job/job-snapshot.ts";
-import type { Termination } from "./job/job-stop.ts";
-import type { JobRegistry } from "./job/registry.ts";
-import {
-  CALL_SCAN,
-  type Deafness,
-  type Freshness,
-  LISTEN_SCAN,
-  LISTING_SCAN,
-  type ListenerJob,
-  ListeningPorts,
-  type Usage,
-} from "./processes/listening.ts";
-import { bindFailures, failedPorts, portHolder } from "./processes/port-conflicts.ts";
-import { aliveGroups } from "./processes/process-group.ts";
-import { oneTableFor, processTable } from "./processes/process-table.ts";
-import { INPUT_WAIT_QUIET_MS, WARN_JOBS } from "./shared/constants.ts";
-import { noticeable } from "./supervision/job-monitor.ts";
-import type { TrackedJobs } from "./supervision/tracked-jobs.ts";
+} from "./job-snapshot.ts";
+import type { Termination } from "./job-stop.ts";
+import type { JobRegistry } from "./registry.ts";
 
 /** What a listing reads of a running job from the operating system. */
 interface JobFacts {
@@ -46,6 +45,22 @@ interface JobFacts {
 /** Changes whenever the job moves: a byte of output, a send's start or end, its shell's exit, crossing the input-wait quiet time. */
 export function stampOf(job: Job, now: number = performance.now()): string {
   return `${job.outputBytesTotal}:${job.stdin.movements}:${job.leaderExited}:${job.quietMs(now) >= INPUT_WAIT_QUIET_MS}`;
+}
+
+/** What reports need of the jobs supervision/ tracks: all of them, the prune of finished ones, and reported jobs whose groups linger. */
+export interface TrackedView {
+  all(): Job[];
+  prune(): void;
+  lingering(except: readonly Job[]): Job[];
+}
+
+const MB = 1024 * 1024;
+
+/** Whether a job's memory changed enough since a result last showed it to be said again: ±100 MB, or doubled or halved from 50 MB up. */
+export function noticeable(shownBytes: number | undefined, nowBytes: number): boolean {
+  const shown = shownBytes ?? 0;
+  if (Math.abs(nowBytes - shown) >= 100 * MB) return true;
+  return nowBytes >= 50 * MB && (nowBytes >= 2 * shown || nowBytes <= shown / 2);
 }
 
 /** What a call's report needs beyond the job's step. */
@@ -70,7 +85,7 @@ export class JobReports {
   constructor(
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
-    private readonly tracked: TrackedJobs,
+    private readonly tracked: TrackedView,
     markerPrefix: string,
   ) {
     this.ports = new ListeningPorts(markerPrefix);

@@ -1,32 +1,26 @@
 import { randomBytes } from "node:crypto";
-import { Job } from "./job/job.ts";
-import type { LogDirectory } from "./log/job-log.ts";
-import type { ExecRequest } from "./request/request.ts";
-import { JOB_MARKER_ENV } from "./shared/constants.ts";
-import { guardAtExit, type OrphanGuard } from "./supervision/orphan-guard.ts";
-import { JobStarter } from "./transport/spawn.ts";
-import type { WarmShells } from "./transport/warm-shells.ts";
+import type { LogDirectory } from "../log/job-log.ts";
+import type { ExecRequest } from "../request/request.ts";
+import { JOB_MARKER_ENV } from "../shared/constants.ts";
+import { JobStarter } from "../transport/spawn.ts";
+import type { WarmShellGuard, WarmShells } from "../transport/warm-shells.ts";
+import { Job } from "./job.ts";
 
 /**
- * Starts one runtime's jobs: the spawn spec with the job's marker, the start path (a warm shell, or a
- * spawn in an event-loop turn of its own) and the process-exit guard, armed once the runtime has a job
- * to protect and released at its shutdown. The runtime owns ids, admission and everything after the start.
+ * Starts one runtime's jobs: the spawn spec with the job's marker, and the start path (a warm shell,
+ * or a spawn in an event-loop turn of its own). The runtime owns ids, admission and what follows.
  */
 export class JobLauncher {
   /** Marks this runtime's jobs in their environment (with the job id), so escaped descendants are found. */
   readonly token = randomBytes(6).toString("hex");
   private readonly starter: JobStarter;
-  /** Releases the process-exit guard; set while this runtime has jobs to protect. */
-  private unguard: (() => void) | undefined;
 
   constructor(
     private readonly logs: LogDirectory,
-    orphans: OrphanGuard,
+    guard: WarmShellGuard,
     warmShells: boolean | undefined,
-    /** SIGKILLs every tracked job at once: what the exit guard does when Pi exits without a shutdown. */
-    private readonly killTracked: () => void,
   ) {
-    this.starter = new JobStarter(orphans, warmShells);
+    this.starter = new JobStarter(guard, warmShells);
   }
 
   /** The warm shells' counters and idle shell (tests, benchmark). */
@@ -63,12 +57,6 @@ export class JobLauncher {
       this.starter.callEnded();
       throw error;
     }
-    this.unguard ??= guardAtExit({
-      killNow: () => {
-        this.killTracked();
-        this.starter.killNow();
-      },
-    });
     return job;
   }
 
@@ -78,10 +66,13 @@ export class JobLauncher {
     return this.starter.callsInFlight === 0;
   }
 
-  /** At shutdown: no more warm shells, and the exit guard released (the runtime stops its jobs itself). */
-  stop(): void {
-    this.starter.stop();
-    this.unguard?.();
-    this.unguard = undefined;
+  /** No more warm shells. */
+  shutdown(): void {
+    this.starter.shutdown();
+  }
+
+  /** At process exit, with no time for anything else: the idle warm shells are killed. */
+  killNow(): void {
+    this.starter.killNow();
   }
 }

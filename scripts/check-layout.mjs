@@ -19,7 +19,7 @@ const FOLDERS = {
   output: "output-decoder.ts",
   screen: "job-screen.ts",
   processes: "process-table.ts",
-  conditions: "condition-watch.ts",
+  conditions: "call-wait.ts",
   log: "job-log.ts",
   completion: "completion-ledger.ts",
   transport: "spawn.ts",

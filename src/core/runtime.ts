@@ -3,7 +3,7 @@ import { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
-import { stepJob, watchUntil } from "./job/job-step.ts";
+import { stepJob } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
@@ -94,7 +94,7 @@ export class ExecRuntime {
     let report: JobReport | undefined;
     try {
       attached = this.attach(job, "exec", call);
-      const watch = request.until ? watchUntil(job, request.until, this.reports.listenReader(job)) : undefined;
+      const watch = request.until ? job.watchUntil(request.until, this.reports.listenReader(job)) : undefined;
       const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);

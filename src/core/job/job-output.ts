@@ -1,4 +1,4 @@
-import type { ConditionWatch } from "../conditions/condition-watch.ts";
+import type { CallWait } from "../conditions/call-wait.ts";
 import type { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { UnreadOutput } from "../conditions/pattern-watch.ts";
 import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
@@ -37,7 +37,7 @@ export class JobOutput {
   private readTotal = 0;
   private lastChunkMono: number | undefined;
   /** A conditional wait watching what arrives, while a call has one. */
-  private watch: ConditionWatch | undefined;
+  private watch: CallWait | undefined;
   /** Bytes that arrived after a matched line: the next read's, kept out of this one. */
   private deferred: Buffer[] | undefined;
   /** The unfinished last line of the text returned so far (what a prompt looks like). */
@@ -99,7 +99,7 @@ export class JobOutput {
    * A call starts a conditional wait: `watch` sees the output not yet returned first, then every
    * chunk. When a line matches, what follows it stays out of this call's read.
    */
-  startWatch(watch: ConditionWatch, nowMono: number = performance.now()): void {
+  startWatch(watch: CallWait, nowMono: number = performance.now()): void {
     this.watch = watch;
     const retained = this.retained.snapshot();
     const cut = watch.begin(retained, this.lastChunkMono, nowMono);

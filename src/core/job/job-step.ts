@@ -1,8 +1,5 @@
 import type { Job } from "./job.ts";
 import { type StepPlan, type StepResult, writtenText } from "./job-types.ts";
-import { watchUntil } from "./until-watch.ts";
-
-export { watchUntil } from "./until-watch.ts";
 
 /**
  * One call's turn: resize the terminal first (what the input starts sees the new size), start the
@@ -12,7 +9,7 @@ export { watchUntil } from "./until-watch.ts";
  */
 export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   if (plan.resize && !job.ending) job.resize(plan.resize);
-  const watch = plan.until ? watchUntil(job, plan.until, plan.readListening) : undefined;
+  const watch = plan.until ? job.watchUntil(plan.until, plan.readListening) : undefined;
   if (watch && plan.input && job.tty) watch.wrote(writtenText(plan.input));
   const input = plan.input ? await job.send(plan.input, plan.deadlineMono) : undefined;
   let end = await job.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });

@@ -1,5 +1,5 @@
+import type { UntilSpec } from "../conditions/call-wait.ts";
 import type { ListenReader } from "../conditions/listen-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LogDirectory } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";

@@ -5,11 +5,11 @@
  *
  * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
  */
-import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
+import { CallWait, type UntilSpec } from "../conditions/call-wait.ts";
 import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
+import type { ListenReader } from "../conditions/listen-watch.ts";
 import { PatternBudget } from "../conditions/pattern-budget.ts";
 import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { JobLog } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
@@ -273,13 +273,14 @@ export class Job {
   }
 
   /**
-   * Starts a conditional wait on what arrives (and what is unread): `met` resolves with the condition
-   * that ends it, `matchedLine` names the line. For `exec_command`, which waits in two parts.
+   * Starts a call's conditional wait on what arrives (and what is unread) and on the job's sockets
+   * (`readListening`: one scan of this job): `met` resolves with the condition that ends it.
    */
-  watchUntil(spec: UntilSpec): UntilHandle {
-    const { watch, handle } = untilWatch(spec, this.output.lastLine, () => this.holders.noteSuspended("until_pattern"));
-    this.output.startWatch(watch);
-    return handle;
+  watchUntil(spec: UntilSpec, readListening?: ListenReader): CallWait {
+    const onSuspend = () => this.holders.noteSuspended("until_pattern");
+    const wait = new CallWait(spec, { partialLine: this.output.lastLine, readListening, onSuspend });
+    this.output.startWatch(wait);
+    return wait;
   }
 
   /** Sends input within the window (see {@link JobStdin}); never throws. */

@@ -1,3 +1,4 @@
+import type { ConditionEnd } from "../conditions/call-wait.ts";
 import { MAX_TIMER_MS } from "../shared/constants.ts";
 
 /**
@@ -7,9 +8,6 @@ import { MAX_TIMER_MS } from "../shared/constants.ts";
  * or the shell exited while processes it started run on (`background`: the job goes on without it).
  */
 export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
-
-/** The ends a conditional wait's own conditions can bring. */
-export type ConditionEnd = "matched" | "quiet" | "listening";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {

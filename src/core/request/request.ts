@@ -6,9 +6,9 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { UntilSpec } from "../conditions/call-wait.ts";
 import { checkUntilListening } from "../conditions/listen-watch.ts";
 import { checkQuietMs } from "../conditions/quiet-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
 import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";

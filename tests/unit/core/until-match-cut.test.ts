@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ConditionWatch } from "../../../src/core/conditions/condition-watch.ts";
+import { CallWait } from "../../../src/core/conditions/call-wait.ts";
 import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
@@ -24,13 +24,9 @@ import { runningId } from "../../helpers/reports.ts";
 /** A job's output watching for `pattern`, and whether the watch was met. */
 function watched(pattern: string): { output: JobOutput; met: () => boolean } {
   const output = new JobOutput(performance.now());
-  let met = false;
-  output.startWatch(
-    new ConditionWatch({ pattern: compileUntilPattern(pattern) }, "", () => {
-      met = true;
-    }),
-  );
-  return { output, met: () => met };
+  const wait = new CallWait({ pattern: compileUntilPattern(pattern) });
+  output.startWatch(wait);
+  return { output, met: () => wait.end === "matched" };
 }
 
 describe("output arriving between a match and the read, chunk by chunk", () => {
@@ -66,7 +62,7 @@ describe("output arriving between a match and the read, chunk by chunk", () => {
   it("a match on the output the call began with holds back what arrives later too", () => {
     const output = new JobOutput(performance.now());
     output.push(Buffer.from("booting\nready"));
-    output.startWatch(new ConditionWatch({ pattern: compileUntilPattern("ready") }, "", () => {}));
+    output.startWatch(new CallWait({ pattern: compileUntilPattern("ready") }));
     output.push(Buffer.from("\n$ "));
     assert.equal(output.take(false).text, "booting\nready\n");
     assert.equal(output.take(false).text, "$ ");

@@ -6,8 +6,7 @@
  * May import: shared, output, processes.
  */
 import type { RetainedOutput } from "../output/head-tail-buffer.ts";
-import { LineStream } from "../output/line-stream.ts";
-import { BoundedLine } from "./line-watch.ts";
+import { BoundedLine, LineTester } from "./line-tester.ts";
 import { type ListenReader, type ListenTarget, ListenWatch } from "./listen-watch.ts";
 import { PatternBudget } from "./pattern-budget.ts";
 import { EchoFilter } from "./pty-echo.ts";
@@ -55,13 +54,11 @@ export class CallWait {
   readonly met: Promise<ConditionEnd>;
   private resolveMet!: (end: ConditionEnd) => void;
   private ended: ConditionEnd | undefined;
-  private readonly pattern: LinePattern | undefined;
-  private readonly budget: PatternBudget | undefined;
+  /** Renders what arrives; tests `until_pattern` when there is one. */
+  private readonly tester: LineTester;
   private readonly quiet: QuietWatch | undefined;
   private readonly listen: ListenWatch | undefined;
   private readonly echo = new EchoFilter();
-  private readonly utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-  private readonly stream: LineStream;
   /** The unfinished line as it was last rendered: what the next chunk's text follows. */
   private given: string;
   /** The line being tested, echo left out. */
@@ -76,12 +73,11 @@ export class CallWait {
     });
     const clock = options.clock ?? realClock;
     const partialLine = options.partialLine ?? "";
-    this.pattern = spec.pattern;
-    if (spec.pattern) this.budget = new PatternBudget(() => clock.now(), options.onSuspend, options.cpuMs);
+    const budget = spec.pattern && new PatternBudget(() => clock.now(), options.onSuspend, options.cpuMs);
+    this.tester = new LineTester(spec.pattern, budget, { line: partialLine, prefilter: false });
     if (spec.quietMs !== undefined) this.quiet = new QuietWatch(spec.quietMs, () => this.meet("quiet"), clock);
     if (spec.listening && options.readListening)
       this.listen = new ListenWatch(spec.listening, options.readListening, () => this.meet("listening"), clock);
-    this.stream = new LineStream(partialLine);
     this.given = partialLine;
     this.line.append(partialLine);
   }
@@ -113,7 +109,7 @@ export class CallWait {
    */
   begin(unread: RetainedOutput, unreadSince: number | undefined, now: number): number | undefined {
     let cut: number | undefined;
-    const bytes = this.pattern || this.quiet ? Buffer.concat([unread.head, unread.tail]) : undefined;
+    const bytes = this.tester.pattern || this.quiet ? Buffer.concat([unread.head, unread.tail]) : undefined;
     const { text, redrawn } = bytes ? this.render(bytes) : { text: "", redrawn: false };
     if (bytes && (text.length > 0 || redrawn)) {
       cut = this.cut(bytes, text, this.matchLines(text, 0, redrawn));
@@ -136,7 +132,7 @@ export class CallWait {
    */
   feed(chunk: Buffer, now: number): number | undefined {
     if (this.matched) return this.restOfLine(chunk);
-    if (this.ended || (!this.pattern && !this.quiet)) return undefined;
+    if (this.ended || (!this.tester.pattern && !this.quiet)) return undefined;
     const { text, redrawn } = this.render(chunk);
     if (text.length === 0 && !redrawn) return undefined;
     const echoChars = this.echo.take(text);
@@ -164,8 +160,8 @@ export class CallWait {
    */
   private render(bytes: Buffer): { text: string; redrawn: boolean } {
     const before = this.given;
-    const whole = this.stream.write(this.utf8.decode(bytes, { stream: true })) + this.stream.pending();
-    this.given = this.stream.pending();
+    const whole = this.tester.render(bytes) + this.tester.pending();
+    this.given = this.tester.pending();
     return whole.startsWith(before) ? { text: whole.slice(before.length), redrawn: false } : { text: whole, redrawn: true };
   }
 
@@ -175,7 +171,7 @@ export class CallWait {
    * line ends (its `\n` included when complete).
    */
   private matchLines(text: string, echoChars: number, redrawn: boolean): number | undefined {
-    if (!this.pattern || this.budget!.spent) return undefined;
+    if (!this.tester.pattern || this.tester.spent) return undefined;
     if (redrawn) this.line.clear();
     for (let start = 0; start < text.length; ) {
       const lf = text.indexOf("\n", start);
@@ -200,8 +196,8 @@ export class CallWait {
 
   private test(open: boolean): boolean {
     this.grown = false;
-    if (!this.line.parts().some((part) => this.budget!.test(this.pattern!, part))) return false;
-    this.matched = { line: this.pattern!.excerpt(this.line.text()), open };
+    if (!this.line.parts().some((part) => this.tester.test(part))) return false;
+    this.matched = { line: this.tester.excerpt(this.line.text()), open };
     this.meet("matched");
     return true;
   }

@@ -1,9 +1,8 @@
-import { LineStream } from "../output/line-stream.ts";
 import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
-import { BoundedLine } from "./line-watch.ts";
+import { LineTester } from "./line-tester.ts";
 import { PatternBudget } from "./pattern-budget.ts";
 import { type QuietClock, realClock } from "./quiet-watch.ts";
-import { type ChunkLook, candidateCodePoints, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
+import type { ChunkLook } from "./required-text.ts";
 import type { LinePattern } from "./until-pattern.ts";
 
 /** What a watch reports: the first line that matched in one piece of output, and how many did. */
@@ -58,27 +57,12 @@ export interface PatternWatchOptions {
  *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself. This
  *   only spares the model a wake about an echo; that no wake quotes a typed secret does not rest on
  *   it (a job once typed into is never quoted, see job-holders.ts).
- * - A flood that cannot match costs `memchr` speed: a chunk that is ASCII without ESC or CR, where a
- *   character every alternative needs is absent (required-text.ts), is passed over without being
- *   rendered, as long as the renderer holds nothing from the previous chunk. Only its unfinished
- *   last line is rendered, to go on with the next chunk. A rendered chunk that leaves an unfinished
- *   line makes that line's characters unknown until its line break: no pass-over meanwhile.
- * - Matching work is paid from a {@link PatternBudget}: a pattern that costs this job's output more
- *   than its share stops the watch (`onSuspend`, once).
+ * - Lines are rendered, passed over when they cannot match, and paid for by the job's one tester
+ *   path (line-tester.ts): a pattern that costs this job's output more than its share stops the
+ *   watch (`onSuspend`, once).
  */
 export class PatternWatch {
-  private readonly required: RequiredText | undefined;
-  private readonly candidates: number[];
-  private utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-  private stream = new LineStream();
-  /** The renderer holds nothing back (no part of a control sequence or of a character, no CR). */
-  private atRest = true;
-  /** The start of the unfinished line, when it grew too wide to keep as cells (line-stream.ts). */
-  private readonly line = new BoundedLine();
-  /** Candidate characters (see required-text.ts) present in the unfinished line. */
-  private readonly lineHas = new Set<number>();
-  /** The unfinished line's characters are not known (a rendered chunk left it): no pass-over. */
-  private lineUnknown = false;
+  private readonly tester: LineTester;
   /** The unfinished line changed since it was last tested. */
   private lineGrown = false;
   /** The unfinished line as its last test saw it, when that was at a silence. */
@@ -98,22 +82,20 @@ export class PatternWatch {
   private stopped = false;
   private readonly clock: QuietClock;
   private readonly quietMs: number;
-  private readonly budget: PatternBudget;
 
   constructor(
     readonly pattern: LinePattern,
     private readonly options: PatternWatchOptions,
   ) {
-    this.required = options.prefilter === false ? undefined : requiredText(pattern.source);
-    this.candidates = this.required ? candidateCodePoints(this.required) : [];
     this.skipLine = options.midLine;
     this.atLineStart = !options.midLine;
     this.clock = options.clock ?? realClock;
     this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
     this.startAt = options.startAt ?? 0;
     this.position = this.startAt;
-    this.budget = options.budget ?? new PatternBudget(() => this.clock.now(), undefined, options.cpuMs);
-    this.budget.whenSpent(() => {
+    const budget = options.budget ?? new PatternBudget(() => this.clock.now(), undefined, options.cpuMs);
+    this.tester = new LineTester(pattern, budget, options);
+    budget.whenSpent(() => {
       this.stop();
       this.options.onSuspend?.();
     });
@@ -138,9 +120,7 @@ export class PatternWatch {
       return;
     }
     // A fresh renderer at the next line start; a line the holder read in part is not judged.
-    this.utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-    this.stream = new LineStream();
-    this.atRest = true;
+    this.tester.restart();
     this.skipLine = !unread.atLineStart;
     if (unread.end !== undefined) this.position = unread.end - unread.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     for (const chunk of unread.chunks) this.feed(chunk, now);
@@ -173,26 +153,23 @@ export class PatternWatch {
       const lf = bytes.indexOf(0x0a);
       if (lf === -1) return;
       this.skipLine = false;
-      this.restart();
+      this.clearLine();
+      this.tester.restart();
       bytes = bytes.subarray(lf + 1);
       if (bytes.length === 0) return;
     }
     // Output a wake announced already (a resumed watch is fed it again) is rendered, never tested.
     const through = Math.max(this.startAt, this.options.judgedThrough?.() ?? 0);
     const judged = Math.min(bytes.length, Math.max(0, through - (this.position - bytes.length)));
-    const rendered = judged > 0 || !this.passesOver(bytes);
     if (judged > 0) {
-      this.scan(this.render(bytes.subarray(0, judged)), false);
+      this.scan(bytes.subarray(0, judged), false);
       // A line announced at a silence and still unfinished is judged as it stands.
-      if (bytes[judged - 1] !== 0x0a) this.judged = this.pendingText();
+      if (bytes[judged - 1] !== 0x0a) this.judged = this.tester.unfinished();
     }
-    if (rendered && judged < bytes.length) this.scan(this.render(bytes.subarray(judged)));
+    if (judged < bytes.length) this.scan(bytes.subarray(judged));
     // Anything after the last line break changes the unfinished line (text, a redraw, an erase).
-    if (bytes[bytes.length - 1] !== 0x0a) {
-      if (rendered) this.lineUnknown = true;
-      this.lineGrown = true;
-      this.armTimer();
-    }
+    this.lineGrown = bytes[bytes.length - 1] !== 0x0a;
+    if (this.lineGrown) this.armTimer();
   }
 
   /**
@@ -209,78 +186,21 @@ export class PatternWatch {
     this.clearLine();
   }
 
-  /**
-   * A plain chunk whose complete lines cannot match: they are passed over, and only what follows the
-   * last line break is rendered into the unfinished line. False when the chunk must be tested.
-   */
-  private passesOver(bytes: Uint8Array): boolean {
-    const required = this.required;
-    const look = this.options.look;
-    if (!required || !this.atRest || this.lineUnknown || !plainChunk(bytes, look)) return false;
-    if (mayHoldMatch(required, bytes, (code) => this.lineHas.has(code), look)) return false;
-    const lf = bytes.lastIndexOf(0x0a);
-    if (lf !== -1) {
-      this.clearLine();
-      this.stream.dropLine();
-    }
-    const rest = lf === -1 ? bytes : bytes.subarray(lf + 1);
-    if (rest.length > 0) {
-      this.line.append(this.render(rest)); // text only when the line grew too wide for cells
-      for (const code of this.candidates) if (code < 0x80 && rest.indexOf(code) !== -1) this.lineHas.add(code);
-    }
-    return true;
-  }
-
-  private render(bytes: Uint8Array): string {
-    const text = this.stream.write(this.utf8.decode(bytes, { stream: true }));
-    this.atRest = !this.stream.holding && bytes[bytes.length - 1]! < 0x80;
-    return text;
-  }
-
-  /** Tests every line `text` completes (`test` false: passes them over); keeps its unfinished end. */
-  private scan(text: string, test = true): void {
+  /** Tests every line `bytes` complete (`test` false: passes them over); keeps their unfinished end. */
+  private scan(bytes: Uint8Array, test = true): void {
     let first: string | undefined;
     let count = 0;
-    let start = 0;
-    for (let lf = text.indexOf("\n"); lf !== -1; lf = text.indexOf("\n", start)) {
-      const piece = text.slice(start, lf);
-      start = lf + 1;
-      let tested = piece;
-      if (!this.line.empty) {
-        this.line.append(piece);
-        tested = this.line.text();
-      }
+    this.tester.lines(bytes, (line) => {
       const judged = this.judged;
       this.clearLine();
-      if (!test || tested === judged || !this.budget.test(this.pattern, tested)) continue;
+      if (!test || line === judged || !this.tester.test(line)) return;
       count++;
-      first ??= this.pattern.excerpt(tested, PATTERN_WAKE_LINE_CHARS);
-    }
-    if (start < text.length) this.line.append(text.slice(start));
+      first ??= this.tester.excerpt(line, PATTERN_WAKE_LINE_CHARS);
+    });
     if (first !== undefined) this.options.onHit({ line: first, count, end: this.position });
   }
 
-  /** The unfinished line as it shows now. */
-  private pendingText(): string {
-    const pending = this.stream.pending();
-    if (this.line.empty) return pending;
-    const line = this.line.copy();
-    line.append(pending);
-    return line.text();
-  }
-
-  /** Skipped up to a line break: what the renderer kept of the skipped line goes too. */
-  private restart(): void {
-    this.clearLine();
-    this.utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-    this.stream = new LineStream();
-    this.atRest = true;
-  }
-
   private clearLine(): void {
-    this.line.clear();
-    this.lineHas.clear();
-    this.lineUnknown = false;
     this.lineGrown = false;
     this.judged = undefined;
   }
@@ -306,11 +226,11 @@ export class PatternWatch {
       return;
     }
     this.lineGrown = false;
-    const text = this.pendingText();
+    const text = this.tester.unfinished();
     if (text === this.judged) return;
     this.judged = text;
-    if (this.budget.test(this.pattern, text))
-      this.options.onHit({ line: this.pattern.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1, end: this.position });
+    if (this.tester.test(text))
+      this.options.onHit({ line: this.tester.excerpt(text, PATTERN_WAKE_LINE_CHARS), count: 1, end: this.position });
   }
 }
 

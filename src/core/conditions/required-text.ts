@@ -13,9 +13,8 @@ import { RE2JS } from "re2js";
  * leading flag group with `i`) is understood, as "any case": a character then stands for every
  * character RE2 folds it with (`s`, `S` and `ſ`; `k`, `K` and the Kelvin sign `K`), asked of RE2 itself.
  *
- * The check is a necessary condition, never a sufficient one: a chunk passes over only when, for
- * every alternative, one character of its run is absent from the chunk and from the line it
- * continues. Rendering a chunk that is ASCII and holds no ESC and no CR only removes characters
+ * The check is a necessary condition, never a sufficient one: lines pass over only when, for every
+ * alternative, one character of its run is absent from them. Rendering a chunk that is ASCII and holds no ESC and no CR only removes characters
  * (the controls it drops), so a character absent from the bytes is absent from the text: nothing
  * that could match is ever passed over.
  */
@@ -226,11 +225,6 @@ function asciiFolds(char: string): number[] {
   return folds;
 }
 
-/** Every code point the check may ask a line for (what a watcher keeps track of per line). */
-export function candidateCodePoints(required: RequiredText): number[] {
-  return [...new Set(required.alternatives.flat(2))];
-}
-
 /**
  * A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). `look`: what
  * the job's other tester found in the same chunk.
@@ -294,18 +288,17 @@ export class ChunkLook {
 }
 
 /**
- * Whether `text` (bytes of a plain chunk) could hold a line the pattern matches: false only when,
- * for every alternative, a character it requires is absent from `text` and from `carried`, the
- * characters already in the line `text` continues (`carried(codePoint)`). `look`: what the job's
- * other tester found in the same chunk.
+ * Whether `text` (whole lines of a plain chunk) could hold a line the pattern matches: false only when,
+ * for every alternative, a character it requires is absent from `text`. `look`: what the job's other
+ * tester found in the same chunk.
  */
-export function mayHoldMatch(required: RequiredText, text: Uint8Array, carried: (code: number) => boolean, look?: ChunkLook): boolean {
+export function mayHoldMatch(required: RequiredText, text: Uint8Array, look?: ChunkLook): boolean {
   const absent = (code: number) => (look ? look.absent(text, code) : text.indexOf(code) === -1);
   for (const chars of required.alternatives) {
     let ruledOut = false;
     for (const variants of chars) {
-      // A code point beyond ASCII is never in a plain chunk; only the line it continues may hold it.
-      if (variants.every((code) => !carried(code) && (code > 0x7f || absent(code)))) {
+      // A code point beyond ASCII is never in a plain chunk.
+      if (variants.every((code) => code > 0x7f || absent(code))) {
         ruledOut = true;
         break;
       }

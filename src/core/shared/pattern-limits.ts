@@ -116,6 +116,3 @@ export const PATTERN_WAKE_LINE_CHARS = 300;
  * of matches beyond it is counted, not numbered.
  */
 export const READ_MATCHES_KEPT = 4096;
-
-/** Bytes of an unfinished line a read's matcher keeps until its line break (the test looks at 8 K characters). */
-export const READ_MATCH_LINE_BYTES = 4 * LINE_TEST_CHARS;

@@ -1,4 +1,4 @@
-import type { InputWait } from "./conditions/input-wait.ts";
+import type { InputWait } from "./input-wait/input-wait.ts";
 import type { Job } from "./job/job.ts";
 import { INPUT_WAIT_QUIET_MS, LISTING_FACTS_REUSE_MS } from "./shared/constants.ts";
 

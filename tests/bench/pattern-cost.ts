@@ -19,14 +19,14 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { PatternBudget } from "../../src/core/conditions/pattern-budget.ts";
-import { PatternWatch } from "../../src/core/conditions/pattern-watch.ts";
-import { ReadMatches } from "../../src/core/conditions/read-matches.ts";
-import { ChunkLook } from "../../src/core/conditions/required-text.ts";
-import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern } from "../../src/core/patterns/line-pattern.ts";
+import { PatternBudget } from "../../src/core/patterns/pattern-budget.ts";
+import { ChunkLook } from "../../src/core/patterns/required-text.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
 import { MAX_COUNTED_REPEAT } from "../../src/core/shared/constants.ts";
+import { PatternWatch } from "../../src/core/wake-watch/pattern-watch.ts";
+import { ReadMatches } from "../../src/core/wake-watch/read-matches.ts";
 import { type LoopStalls, sampleStalls } from "./loop-stalls.ts";
 
 export const PATTERN_MBPS_GOAL = 20;

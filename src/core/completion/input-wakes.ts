@@ -1,6 +1,6 @@
 /**
  * Input wakes (SPEC §3e), private to completion/: a job with a wake armed that has waited for input,
- * untouched, long enough. The runtime decides when one is due (conditions/input-wake-rule.ts); this
+ * untouched, long enough. The runtime decides when one is due (input-wait/input-wake-rule.ts); this
  * keeps the ones queued at the decision point, so they go out with exits and pattern wakes as one
  * prompt, and drops one the model's call on the job, its exit or a stop makes moot.
  */

@@ -1,7 +1,7 @@
-import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../conditions/pattern-watch.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
 import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
+import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../wake-watch/pattern-watch.ts";
 import { UntoldNews, type UserInput } from "./person-news.ts";
 
 export type { UserInput } from "./person-news.ts";

@@ -1,14 +1,14 @@
-import type { CallWait } from "../conditions/call-wait.ts";
-import type { PatternBudget } from "../conditions/pattern-budget.ts";
-import type { UnreadOutput } from "../conditions/pattern-watch.ts";
-import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
-import { ChunkLook } from "../conditions/required-text.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
 import type { Elision, ShownPart } from "../output/shown-part.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import type { PatternBudget } from "../patterns/pattern-budget.ts";
+import { ChunkLook } from "../patterns/required-text.ts";
 import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import type { CallWait } from "../wait/call-wait.ts";
+import type { UnreadOutput } from "../wake-watch/pattern-watch.ts";
+import { ReadMatches, type ReadMatchList } from "../wake-watch/read-matches.ts";
 
 /** Output of one read: model text since the previous read, and the bytes retention dropped. */
 export interface OutputDelta {

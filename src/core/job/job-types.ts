@@ -1,11 +1,11 @@
-import type { UntilSpec } from "../conditions/call-wait.ts";
-import type { ListenReader } from "../conditions/listen-watch.ts";
 import type { LogDirectory } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import type { JobInput } from "../request/input.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { TransportFactory } from "../transport/spawn.ts";
+import type { UntilSpec } from "../wait/call-wait.ts";
+import type { ListenReader } from "../wait/listen-watch.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { WaitEnd, WaitEnds } from "./wait.ts";

@@ -3,20 +3,21 @@
  * escalation, the exit drain, waits, the snapshot every result reads, progress, and the registry of
  * a runtime's jobs.
  *
- * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
+ * May import: shared, output, screen, processes, patterns, wait, wake-watch, input-wait, log, completion, transport, request.
  */
-import { CallWait, type UntilSpec } from "../conditions/call-wait.ts";
-import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
-import type { ListenReader } from "../conditions/listen-watch.ts";
-import { PatternBudget } from "../conditions/pattern-budget.ts";
-import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
+
+import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../input-wait/input-wait.ts";
 import type { JobLog } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import { PatternBudget } from "../patterns/pattern-budget.ts";
 import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
 import { LOG_FLUSH_ON_EXIT_MS, TYPED_DELIVERY_MS } from "../shared/constants.ts";
 import type { LeaderExit, Transport } from "../transport/types.ts";
+import { CallWait, type UntilSpec } from "../wait/call-wait.ts";
+import type { ListenReader } from "../wait/listen-watch.ts";
+import type { PatternWatchOptions } from "../wake-watch/pattern-watch.ts";
 import type { Background } from "./background.ts";
 import { exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";

@@ -1,5 +1,5 @@
-import type { ConditionEnd } from "../conditions/call-wait.ts";
 import { MAX_TIMER_MS } from "../shared/constants.ts";
+import type { ConditionEnd } from "../wait/call-wait.ts";
 
 /**
  * Why a wait ended: the job's exit, the window's end, the call's cancel (Esc), a steer (the user

@@ -2,20 +2,20 @@
  * request/ — a call checked and resolved before anything runs (this file): the command, workdir and
  * shell, the environment, `chars` escapes and base64, the attachment window and `yield_until`.
  *
- * May import: shared, output, screen, processes, conditions, transport.
+ * May import: shared, output, screen, processes, patterns, wait, transport.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { UntilSpec } from "../conditions/call-wait.ts";
-import { checkUntilListening } from "../conditions/listen-watch.ts";
-import { checkQuietMs } from "../conditions/quiet-watch.ts";
-import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
+import { compileUntilPattern, type LinePattern } from "../patterns/line-pattern.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
 import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
+import type { UntilSpec } from "../wait/call-wait.ts";
+import { checkUntilListening } from "../wait/listen-watch.ts";
+import { checkQuietMs } from "../wait/quiet-watch.ts";
 import { jobEnvironment } from "./environment.ts";
 import { type JobInput, parseInput } from "./input.ts";
 import {

@@ -1,4 +1,4 @@
-/** The limits of the input-wait probe (`conditions/input-wait.ts`) and the input wake, re-exported by `constants.ts`. */
+/** The limits of the input-wait probe (`input-wait/input-wait.ts`) and the input wake, re-exported by `constants.ts`. */
 
 /** A prompt-like unfinished last line counts as waiting for input only after this much silence. */
 export const INPUT_WAIT_QUIET_MS = 1_000;

@@ -2,7 +2,7 @@
  * transport/ — how a job's processes start and how their bytes move: pipes, PTYs (Unix and ConPTY),
  * warm shells, the joined reads of a pipe, and the one place that picks among them (this file).
  *
- * May import: shared, output, screen, processes, conditions.
+ * May import: shared, output, screen, processes, input-wait.
  */
 import { signalGroup } from "../processes/process-group.ts";
 import { spawnGate } from "../processes/spawn-gate.ts";

@@ -5,13 +5,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { CallWait } from "../../../src/core/conditions/call-wait.ts";
-import { EchoFilter, expectedEcho } from "../../../src/core/conditions/pty-echo.ts";
-import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
 import { renderTerminalText, TerminalText } from "../../../src/core/output/terminal-text.ts";
+import { compileUntilPattern, type LinePattern } from "../../../src/core/patterns/line-pattern.ts";
 import { LINE_TEST_CHARS, MATCHED_LINE_CHARS } from "../../../src/core/shared/constants.ts";
 import { loadPtyModule, spawnPty } from "../../../src/core/transport/pty.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
+import { EchoFilter, expectedEcho } from "../../../src/core/wait/pty-echo.ts";
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";
 import { waitFor } from "../../helpers/processes.ts";

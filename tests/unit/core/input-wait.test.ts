@@ -1,8 +1,8 @@
 /** `input_wait`: real processes on pipes and PTYs, the prompt rule, the fallbacks, and the cost of one probe. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decideInputWait, InputWaitProbe, looksLikePrompt, probeInputWait, type Scan } from "../../../src/core/conditions/input-wait.ts";
-import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/conditions/proc-wait.ts";
+import { decideInputWait, InputWaitProbe, looksLikePrompt, probeInputWait, type Scan } from "../../../src/core/input-wait/input-wait.ts";
+import { type ProcReader, parseSyscall, realProcReader, waitingCalls } from "../../../src/core/input-wait/proc-wait.ts";
 import { processTable } from "../../../src/core/processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../../src/core/shared/constants.ts";
 import { answeredPrompt, becomesLikely, neverLikely, quietColonLine, run } from "../../helpers/input-wait-jobs.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CallWait } from "../../../src/core/conditions/call-wait.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
 
 /** Pushes `text` through one reused buffer, clobbering it after the push as the next read would. */
 function pushReused(output: JobOutput, shared: Buffer, text: string): void {

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkUntilListening, type ListenTarget, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import { LISTEN_CHECK_MS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
+import { checkUntilListening, type ListenTarget, ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 
 /** A watch over a reader that returns `sockets` as the test sets it, counting its reads. */

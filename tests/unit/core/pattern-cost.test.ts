@@ -5,11 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CallWait } from "../../../src/core/conditions/call-wait.ts";
-import { PatternBudget, processCpuMs } from "../../../src/core/conditions/pattern-budget.ts";
-import { costlyRepeats } from "../../../src/core/conditions/pattern-cost.ts";
-import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
-import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern, type LinePattern } from "../../../src/core/patterns/line-pattern.ts";
+import { PatternBudget, processCpuMs } from "../../../src/core/patterns/pattern-budget.ts";
+import { costlyRepeats } from "../../../src/core/patterns/pattern-cost.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import {
   MAX_COUNTED_REPEAT,
@@ -18,6 +16,8 @@ import {
   PATTERN_COST_MS,
   PATTERN_COST_WARMUP_MS,
 } from "../../../src/core/shared/constants.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
+import { type PatternHit, PatternWatch } from "../../../src/core/wake-watch/pattern-watch.ts";
 import { PATTERN_SUSPENDED, suspendedFields } from "../../../src/pi/results/job-fields.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { waitFor } from "../../helpers/processes.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
-import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
-import { ChunkLook, mayHoldMatch, plainChunk, requiredText } from "../../../src/core/conditions/required-text.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { ChunkLook, mayHoldMatch, plainChunk, requiredText } from "../../../src/core/patterns/required-text.ts";
+import { type PatternHit, PatternWatch } from "../../../src/core/wake-watch/pattern-watch.ts";
+import { ReadMatches } from "../../../src/core/wake-watch/read-matches.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { prng } from "../../helpers/hostile-output.ts";
 

@@ -2,18 +2,19 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { CallWait } from "../../../src/core/conditions/call-wait.ts";
-import { checkQuietMs, type QuietClock, QuietWatch } from "../../../src/core/conditions/quiet-watch.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { TerminalText } from "../../../src/core/output/terminal-text.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import type { Clock } from "../../../src/core/shared/clock.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
+import { checkQuietMs, QuietWatch } from "../../../src/core/wait/quiet-watch.ts";
 import { startBurners } from "../../helpers/load.ts";
 
 /** Output retained for a call, not yet returned. */
 const unread = (text = "") => ({ head: Buffer.from(text), tail: Buffer.alloc(0), omittedBytes: 0 });
 
 /** A clock the test moves by hand (mocked: real timers are tested below with a real process). */
-class FakeClock implements QuietClock {
+class FakeClock implements Clock {
   time = 0;
   private timers = new Map<number, { at: number; callback: () => void }>();
   private next = 1;

@@ -14,9 +14,9 @@
  *   it and `listening` what the check that ended it read (the result shows that read: a result never
  *   says `listening` beside `none`); `stop()` ends the checks.
  */
+import { type Clock, realClock } from "../shared/clock.ts";
 import { LISTEN_CHECK_MS, MAX_LISTEN_PORT } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-import { type QuietClock, realClock } from "./quiet-watch.ts";
 
 /** What ends the wait: any address the job did not hold at the call's start, or one port. */
 export type ListenTarget = { kind: "new" } | { kind: "port"; port: number };
@@ -58,7 +58,7 @@ export class ListenWatch {
     private readonly target: ListenTarget,
     private readonly read: ListenReader,
     private readonly onMet: (address: string) => void,
-    private readonly clock: QuietClock = realClock,
+    private readonly clock: Clock = realClock,
     private readonly intervalMs: number = LISTEN_CHECK_MS,
   ) {}
 

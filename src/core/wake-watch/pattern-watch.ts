@@ -1,9 +1,22 @@
+/*
+ * wake-watch/ — `wake_on_pattern` on a job's lines: the watch whose hits become wakes (this file), and
+ * the matching lines of each read, which a result names where its cut left them out (read-matches.ts).
+ * The flow at a glance:
+ * 1. `Job.watchLines` arms both with one budget and one look at each chunk (patterns/).
+ * 2. Every chunk goes to the reads' matcher; while neither a call nor the user holds the job, to the
+ *    watch too (job-holders.ts).
+ * 3. Both test lines through the pattern's tester; a hit goes to the completion ledger
+ *    (job-wakes.ts), a read's matches go with its result (`pattern_matched_unshown`).
+ *
+ * May import: shared, patterns.
+ */
+
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import { LineTester } from "../patterns/line-tester.ts";
+import { PatternBudget } from "../patterns/pattern-budget.ts";
+import type { ChunkLook } from "../patterns/required-text.ts";
+import { type Clock, realClock } from "../shared/clock.ts";
 import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
-import { LineTester } from "./line-tester.ts";
-import { PatternBudget } from "./pattern-budget.ts";
-import { type QuietClock, realClock } from "./quiet-watch.ts";
-import type { ChunkLook } from "./required-text.ts";
-import type { LinePattern } from "./until-pattern.ts";
 
 /** What a watch reports: the first line that matched in one piece of output, and how many did. */
 export interface PatternHit {
@@ -19,7 +32,7 @@ export interface PatternWatchOptions {
   /** The stream is in the middle of a line when the watch starts: that line is not tested. */
   midLine: boolean;
   onHit: (hit: PatternHit) => void;
-  clock?: QuietClock;
+  clock?: Clock;
   quietMs?: number;
   /** Pass over plain chunks that cannot match (default); false tests every chunk in full (tests compare the two). */
   prefilter?: boolean;
@@ -80,7 +93,7 @@ export class PatternWatch {
   private readonly startAt: number;
   private timer: unknown;
   private stopped = false;
-  private readonly clock: QuietClock;
+  private readonly clock: Clock;
   private readonly quietMs: number;
 
   constructor(

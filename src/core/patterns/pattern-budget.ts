@@ -5,7 +5,7 @@ import {
   PATTERN_COST_MS,
   PATTERN_COST_WARMUP_MS,
 } from "../shared/constants.ts";
-import type { LinePattern } from "./until-pattern.ts";
+import type { LinePattern } from "./line-pattern.ts";
 
 /** Milliseconds of CPU this process has used (user and system). */
 export function processCpuMs(): number {

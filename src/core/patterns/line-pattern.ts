@@ -1,9 +1,18 @@
-/**
- * The `until_pattern` engine: compiles the model's regular expression with re2js (RE2's linear-time
- * automata, pure JavaScript) and tests it against one rendered output line at a time. Owns what a
- * pattern may be and every error about it; never touches a job.
+/*
+ * patterns/ — the pattern engine and its cost, for `until_pattern` and `wake_on_pattern` alike.
+ * The flow at a glance:
+ * 1. `compileUntilPattern` (this file) compiles the model's pattern with re2js (RE2's linear-time
+ *    automata), refusing before anything runs what is invalid, unsupported or too costly
+ *    (pattern-cost.ts: counted repeats that would make the engine leave its DFA).
+ * 2. A tester (line-tester.ts) renders a job's bytes into lines as the model reads them and passes
+ *    over plain lines that cannot match (required-text.ts: what a line must contain).
+ * 3. Each test is paid from the pattern's budget for that job (pattern-budget.ts); spent, it stops.
+ * Never touches a job: the call's wait (wait/) and the wake watch (wake-watch/) hold the testers.
  *
- * Interface (for the wait that uses it):
+ * May import: shared, output.
+ */
+/**
+ * What a pattern may be, every error about it, and one compiled pattern tested on one line:
  * - `compileUntilPattern(source)` → `LinePattern`, or throws `ExecRequestError` naming the problem:
  *   empty, longer than {@link MAX_PATTERN_CHARS}, invalid syntax (what and where), a construct the
  *   engine cannot run (look-ahead, look-behind, back-reference, atomic group, possessive repeat,

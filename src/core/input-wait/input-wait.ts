@@ -1,3 +1,14 @@
+/*
+ * input-wait/ — whether a job waits for input, and when that wakes the model.
+ * The flow at a glance:
+ * 1. A result, a listing or the input wake's probe asks `Job.inputWait`, which asks this file.
+ * 2. On Linux the job's processes are scanned (proc-wait.ts: the system call each sleeps in and
+ *    the descriptors it waits on): a read or a poll of the job's own stdin is a wait.
+ * 3. Where no scan could tell, the prompt rule judges the unfinished last line (`decideInputWait`).
+ * 4. The input wake's rule (input-wake-rule.ts) says when a job that waits wakes the model.
+ *
+ * May import: shared, processes.
+ */
 /**
  * "Is this job blocked reading its own stdin?" — the `input_wait` field of a running job's results.
  * It only reports; it never writes or stops anything. Owns the rule for what counts as waiting.

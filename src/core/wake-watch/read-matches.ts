@@ -1,8 +1,8 @@
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import { LineTester } from "../patterns/line-tester.ts";
+import type { PatternBudget } from "../patterns/pattern-budget.ts";
+import type { ChunkLook } from "../patterns/required-text.ts";
 import { PATTERN_WAKE_LINE_CHARS, READ_MATCHES_KEPT } from "../shared/constants.ts";
-import { LineTester } from "./line-tester.ts";
-import type { PatternBudget } from "./pattern-budget.ts";
-import type { ChunkLook } from "./required-text.ts";
-import type { LinePattern } from "./until-pattern.ts";
 
 /** The lines of one read a job's `wake_on_pattern` matches: each one's number in the read (0: its first line). */
 export interface ReadMatchList {

@@ -16,25 +16,9 @@
  * - `quiet(now)`: whether it has fired by `now` (for a caller that runs its own timer to `deadline()`).
  * - `onQuiet` is called once, from the watch's own timer, when it fires; `stop()` cancels the timer.
  */
+import { type Clock, realClock } from "../shared/clock.ts";
 import { MAX_QUIET_MS, MIN_QUIET_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-
-/** The timer functions a watch uses; tests pass a fake clock. */
-export interface QuietClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realClock: QuietClock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref?.();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 /** `until_quiet_ms` as given, or an error saying what is allowed. */
 export function checkQuietMs(value: number): number {
@@ -57,7 +41,7 @@ export class QuietWatch {
   constructor(
     readonly quietMs: number,
     private readonly onQuiet?: () => void,
-    private readonly clock: QuietClock = realClock,
+    private readonly clock: Clock = realClock,
   ) {}
 
   start(now: number, unreadSince?: number): void {

@@ -1,17 +1,24 @@
 /*
- * conditions/ — what may end a wait besides the exit and the deadline, and what a line of output
- * may set off: a call's conditional wait (this file), the `until_pattern` engine and its cost, the
- * PTY echo that never matches, `wake_on_pattern`'s watch, and whether a job waits for input.
+ * wait/ — a call's conditional wait: what may end it besides the exit, the window and a cancel.
+ * The flow at a glance:
+ * 1. request/ checks the conditions before anything runs: a compiled pattern (patterns/),
+ *    `checkQuietMs` (quiet-watch.ts), `checkUntilListening` (listen-watch.ts).
+ * 2. `Job.watchUntil` starts a CallWait (this file); the job's output feeds it, unread output first.
+ * 3. `until_pattern` is tested line by line through the pattern's tester, the PTY echo of the
+ *    call's input left out (pty-echo.ts); `until_quiet_ms` times the silence (quiet-watch.ts);
+ *    `until_listening` reads the job's sockets (listen-watch.ts).
+ * 4. The first condition met resolves `met`; a matched line cuts the call's read just after it.
  *
- * May import: shared, output, processes.
+ * May import: shared, output, patterns.
  */
 import type { RetainedOutput } from "../output/head-tail-buffer.ts";
-import { BoundedLine, LineTester } from "./line-tester.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import { BoundedLine, LineTester } from "../patterns/line-tester.ts";
+import { PatternBudget } from "../patterns/pattern-budget.ts";
+import { type Clock, realClock } from "../shared/clock.ts";
 import { type ListenReader, type ListenTarget, ListenWatch } from "./listen-watch.ts";
-import { PatternBudget } from "./pattern-budget.ts";
 import { EchoFilter } from "./pty-echo.ts";
-import { type QuietClock, QuietWatch, realClock } from "./quiet-watch.ts";
-import type { LinePattern } from "./until-pattern.ts";
+import { QuietWatch } from "./quiet-watch.ts";
 
 /** The ends a call's own conditions can bring. */
 export type ConditionEnd = "matched" | "quiet" | "listening";
@@ -30,7 +37,7 @@ export interface CallWaitOptions {
   readListening?: ListenReader | undefined;
   /** `until_pattern` cost more than its share of the output and matches nothing more (pattern-budget.ts). */
   onSuspend?: () => void;
-  clock?: QuietClock;
+  clock?: Clock;
   cpuMs?: () => number;
 }
 

@@ -8,9 +8,9 @@
  */
 import { LineStream } from "../output/line-stream.ts";
 import { LINE_TEST_CHARS } from "../shared/constants.ts";
+import type { LinePattern } from "./line-pattern.ts";
 import type { PatternBudget } from "./pattern-budget.ts";
 import { type ChunkLook, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
-import type { LinePattern } from "./until-pattern.ts";
 
 export interface LineTesterOptions {
   /** What the job's other tester of the pattern found in the chunk being delivered (required-text.ts). */

@@ -4,7 +4,6 @@ import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-t
 import type { Elision, ShownPart } from "../output/shown-part.ts";
 import type { LinePattern } from "../patterns/line-pattern.ts";
 import type { PatternBudget } from "../patterns/pattern-budget.ts";
-import { ChunkLook } from "../patterns/required-text.ts";
 import { PREVIEW_BYTES, PROMPT_LINE_CHARS } from "../shared/constants.ts";
 import type { CallWait } from "../wait/call-wait.ts";
 import type { UnreadOutput } from "../wake-watch/pattern-watch.ts";
@@ -50,8 +49,6 @@ export class JobOutput {
   private readEndsLine = true;
   /** The job's `wake_on_pattern`, tested on every line a read returns (see read-matches.ts). */
   private matches: ReadMatches | undefined;
-  /** What the pattern's two testers know of the chunk being delivered; every chunk begins here, before either sees it. */
-  private look: ChunkLook | undefined;
 
   constructor(private readonly startedMono: number) {}
 
@@ -71,7 +68,6 @@ export class JobOutput {
   }
 
   push(chunk: Buffer, nowMono: number = performance.now()): void {
-    this.look?.begin(chunk);
     this.total += chunk.length;
     this.lastChunkMono = nowMono;
     this.preview.push(chunk);
@@ -127,10 +123,8 @@ export class JobOutput {
    * Tests every line a read returns against `pattern` from now on (undefined: no more), paid from
    * `budget` when given. Returns what the wake's watch of the same pattern shares with it.
    */
-  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): ChunkLook | undefined {
-    this.look = pattern && new ChunkLook();
-    this.matches = pattern && new ReadMatches(pattern, budget, this.look);
-    return this.look;
+  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
+    this.matches = pattern && new ReadMatches(pattern, budget);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */

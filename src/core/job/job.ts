@@ -211,8 +211,8 @@ export class Job {
     // One budget pays for both testers of the pattern, the wake's watch and the reads' matcher (which
     // tests every line whoever holds the job): when it runs out, both stop and the model is told once.
     const budget = pattern && new PatternBudget(() => performance.now());
-    const look = this.output.watchReads(pattern, budget);
-    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget, look } : {}) };
+    this.output.watchReads(pattern, budget);
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
   }
 

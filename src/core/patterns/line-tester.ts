@@ -10,11 +10,9 @@ import { LineStream } from "../output/line-stream.ts";
 import { LINE_TEST_CHARS } from "../shared/constants.ts";
 import type { LinePattern } from "./line-pattern.ts";
 import type { PatternBudget } from "./pattern-budget.ts";
-import { type ChunkLook, mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
+import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 
 export interface LineTesterOptions {
-  /** What the job's other tester of the pattern found in the chunk being delivered (required-text.ts). */
-  look?: ChunkLook | undefined;
   /** Pass over plain lines that cannot match (default); false tests every line (tests compare the two). */
   prefilter?: boolean | undefined;
   /** The unfinished line the first bytes continue ("" at a line start). */
@@ -34,7 +32,7 @@ export class LineTester {
   constructor(
     readonly pattern: LinePattern | undefined,
     private readonly budget?: PatternBudget,
-    private readonly options: LineTesterOptions = {},
+    options: LineTesterOptions = {},
   ) {
     this.required = options.prefilter === false || !pattern ? undefined : requiredText(pattern.source);
     this.stream = new LineStream(options.line ?? "");
@@ -85,8 +83,7 @@ export class LineTester {
       this.split(this.render(rest.subarray(0, end)), visit);
       rest = rest.subarray(end);
     }
-    const look = this.options.look;
-    if (this.atLineStart && this.required && plainChunk(rest, look) && !mayHoldMatch(this.required, rest, look))
+    if (this.atLineStart && this.required && plainChunk(rest) && !mayHoldMatch(this.required, rest))
       rest = rest.subarray(rest.lastIndexOf(0x0a) + 1);
     this.split(this.render(rest), visit);
   }

@@ -225,75 +225,17 @@ function asciiFolds(char: string): number[] {
   return folds;
 }
 
-/**
- * A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). `look`: what
- * the job's other tester found in the same chunk.
- */
-export function plainChunk(chunk: Uint8Array, look?: ChunkLook): boolean {
-  if (look) return look.plain(chunk);
+/** A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). */
+export function plainChunk(chunk: Uint8Array): boolean {
   return isAscii(chunk) && chunk.indexOf(0x1b) === -1 && chunk.indexOf(0x0d) === -1;
 }
 
 /**
- * What is known of the chunk a job is delivering, shared by the two testers of its pattern: the reads'
- * matcher and the wake's watch are fed the same chunk one after the other, each a part of it (the
- * matcher from its first complete line, the watch all of it), and each would look through it for the
- * same characters. A question about a part is answered from the whole chunk when the whole answers
- * it (absent from the whole, absent from the part; a plain whole, a plain part), else the part is
- * looked at itself. `begin` comes before any tester sees a chunk: a pipe reuses its buffer, so what
- * was known of the last chunk is forgotten before the same bytes' place holds new ones.
- */
-export class ChunkLook {
-  private chunk: Uint8Array | undefined;
-  private plainWhole: boolean | undefined;
-  private readonly absentWhole = new Map<number, boolean>();
-
-  begin(chunk: Uint8Array): void {
-    this.chunk = chunk;
-    this.plainWhole = undefined;
-    this.absentWhole.clear();
-  }
-
-  /** {@link plainChunk} of `part`. */
-  plain(part: Uint8Array): boolean {
-    if (this.covers(part)) {
-      this.plainWhole ??= plainChunk(this.chunk!);
-      if (this.plainWhole) return true;
-    }
-    return plainChunk(part);
-  }
-
-  /** Whether the byte `code` is absent from `part`. */
-  absent(part: Uint8Array, code: number): boolean {
-    if (this.covers(part)) {
-      let absent = this.absentWhole.get(code);
-      if (absent === undefined) {
-        absent = this.chunk!.indexOf(code) === -1;
-        this.absentWhole.set(code, absent);
-      }
-      if (absent) return true;
-    }
-    return part.indexOf(code) === -1;
-  }
-
-  private covers(part: Uint8Array): boolean {
-    const whole = this.chunk;
-    return (
-      whole !== undefined &&
-      part.buffer === whole.buffer &&
-      part.byteOffset >= whole.byteOffset &&
-      part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength
-    );
-  }
-}
-
-/**
  * Whether `text` (whole lines of a plain chunk) could hold a line the pattern matches: false only when,
- * for every alternative, a character it requires is absent from `text`. `look`: what the job's other
- * tester found in the same chunk.
+ * for every alternative, a character it requires is absent from `text`.
  */
-export function mayHoldMatch(required: RequiredText, text: Uint8Array, look?: ChunkLook): boolean {
-  const absent = (code: number) => (look ? look.absent(text, code) : text.indexOf(code) === -1);
+export function mayHoldMatch(required: RequiredText, text: Uint8Array): boolean {
+  const absent = (code: number) => text.indexOf(code) === -1;
   for (const chars of required.alternatives) {
     let ruledOut = false;
     for (const variants of chars) {

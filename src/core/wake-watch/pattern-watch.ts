@@ -2,7 +2,7 @@
  * wake-watch/ — `wake_on_pattern` on a job's lines: the watch whose hits become wakes (this file), and
  * the matching lines of each read, which a result names where its cut left them out (read-matches.ts).
  * The flow at a glance:
- * 1. `Job.watchLines` arms both with one budget and one look at each chunk (patterns/).
+ * 1. `Job.watchLines` arms both with one budget for the pattern on this job (patterns/).
  * 2. Every chunk goes to the reads' matcher; while neither a call nor the user holds the job, to the
  *    watch too (job-holders.ts).
  * 3. Both test lines through the pattern's tester; a hit goes to the completion ledger
@@ -14,7 +14,6 @@
 import type { LinePattern } from "../patterns/line-pattern.ts";
 import { LineTester } from "../patterns/line-tester.ts";
 import { PatternBudget } from "../patterns/pattern-budget.ts";
-import type { ChunkLook } from "../patterns/required-text.ts";
 import { type Clock, realClock } from "../shared/clock.ts";
 import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
 
@@ -46,8 +45,6 @@ export interface PatternWatchOptions {
   cpuMs?: () => number;
   /** A budget shared with the job's other testers of this pattern (read-matches.ts); default: one of its own. */
   budget?: PatternBudget;
-  /** What the job's other tester found in the chunk being delivered (required-text.ts). */
-  look?: ChunkLook;
 }
 
 /**

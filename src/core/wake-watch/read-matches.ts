@@ -1,7 +1,6 @@
 import type { LinePattern } from "../patterns/line-pattern.ts";
 import { LineTester } from "../patterns/line-tester.ts";
 import type { PatternBudget } from "../patterns/pattern-budget.ts";
-import type { ChunkLook } from "../patterns/required-text.ts";
 import { PATTERN_WAKE_LINE_CHARS, READ_MATCHES_KEPT } from "../shared/constants.ts";
 
 /** The lines of one read a job's `wake_on_pattern` matches: each one's number in the read (0: its first line). */
@@ -28,10 +27,10 @@ export class ReadMatches {
 
   /**
    * `budget`: the job's budget for this pattern (pattern-budget.ts), shared with its wake's watch; none:
-   * tests run unpaid. `look`: what is known of the chunk being delivered, shared with the watch too.
+   * tests run unpaid.
    */
-  constructor(pattern: LinePattern, budget?: PatternBudget, look?: ChunkLook) {
-    this.tester = new LineTester(pattern, budget, { look });
+  constructor(pattern: LinePattern, budget?: PatternBudget) {
+    this.tester = new LineTester(pattern, budget);
   }
 
   /**

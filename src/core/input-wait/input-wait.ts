@@ -9,38 +9,8 @@
  *
  * May import: shared, processes.
  */
-/**
- * "Is this job blocked reading its own stdin?" — the `input_wait` field of a running job's results.
- * It only reports; it never writes or stops anything. Owns the rule for what counts as waiting.
- *
- * Signals, strongest first:
- * - `syscall` (Linux): a process of the job (the leader and its descendants, plus the leader's session
- *   when a process table is given) sleeps in a system call that waits to read the job's own stdin —
- *   the pipe or terminal we hold the other end of, identified by the link of the leader's fd 0 taken
- *   at spawn (`socket:[…]` for Node's stdio pipes, `/dev/pts/N` for a PTY; `/dev/tty` also counts on a
- *   PTY). `read`/`readv`/`pread` on it is always waiting. `select`/`poll`/`epoll_wait` with it among
- *   the descriptors waited on counts only when a prompt is drawn (the unfinished last line is not
- *   blank) and, on a PTY, the process is in the terminal's foreground group: REPLs with line editing
- *   wait like that after drawing their prompt, while a server that merely watches stdin has ended
- *   its last line. A pipe between two of the job's processes (`sleep 5 | cat`) is not the job's stdin.
- * - `wchan` (Linux, where `/proc/<pid>/syscall` is refused, e.g. Yama ptrace_scope ≥ 2, or the
- *   architecture's numbers are unknown): the kernel function a thread sleeps in names a read on a
- *   socket, pipe or terminal (or a poll, with a prompt drawn) and the process's fd 0 is our stdin.
- * - `prompt` (off Linux, or where the scan could not read what a process waits on): the unfinished
- *   last line looks like a prompt (see {@link looksLikePrompt}) and the job has been quiet for
- *   `INPUT_WAIT_QUIET_MS`, while no process of the job is running on a CPU (where that is known).
- *   A scan that could tell is trusted: a quiet `Downloading (step 1 of 2): ` is not a prompt.
- *
- * Interface:
- * - `readStdinIdentity(pid)`: the link of `/proc/<pid>/fd/0`; call right after a pipe spawn (for a
- *   PTY the slave path is known from the spawn and is the identity).
- * - `probeInputWait(query)` → `{ likely, reason?, pid? }`; `reason` goes to `details.input_wait_reason`.
- * - `decideInputWait(scan, lastLine, quietMs)`: the decision on plain data (the scan's verdict).
- * - `InputWaitProbe`: one per tool call (or listing); `check(query)` answers each job once per probe.
- */
-
 import { descendantsOf, type ProcessEntry, processTable, procStat, sweepTable, tableIndex } from "../processes/process-table.ts";
-import { INPUT_WAIT_MAX_PROCESSES, INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
 import {
   childrenOf,
   fdTarget,
@@ -54,6 +24,21 @@ import {
   waitingCalls,
 } from "./proc-wait.ts";
 
+/** The scan looks at this many of a job's processes at most: a fork bomb must not make it slow. */
+const INPUT_WAIT_MAX_PROCESSES = 1_024;
+
+/**
+ * "Is this job blocked reading its own stdin?" (`input_wait`; it only reports). Signals, strongest first:
+ * - `syscall` (Linux): a process of the job sleeps in a call that reads the job's own stdin (the pipe
+ *   or terminal we hold the other end of, known by the leader's fd 0 at spawn; `/dev/tty` on a PTY),
+ *   or polls it while a prompt is drawn and, on a PTY, from the foreground group (a REPL with line
+ *   editing; a server that merely watches stdin has ended its last line). A pipe between two of the
+ *   job's processes is not its stdin.
+ * - `wchan` (Linux, where the syscall file is refused or the architecture unknown): the kernel
+ *   function a thread sleeps in reads (or polls, a prompt drawn) and its fd 0 is our stdin.
+ * - `prompt` (where no scan could tell): the last line looks like a prompt after
+ *   `INPUT_WAIT_QUIET_MS` of quiet, no process on a CPU. A scan that could tell is trusted.
+ */
 export type InputWaitReason = "syscall" | "wchan" | "prompt";
 
 export interface InputWait {
@@ -244,20 +229,4 @@ export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realP
   const table = query.table ?? sweepTable();
   const scan = process.platform === "linux" ? scanJob(table ? { ...query, table } : query, reader) : UNTOLD;
   return decideInputWait(scan, query.lastLine, query.quietMs);
-}
-
-/** Answers each job once per tool call: results and listings built in one call share the reading. */
-export class InputWaitProbe {
-  private readonly answers = new Map<number, InputWait>();
-
-  constructor(private readonly reader: ProcReader = realProcReader) {}
-
-  check(query: InputWaitQuery): InputWait {
-    let answer = this.answers.get(query.pid);
-    if (!answer) {
-      answer = probeInputWait(query, this.reader);
-      this.answers.set(query.pid, answer);
-    }
-    return answer;
-  }
 }

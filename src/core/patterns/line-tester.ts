@@ -8,7 +8,7 @@
  */
 import { LineStream } from "../output/line-stream.ts";
 import { LINE_TEST_CHARS } from "../shared/constants.ts";
-import type { LinePattern } from "./line-pattern.ts";
+import { codePointBoundary, type LinePattern } from "./line-pattern.ts";
 import type { PatternBudget } from "./pattern-budget.ts";
 import { mayHoldMatch, plainChunk, type RequiredText, requiredText } from "./required-text.ts";
 
@@ -184,11 +184,5 @@ export class BoundedLine {
  */
 function keepWhole(piece: string, head: boolean): string {
   if (piece.length <= HALF) return piece;
-  if (head) {
-    const code = piece.charCodeAt(HALF);
-    return piece.slice(0, code >= 0xdc00 && code <= 0xdfff ? HALF - 1 : HALF);
-  }
-  const from = piece.length - HALF;
-  const code = piece.charCodeAt(from);
-  return piece.slice(code >= 0xdc00 && code <= 0xdfff ? from - 1 : from);
+  return head ? piece.slice(0, codePointBoundary(piece, HALF)) : piece.slice(codePointBoundary(piece, piece.length - HALF));
 }

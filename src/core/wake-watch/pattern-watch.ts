@@ -15,7 +15,10 @@ import type { LinePattern } from "../patterns/line-pattern.ts";
 import { LineTester } from "../patterns/line-tester.ts";
 import { PatternBudget } from "../patterns/pattern-budget.ts";
 import { type Clock, realClock } from "../shared/clock.ts";
-import { PATTERN_WAKE_LINE_CHARS, PATTERN_WAKE_QUIET_MS } from "../shared/constants.ts";
+import { PATTERN_WAKE_LINE_CHARS } from "../shared/constants.ts";
+
+/** The unfinished last line is tested once the job printed nothing this long: a prompt has no line break, a line still being written must not be judged by its start. */
+const PATTERN_WAKE_QUIET_MS = 1_000;
 
 /** What a watch reports: the first line that matched in one piece of output, and how many did. */
 export interface PatternHit {
@@ -32,7 +35,6 @@ export interface PatternWatchOptions {
   midLine: boolean;
   onHit: (hit: PatternHit) => void;
   clock?: Clock;
-  quietMs?: number;
   /** Pass over plain chunks that cannot match (default); false tests every chunk in full (tests compare the two). */
   prefilter?: boolean;
   /** The stream offset of the first byte the watch will be fed (the job's output total when it starts). */
@@ -48,28 +50,16 @@ export interface PatternWatchOptions {
 }
 
 /**
- * `wake_on_pattern` on one job: every line of its output, as the model would read it, tested as it
- * arrives; a line that matches is reported, never kept. Pure of jobs and wakes: the job feeds its
- * bytes, the completion ledger decides what a hit becomes.
- *
- * Rules:
- * - A line is judged as it finally shows: a progress bar redrawn with CR across many reads is its
- *   last state (line-stream.ts), as a read of all of it would show it.
- * - A complete line is tested once, at its line break. The unfinished last line is tested once the
- *   job has printed nothing for {@link PATTERN_WAKE_QUIET_MS} (a prompt), and again, at the next
- *   silence or at its line break, only if it changed meanwhile: one line never wakes twice as it is.
- * - Only lines printed after the watch started count: a line it starts in the middle of is skipped.
- * - While a call is attached (`suspend(true)`), nothing is tested: that call returns those lines.
- *   When it lets go, what it left unread is tested from the next line start on (`resume`): the
- *   line it returned in part is skipped, the lines after it are not. A line that ends at or before
- *   `judgedThrough` (output a wake already announced) is never tested again: a line wakes once.
- * - What the job prints in the first `TYPING_REPLY_MS` (1 s) after the user stopped typing into it
- *   is their reply's (an echo, a REPL's answer): not tested (`ignoreFor`), like the typing itself. This
- *   only spares the model a wake about an echo; that no wake quotes a typed secret does not rest on
- *   it (a job once typed into is never quoted, see job-holders.ts).
- * - Lines are rendered, passed over when they cannot match, and paid for by the job's one tester
- *   path (line-tester.ts): a pattern that costs this job's output more than its share stops the
- *   watch (`onSuspend`, once).
+ * `wake_on_pattern` on one job: each line of its output tested as the model would read it (a line
+ * redrawn across reads as it finally shows), reported, never kept. Pure of jobs and wakes. Rules:
+ * - A complete line is tested once, at its line break; the unfinished last line after
+ *   {@link PATTERN_WAKE_QUIET_MS} of silence (a prompt), and again only if it changed meanwhile.
+ * - Only lines printed after the watch started count. While a call or the user holds the job
+ *   (`suspend(true)`) nothing is tested; what a call left unread is tested from its next line start
+ *   on (`resume`). A line ending at or before `judgedThrough` (a wake announced it) is never tested again.
+ * - What the job prints in the `TYPING_REPLY_MS` after the user typed is their reply's: not tested
+ *   (`ignoreFor`). That no wake quotes a typed secret does not rest on it (job-holders.ts).
+ * - A pattern that costs this job's output more than its share stops the watch (`onSuspend`, once).
  */
 export class PatternWatch {
   private readonly tester: LineTester;
@@ -91,16 +81,14 @@ export class PatternWatch {
   private timer: unknown;
   private stopped = false;
   private readonly clock: Clock;
-  private readonly quietMs: number;
 
   constructor(
-    readonly pattern: LinePattern,
+    pattern: LinePattern,
     private readonly options: PatternWatchOptions,
   ) {
     this.skipLine = options.midLine;
     this.atLineStart = !options.midLine;
     this.clock = options.clock ?? realClock;
-    this.quietMs = options.quietMs ?? PATTERN_WAKE_QUIET_MS;
     this.startAt = options.startAt ?? 0;
     this.position = this.startAt;
     const budget = options.budget ?? new PatternBudget(() => this.clock.now(), undefined, options.cpuMs);
@@ -218,7 +206,7 @@ export class PatternWatch {
   /** One timer at a time, moved on lazily: a flood does not re-arm it per chunk. */
   private armTimer(): void {
     if (this.timer !== undefined || this.stopped) return;
-    this.timer = this.clock.setTimeout(() => this.quietCheck(), this.quietMs);
+    this.timer = this.clock.setTimeout(() => this.quietCheck(), PATTERN_WAKE_QUIET_MS);
   }
 
   private cancelTimer(): void {
@@ -231,8 +219,8 @@ export class PatternWatch {
     this.timer = undefined;
     if (this.stopped || this.suspended || !this.lineGrown) return;
     const waited = this.clock.now() - this.lastOutput;
-    if (waited < this.quietMs && !exited) {
-      this.timer = this.clock.setTimeout(() => this.quietCheck(), this.quietMs - waited);
+    if (waited < PATTERN_WAKE_QUIET_MS && !exited) {
+      this.timer = this.clock.setTimeout(() => this.quietCheck(), PATTERN_WAKE_QUIET_MS - waited);
       return;
     }
     this.lineGrown = false;

@@ -1,7 +1,10 @@
 import type { LinePattern } from "../patterns/line-pattern.ts";
 import { LineTester } from "../patterns/line-tester.ts";
 import type { PatternBudget } from "../patterns/pattern-budget.ts";
-import { PATTERN_WAKE_LINE_CHARS, READ_MATCHES_KEPT } from "../shared/constants.ts";
+import { PATTERN_WAKE_LINE_CHARS } from "../shared/constants.ts";
+
+/** Matching lines a read numbers (the cap shows 2 000 lines); more are counted, not numbered. */
+const READ_MATCHES_KEPT = 4096;
 
 /** The lines of one read a job's `wake_on_pattern` matches: each one's number in the read (0: its first line). */
 export interface ReadMatchList {

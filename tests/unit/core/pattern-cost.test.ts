@@ -6,16 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compileUntilPattern, type LinePattern } from "../../../src/core/patterns/line-pattern.ts";
-import { PatternBudget, processCpuMs } from "../../../src/core/patterns/pattern-budget.ts";
-import { costlyRepeats } from "../../../src/core/patterns/pattern-cost.ts";
-import { prepareExec } from "../../../src/core/request/request.ts";
 import {
-  MAX_COUNTED_REPEAT,
   PATTERN_COST_BYTES,
   PATTERN_COST_DEBT_MS,
   PATTERN_COST_MS,
   PATTERN_COST_WARMUP_MS,
-} from "../../../src/core/shared/constants.ts";
+  PatternBudget,
+  processCpuMs,
+} from "../../../src/core/patterns/pattern-budget.ts";
+import { costlyRepeats, MAX_COUNTED_REPEAT } from "../../../src/core/patterns/pattern-cost.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
 import { CallWait } from "../../../src/core/wait/call-wait.ts";
 import { type PatternHit, PatternWatch } from "../../../src/core/wake-watch/pattern-watch.ts";
 import { PATTERN_SUSPENDED, suspendedFields } from "../../../src/pi/results/job-fields.ts";

@@ -1,8 +1,14 @@
 /** The `until_pattern` engine: what compiles, what is refused and how the error reads, and bounded linear matching. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileUntilPattern, cutAround, testedParts } from "../../../src/core/patterns/line-pattern.ts";
-import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../../../src/core/shared/constants.ts";
+import {
+  compileUntilPattern,
+  cutAround,
+  MATCHED_LINE_CHARS,
+  MAX_PATTERN_INSTRUCTIONS,
+  testedParts,
+} from "../../../src/core/patterns/line-pattern.ts";
+import { LINE_TEST_CHARS, MAX_PATTERN_CHARS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 /** The error `compileUntilPattern(source)` throws, checked to be an ExecRequestError. */

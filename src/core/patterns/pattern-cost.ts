@@ -143,22 +143,25 @@ function escapeAt(source: string, k: number): Atom {
   return { kind: "literal", start: k, end: k + 2 };
 }
 
-/** The index just past the class that opens at `k` (`]` first in it is literal). */
-function classEnd(source: string, k: number): number {
+/**
+ * The index just past the class that opens at `k` of a valid pattern (`]` first in it is literal, as
+ * is a `[` that no `:]` follows).
+ */
+export function classEnd(source: string, k: number): number {
   let i = k + 1;
   if (source[i] === "^") i++;
   if (source[i] === "]") i++;
   for (; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") i++;
-    else if (c === "[" && source[i + 1] === ":") i = source.indexOf(":]", i + 2) + 1;
+    else if (c === "[" && source[i + 1] === ":") i = Math.max(i, source.indexOf(":]", i + 2) + 1);
     else if (c === "]") return i + 1;
   }
   return source.length;
 }
 
-/** The index just past the group that opens at `k`, classes and escapes inside skipped. */
-function groupEnd(source: string, k: number): number {
+/** The index just past the group that opens at `k` of a valid pattern, classes and escapes inside skipped. */
+export function groupEnd(source: string, k: number): number {
   let depth = 0;
   for (let i = k; i < source.length; i++) {
     const c = source[i];

@@ -5,6 +5,7 @@
  */
 import { isAscii } from "node:buffer";
 import { RE2JS } from "re2js";
+import { classEnd, groupEnd } from "./pattern-cost.ts";
 
 /**
  * Per top-level alternative, the longest run of plain characters it requires (outside groups,
@@ -110,15 +111,11 @@ function atomAt(body: string, k: number): { end: number; literal?: string } | un
     if (next === "x") return { end: k + 4 };
     return { end: k + 2 };
   }
-  if (c === "[") {
-    const end = classEnd(body, k);
-    return end === -1 ? undefined : { end };
-  }
+  if (c === "[") return { end: classEnd(body, k) };
   if (c === "(") {
     // A flag switch midway (`a(?i)b`) changes what later characters mean: not understood.
     if (/^\(\?[imsU-]+\)/.test(body.slice(k))) return undefined;
-    const end = groupEnd(body, k);
-    return end === -1 ? undefined : { end };
+    return { end: groupEnd(body, k) };
   }
   if (c === ")" || c === "*" || c === "+" || c === "?" || c === "{") return undefined;
   if (c === "." || c === "^" || c === "$") return { end: k + 1 };
@@ -143,39 +140,6 @@ function quantifierAt(body: string, k: number): { end: number; min: number; repe
   } else return { end: k, min: 1, repeats: false };
   if (body[result.end] === "?") result.end++; // lazy
   return result;
-}
-
-/** The index just past the class that opens at `k` (`]` first in it is literal), or -1. */
-function classEnd(body: string, k: number): number {
-  let i = k + 1;
-  if (body[i] === "^") i++;
-  if (body[i] === "]") i++;
-  for (; i < body.length; i++) {
-    const c = body[i];
-    if (c === "\\") i++;
-    else if (c === "[" && body[i + 1] === ":") {
-      const close = body.indexOf(":]", i + 2);
-      if (close === -1) return -1;
-      i = close + 1;
-    } else if (c === "]") return i + 1;
-  }
-  return -1;
-}
-
-/** The index just past the group that opens at `k`, classes and escapes inside skipped, or -1. */
-function groupEnd(body: string, k: number): number {
-  let depth = 0;
-  for (let i = k; i < body.length; i++) {
-    const c = body[i];
-    if (c === "\\") i++;
-    else if (c === "[") {
-      const end = classEnd(body, i);
-      if (end === -1) return -1;
-      i = end - 1;
-    } else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return i + 1;
-  }
-  return -1;
 }
 
 /** Rarity of a character in output: higher is rarer (upper case rarer than lower, unlisted rarest). */

@@ -62,6 +62,7 @@ export class InputWakeWatch {
       command: job.command,
       waitedMs: this.afterMs!,
       ...(withheld ? { withheld: true as const } : { line: lastVisibleLine(tail) }),
+      ...(job.hidesTyping() ? { secret: true as const } : {}),
     });
   }
 

@@ -1,5 +1,6 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { refuseModelSecret } from "./input-wait/input-wait.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
 import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
@@ -159,6 +160,8 @@ export class ExecRuntime {
     refuseScreenOnPipes(request, job.tty);
     // While the user types, the model may poll but not write, resize or ask again.
     if (request.input || request.resize || request.askUser) job.holders.refuseWhileTyping();
+    if (request.input?.kind === "bytes" && !request.modelTypesSecrets)
+      refuseModelSecret(job.id, request.input.bytes, () => job.hidesTyping());
     if (request.askUser && !call.ask) {
       throw new ExecRequestError(
         "ask_user needs Pi's interactive terminal or an RPC client to ask a person; this run has neither. Nothing was asked or written.",

@@ -15,6 +15,8 @@ export interface InputWakeJob {
   withheld?: true;
   /** How long it had waited for input when the wake was due. */
   waitedMs: number;
+  /** Its terminal hides what is typed: the answer is the person's (ask_user). */
+  secret?: true;
 }
 
 /** The input wakes due and not yet decided, one per job (the decision point asks for them by job). */

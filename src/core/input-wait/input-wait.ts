@@ -5,12 +5,16 @@
  * 2. On Linux the job's processes are scanned (proc-wait.ts: the system call each sleeps in and
  *    the descriptors it waits on): a read or a poll of the job's own stdin is a wait.
  * 3. Where no scan could tell, the prompt rule judges the unfinished last line (`decideInputWait`).
- * 4. The input wake's rule (input-wake-rule.ts) says when a job that waits wakes the model.
+ * 4. On a PTY job that waits, the terminal's echo says whether the prompt hides what is typed
+ *    (`secret`); the model's text into such a terminal is refused (`refuseModelSecret`).
+ * 5. The input wake's rule (input-wake-rule.ts) says when a job that waits wakes the model.
  *
  * May import: shared, processes.
  */
+import { spawnSync } from "node:child_process";
 import { descendantsOf, type ProcessEntry, processTable, procStat, sweepTable, tableIndex } from "../processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { ExecRequestError } from "../shared/errors.ts";
 import {
   childrenOf,
   fdTarget,
@@ -48,6 +52,8 @@ export interface InputWait {
   pid?: number;
   /** Set by the job when likely: its unfinished last line looks like a prompt (a program may draw one only on a terminal). */
   promptShown?: boolean;
+  /** Set by a PTY job when likely: its terminal hides what is typed (a password or passphrase prompt). */
+  secret?: true;
 }
 
 export interface InputWaitQuery {
@@ -229,4 +235,42 @@ export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realP
   const table = query.table ?? sweepTable();
   const scan = process.platform === "linux" ? scanJob(table ? { ...query, table } : query, reader) : UNTOLD;
   return decideInputWait(scan, query.lastLine, query.quietMs);
+}
+
+/** Linux termios `lflag` bits: the terminal echoes what is typed; it reads whole lines. */
+const ECHO = 0o10;
+const ICANON = 0o2;
+
+/**
+ * Whether a terminal hides what is typed, from its `stty -g` (the fourth field is `lflag`): echo off
+ * in canonical mode, as `read -s`, sudo, ssh and getpass set it. A program in raw mode (a REPL, a
+ * prompt drawn by Node's readline) echoes by itself, so termios cannot tell its hidden prompts.
+ */
+export function hidesTyping(sttyG: string): boolean | undefined {
+  const lflag = Number.parseInt(sttyG.split(":")[3] ?? "", 16);
+  return Number.isNaN(lflag) ? undefined : (lflag & ECHO) === 0 && (lflag & ICANON) !== 0;
+}
+
+/**
+ * Whether the terminal at `path` (a PTY job's `/dev/pts/N`) hides what is typed now: one `stty` run,
+ * about 2 ms, made only where a prompt waits or the model types into a PTY job. Linux only: elsewhere
+ * (and where it cannot be read) undefined, and nothing is refused.
+ */
+export function terminalHidesTyping(path: string | undefined, platform: string = process.platform): boolean | undefined {
+  if (platform !== "linux" || !path) return undefined;
+  const run = spawnSync("stty", ["-F", path, "-g"], { encoding: "utf8", timeout: 1_000 });
+  return run.status === 0 ? hidesTyping(run.stdout) : undefined;
+}
+
+/**
+ * A prompt that hides what is typed is the person's: the model's bytes into it are refused before
+ * any is written, unless they are control keys alone (Ctrl-C, Ctrl-D, Enter, Backspace). `hidden`
+ * reads the terminal now, so a prompt hidden a moment ago is never missed for an older verdict.
+ */
+export function refuseModelSecret(jobId: number, bytes: Uint8Array, hidden: () => boolean | undefined): void {
+  if (!bytes.some((byte) => byte >= 0x20 && byte !== 0x7f) || !hidden()) return;
+  throw new ExecRequestError(
+    `session ${jobId} asks for a secret: its terminal hides what is typed, so the answer is the person's. ` +
+      `Ask them with write_stdin(session_id: ${jobId}, ask_user: "…"); control keys alone (\\x03, \\x04, \\r) still go. Nothing was written.`,
+  );
 }

@@ -6,7 +6,7 @@
  * May import: shared, output, screen, processes, patterns, wait, wake-watch, input-wait, log, completion, transport, request.
  */
 
-import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../input-wait/input-wait.ts";
+import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait, terminalHidesTyping } from "../input-wait/input-wait.ts";
 import type { JobLog } from "../log/job-log.ts";
 import type { ShownPart } from "../output/shown-part.ts";
 import type { LinePattern } from "../patterns/line-pattern.ts";
@@ -254,8 +254,14 @@ export class Job {
     if (this.screen?.repainting && this.output.quietMs() < REPAINTING_QUIET_MS) return { likely: false };
     const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs(), holders };
     const wait = probeInputWait(query);
+    if (!wait.likely) return wait;
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.
-    return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;
+    return { ...wait, promptShown: looksLikePrompt(lastLine), ...(this.hidesTyping() ? { secret: true as const } : {}) };
+  }
+
+  /** Whether the job's terminal hides what is typed right now (a secret prompt); undefined on pipes, off Linux, or unread. */
+  hidesTyping(): boolean | undefined {
+    return this.tty && !this.ending ? terminalHidesTyping(this.transport.stdinIdentity) : undefined;
   }
 
   /** Model text of the output retained since the previous read (as far as `shown` needs); the buffer starts over. */

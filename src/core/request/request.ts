@@ -10,7 +10,7 @@ import type { ShownPart } from "../output/shown-part.ts";
 import { metadataLine } from "../output/visible-text.ts";
 import { compileUntilPattern, type LinePattern } from "../patterns/line-pattern.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
-import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S } from "../shared/constants.ts";
+import { DEFAULT_TIMEOUT_S, MAX_ASK_USER_CHARS, MAX_TIMEOUT_S, MODEL_SECRETS_ENV } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
 import type { UntilSpec } from "../wait/call-wait.ts";
@@ -214,6 +214,8 @@ export interface WriteRequest {
   shown?: ShownPart;
   /** `ask_user`: the user types into the job instead of the model; the model's words for them. */
   askUser?: { question: string };
+  /** The person allows the model to type into a prompt that hides what is typed (`PI_UNIFIED_EXEC_MODEL_SECRETS=allow`). */
+  modelTypesSecrets?: true;
 }
 
 /**
@@ -239,6 +241,7 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
     ...(resize ? { resize } : {}),
     ...(until ? { until } : {}),
     ...(params.screen !== undefined ? { screen: params.screen } : {}),
+    ...(env[MODEL_SECRETS_ENV]?.trim() === "allow" ? { modelTypesSecrets: true as const } : {}),
   };
   if (params.yield_until !== undefined) {
     const epoch = parseUtcDeadline(params.yield_until);

@@ -168,3 +168,8 @@ export function inOrder<T extends object>(fields: T, order: readonly string[]): 
 
 /** A result's pattern fields: their schema, and their values (see {@link suspendedFields}). */
 export const patterns = { schema: patternSchema, fields: suspendedFields };
+
+/** `input_wait` as the model reads it: `secret` when the terminal hides what is typed, else `likely`. */
+export function inputWaitWord(wait: { secret?: true }): "likely" | "secret" {
+  return wait.secret ? "secret" : "likely";
+}

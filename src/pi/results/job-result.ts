@@ -4,7 +4,7 @@ import type { Elision, JobReport, ScreenView, SlotUse, WaitProgress } from "../.
 import type { ResultFormat } from "../result-format.ts";
 import { codexJobText } from "./codex-result.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
-import { completionNote, inOrder, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
+import { completionNote, inOrder, inputWaitWord, jobDetailExtras, jobFields, patterns, stopMessage, userNewsFields } from "./job-fields.ts";
 import { jobResultSchema } from "./job-schema.ts";
 import { carriesNews, inTextWords, type OutputCut, outputCut, printedOf, textFacts } from "./lean-header.ts";
 import { capOutputToBudget } from "./token-budget.ts";
@@ -224,7 +224,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(absolute ? { wait_mode: "absolute" as const } : {}),
     ...(status ? { wait_status: status } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
-    ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
+    ...(report.inputWait?.likely ? { input_wait: inputWaitWord(report.inputWait) } : {}),
     ...screenFields(report.screen),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),

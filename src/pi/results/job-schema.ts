@@ -75,7 +75,12 @@ export const jobResultSchema = Type.Object({
   pattern_matched_unshown: Type.Optional(
     Type.String({ description: "Lines matching wake_on_pattern this result cut: their count and the first." }),
   ),
-  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  input_wait: Type.Optional(
+    Type.Union([Type.Literal("likely"), Type.Literal("secret")], {
+      description:
+        "The job seems blocked reading its own stdin: answer it or stop it; secret: its terminal hides what is typed, ask the person (ask_user).",
+    }),
+  ),
   view: Type.Optional(
     Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)"), Type.Literal("screen (repainting)")], {
       description:

@@ -2,7 +2,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { JobListing } from "../../core/index.ts";
 import { headerLines, metadata, oneLine } from "./format.ts";
-import { backgroundLine, exitFields, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
+import { backgroundLine, exitFields, inputWaitWord, stopMessage, userNewsFields, userNewsSchema } from "./job-fields.ts";
 
 /** Result of `list_sessions`: one block per job, and the host clock to compute deadlines from. */
 
@@ -33,7 +33,12 @@ const sessionSchema = Type.Object({
   listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
   user_typing: Type.Optional(Type.Boolean({ description: "The user is typing into the job now: poll it, do not write to it." })),
   ...userNewsSchema,
-  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  input_wait: Type.Optional(
+    Type.Union([Type.Literal("likely"), Type.Literal("secret")], {
+      description:
+        "The job seems blocked reading its own stdin: answer it or stop it; secret: its terminal hides what is typed, ask the person (ask_user).",
+    }),
+  ),
   input_wait_reason: Type.Optional(Type.String()),
   shell_exit_code: Type.Optional(
     Type.Union([Type.Integer(), Type.Null()], {
@@ -87,7 +92,7 @@ function entry(job: JobListing) {
     ...(job.userTyping ? { user_typing: true } : {}),
     ...userNewsFields(job),
     ...(job.listening && job.listening.length > 0 ? { listening: job.listening.map((address) => metadata(address)) } : {}),
-    ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
+    ...(job.inputWait?.likely ? { input_wait: inputWaitWord(job.inputWait), input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };
 }

@@ -225,7 +225,7 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(typeof details.user_input === "string" ? [`» you typed ${inline(details.user_input)}`] : []),
     ...(details.user_typing === true ? ["the user is typing (no time limit)"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
-    ...(details.input_wait === "likely" ? ["waiting for input"] : []),
+    ...(details.input_wait === "likely" ? ["waiting for input"] : details.input_wait === "secret" ? ["asks for a secret"] : []),
     ...notShownNote(details.truncation),
   ];
 }

@@ -4,9 +4,6 @@
  */
 export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
 export type { DeafWakeJob, InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
-export { checkUntilListening } from "./conditions/listen-watch.ts";
-export type { ReadMatchList } from "./conditions/read-matches.ts";
-export { cutAround } from "./conditions/until-pattern.ts";
 export type { AskTheUser, CallContext } from "./job/attached-call.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { Background } from "./job/job-ending.ts";
@@ -28,6 +25,7 @@ export { omissionMarker } from "./output/head-tail-buffer.ts";
 export type { Elision } from "./output/output-decoder.ts";
 export { newlinesIn } from "./output/printed-tally.ts";
 export { isInvisible, metadataLine, visibleText } from "./output/visible-text.ts";
+export { cutAround } from "./patterns/line-pattern.ts";
 export type { Deafness, Usage } from "./processes/listening.ts";
 export { aliveGroups, KILL_SIGNALS, normalizeSignal } from "./processes/process-group.ts";
 export { decodeEscapes } from "./request/input.ts";
@@ -51,3 +49,5 @@ export { DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } fr
 export * from "./shared/constants.ts";
 export { ExecRequestError, UnknownJobError, WaitRequestError } from "./shared/errors.ts";
 export { holdSignalsWhile } from "./supervision/tracked-jobs.ts";
+export { checkUntilListening } from "./wait/listen-watch.ts";
+export type { ReadMatchList } from "./wake-watch/read-matches.ts";

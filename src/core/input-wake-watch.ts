@@ -1,5 +1,5 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
-import { InputWakeRule, inputWakeMs } from "./conditions/input-wake-rule.ts";
+import { InputWakeRule, inputWakeMs } from "./input-wait/input-wake-rule.ts";
 import type { Job } from "./job/job.ts";
 import type { JobReport } from "./job/job-snapshot.ts";
 import type { JobRegistry } from "./job/registry.ts";
@@ -62,6 +62,7 @@ export class InputWakeWatch {
       command: job.command,
       waitedMs: this.afterMs!,
       ...(withheld ? { withheld: true as const } : { line: lastVisibleLine(tail) }),
+      ...(job.hidesTyping() ? { secret: true as const } : {}),
     });
   }
 

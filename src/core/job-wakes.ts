@@ -1,11 +1,11 @@
 import type { CompletionLedger } from "./completion/completion-ledger.ts";
 import type { SetOnExitStatus } from "./completion/wakes.ts";
-import type { LinePattern } from "./conditions/until-pattern.ts";
 import { InputWakeWatch } from "./input-wake-watch.ts";
 import type { Job } from "./job/job.ts";
 import type { DisarmedWake } from "./job/job-holders.ts";
 import { type JobReport, type NewsFields, newsFields } from "./job/job-snapshot.ts";
 import type { JobRegistry } from "./job/registry.ts";
+import type { LinePattern } from "./patterns/line-pattern.ts";
 
 /** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
 export interface WakeChange {

@@ -10,6 +10,7 @@
  * Exactly-once completion lives in `completion/`; every result reads one `job/job-snapshot.ts` snapshot.
  */
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { refuseModelSecret } from "./input-wait/input-wait.ts";
 import { AttachedCall, type CallContext, endTurn, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
 import { combinedInput, type TypingSession } from "./job/job-holders.ts";
@@ -18,7 +19,6 @@ import { JobReports } from "./job/job-reports.ts";
 import type { JobListing, JobReport, JobSnapshot, KillReport } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { JobRegistry } from "./job/registry.ts";
-import { watchUntil } from "./job/until-watch.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import { portsAfterKill } from "./processes/port-conflicts.ts";
@@ -116,7 +116,7 @@ export class ExecRuntime {
     let report: JobReport | undefined;
     try {
       attached = this.attach(job, "exec", call);
-      const watch = request.until ? watchUntil(job, request.until, this.reports.listenReader(job)) : undefined;
+      const watch = request.until ? job.watchUntil(request.until, this.reports.listenReader(job)) : undefined;
       const ends = { signal: call.signal, steer: attached.steer, condition: watch?.met };
       let end = await job.wait(job.startedMono + Math.min(EARLY_EXIT_GRACE_MS, request.window.ms), ends);
       if (end !== "exited") this.registry.publish(job.id);
@@ -161,6 +161,8 @@ export class ExecRuntime {
     refuseScreenOnPipes(request, job.tty);
     // While the user types, the model may poll but not write, resize or ask again.
     if (request.input || request.resize || request.askUser) job.holders.refuseWhileTyping();
+    if (request.input?.kind === "bytes" && !request.modelTypesSecrets)
+      refuseModelSecret(job.id, request.input.bytes, () => job.hidesTyping());
     if (request.askUser && !call.ask) {
       throw new ExecRequestError(
         "ask_user needs Pi's interactive terminal or an RPC client to ask a person; this run has neither. Nothing was asked or written.",

@@ -85,8 +85,9 @@ function inertInput(wake: InputWakeJob): InputWakeJob {
 /** One input wake: the job, how long it has waited, and its last visible line (unless withheld). */
 function describeInput(wake: InputWakeJob): string {
   const line = wake.withheld ? "withheld (a person typed into this job)" : (wake.line ?? "");
+  const what = wake.secret ? "asks for a secret: ask the person with `ask_user`" : "waits for input";
   return [
-    `- session ${wake.jobId} waits for input (${Math.round(wake.waitedMs / 1000)} s without output) · \`${bounded(wake.command, 120)}\``,
+    `- session ${wake.jobId} ${what} (${Math.round(wake.waitedMs / 1000)} s without output) · \`${bounded(wake.command, 120)}\``,
     `  last line: ${line}`,
   ].join("\n");
 }
@@ -218,7 +219,7 @@ function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boole
 
 /** One input wake: `⌨ session 3 waits for input · the prompt line`; expanded adds the command. */
 function inputRow(wake: Partial<InputWakeJob>, theme: Theme, expanded: boolean): string {
-  const status = `⌨ session ${line(wake.jobId)} waits for input`;
+  const status = `⌨ session ${line(wake.jobId)} ${wake.secret ? "asks for a secret" : "waits for input"}`;
   const shown = wake.withheld ? "line withheld" : line(wake.line, expanded ? INPUT_WAKE_LINE_CHARS : 80);
   const row = `${theme.fg("warning", status)}${theme.fg("muted", ` · ${shown}`)}`;
   return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;

@@ -6,7 +6,7 @@
  * Run: `node --import tsx tests/bench/input-wait.ts`.
  */
 import { readdirSync } from "node:fs";
-import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/conditions/input-wait.ts";
+import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/input-wait/input-wait.ts";
 import { processTable } from "../../src/core/processes/process-table.ts";
 import { PipeTransport } from "../../src/core/transport/pipe.ts";
 

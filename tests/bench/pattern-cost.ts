@@ -19,14 +19,13 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { PatternBudget } from "../../src/core/conditions/pattern-budget.ts";
-import { PatternWatch } from "../../src/core/conditions/pattern-watch.ts";
-import { ReadMatches } from "../../src/core/conditions/read-matches.ts";
-import { ChunkLook } from "../../src/core/conditions/required-text.ts";
-import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern } from "../../src/core/patterns/line-pattern.ts";
+import { PatternBudget } from "../../src/core/patterns/pattern-budget.ts";
+import { MAX_COUNTED_REPEAT } from "../../src/core/patterns/pattern-cost.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
-import { MAX_COUNTED_REPEAT } from "../../src/core/shared/constants.ts";
+import { PatternWatch } from "../../src/core/wake-watch/pattern-watch.ts";
+import { ReadMatches } from "../../src/core/wake-watch/read-matches.ts";
 import { type LoopStalls, sampleStalls } from "./loop-stalls.ts";
 
 export const PATTERN_MBPS_GOAL = 20;
@@ -95,16 +94,14 @@ const cpuMs = () => {
 function throughput(pattern: string, bytes: Buffer, suspended: string[]): { cpu: number; wall: number } {
   const compiled = compileUntilPattern(pattern);
   const budget = new PatternBudget(() => performance.now());
-  // As a job tests a chunk: both testers on one budget, sharing what they find in it (job-output.ts).
-  const look = new ChunkLook();
-  const watch = new PatternWatch(compiled, { midLine: false, onHit: () => {}, onSuspend: () => suspended.push(pattern), budget, look });
-  const reads = new ReadMatches(compiled, budget, look);
+  // As a job tests a chunk: both testers on one budget (job.ts).
+  const watch = new PatternWatch(compiled, { midLine: false, onHit: () => {}, onSuspend: () => suspended.push(pattern), budget });
+  const reads = new ReadMatches(compiled, budget);
   let lines = 0;
   const started = performance.now();
   const cpuStarted = cpuMs();
   for (let at = 0; at < bytes.length; at += READ) {
     const chunk = bytes.subarray(at, at + READ);
-    look.begin(chunk);
     reads.feed(chunk, lines);
     watch.feed(chunk);
     lines += 650; // the read's tally, about the lines of a 64 KiB read of 100-byte lines (numbers only)

@@ -2,8 +2,9 @@
  * What a job that seems to wait for input tells the model, through the real Pi CLI (RPC mode)
  * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`). On the newest host (what the probe reads of a job): a quiet line
  * ending in `:` while the job only sleeps is no prompt (no input wake, no `input_wait`, no hint), on
- * pipes and a PTY; a prompt the model answered (Python's `input()` on pipes, `read -s` on a PTY) wakes
- * once, and not again while the program works on silently. On every host (a wake held for Pi's run
+ * pipes and a PTY; a prompt answered after its wake (Python's `input()` on pipes by the model, `read -s`
+ * on a PTY, whose wake says it asks for a secret, by the person through `ask_user`) wakes once, and not
+ * again while the program works on silently. On every host (a wake held for Pi's run
  * until it settles): an input wake held during a run whose prompt timed out before the run settled
  * never goes out, while a prompt still waiting at the settle wakes.
  */
@@ -18,7 +19,10 @@ import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
 
 const SKIP = process.platform !== "linux" ? "the scan that tells a prompt from a quiet line reads /proc (Linux)" : SKIP_WITHOUT_PTY;
 const wakeText = (record: PiEvent) => textOf(record.message.content);
-const inputWakesIn = (text: string) => [...text.matchAll(/session (\d+) waits for input/g)].map((match) => Number(match[1]));
+const inputWakesIn = (text: string) =>
+  [...text.matchAll(/session (\d+) (?:waits for input|asks for a secret: ask the person with `ask_user`)/g)].map((match) =>
+    Number(match[1]),
+  );
 const exitsIn = (text: string) => [...text.matchAll(/^- session (\d+) · exit_code/gm)].map((match) => Number(match[1]));
 
 for (const host of PI_HOSTS) {
@@ -78,8 +82,8 @@ for (const host of PI_HOSTS) {
     );
 
     for (const [where, cmd, answer] of [
-      ["Python's input() on pipes", `python3 -c 'input("Name: "); import time; time.sleep(5)'`, "bob\\n"],
-      ["read -s on a PTY", "read -s -p 'Password: ' x; sleep 5", "hunter2\\r"],
+      ["Python's input() on pipes", `python3 -c 'input("Name: "); import time; time.sleep(5)'`, { chars: "bob\\n" }],
+      ["read -s on a PTY (a secret: the person answers)", "read -s -p 'Password: ' x; sleep 5", { ask_user: "Type the password" }],
     ] as const) {
       it(
         `${where}, answered after its input wake, is no longer waiting and wakes no second time while it works on silently`,
@@ -92,7 +96,7 @@ for (const host of PI_HOSTS) {
             steps(
               (view) => {
                 const [id] = inputWakesIn(view.prompt);
-                return id === undefined ? say("noted") : call("write_stdin", { session_id: id, chars: answer, yield_time_ms: 1_000 });
+                return id === undefined ? say("noted") : call("write_stdin", { session_id: id, ...answer, yield_time_ms: 1_000 });
               },
               (view) => {
                 answers.push(view.last[0]?.text ?? "");
@@ -100,6 +104,7 @@ for (const host of PI_HOSTS) {
               },
             ),
           );
+          pi.onUiRequest((request) => (request.method === "input" ? { value: "s3cret" } : undefined));
           try {
             const tty = where.includes("PTY");
             const run = await pi.run("ask", steps(call("exec_command", { cmd, tty, on_exit: "wake", yield_time_ms: 250 }), say("started")));
@@ -108,7 +113,10 @@ for (const host of PI_HOSTS) {
             assert.equal(answers.length, 1, "the input wake was answered once");
             assert.equal(headerOf(answers[0]!).input_wait, undefined, answers[0]);
             assert.deepEqual(wakesSince(from).flatMap(inputWakesIn), [id], "one input wake, for the prompt");
+            const secret = wakesSince(from).some((text) => text.includes(`session ${id} asks for a secret`));
+            assert.equal(secret, "ask_user" in answer, "the wake of a hidden prompt says it asks for a secret");
           } finally {
+            pi.onUiRequest(undefined);
             pi.setWakeScript(() => say("noted"));
           }
         },

@@ -4,8 +4,8 @@
  * (`user-typing.test.ts`); five rounds beside CPU burners in `tests/stress/person-typing.test.ts`.
  */
 import assert from "node:assert/strict";
-import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
 import type { AskTheUser } from "../../src/core/job/attached-call.ts";
+import { compileUntilPattern } from "../../src/core/patterns/line-pattern.ts";
 import { prepareExec, prepareWrite } from "../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../src/core/runtime.ts";
 import { waitFor } from "./processes.ts";

@@ -1,6 +1,6 @@
 /**
  * A clock whose time moves only when a test says so: `advance(ms)` fires, in order, every timer it
- * passes. It serves the coordinator's wakes (`Clock`) and the watches' quiet checks (`QuietClock`).
+ * passes. It serves the coordinator's wakes (`Clock`) and the watches' timers (`shared/clock.ts`).
  */
 export class SteppedClock {
   time = 0;

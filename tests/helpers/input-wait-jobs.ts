@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/conditions/input-wait.ts";
-import { type ProcReader, realProcReader } from "../../src/core/conditions/proc-wait.ts";
+import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/input-wait/input-wait.ts";
+import { type ProcReader, realProcReader } from "../../src/core/input-wait/proc-wait.ts";
 import { TerminalText } from "../../src/core/output/terminal-text.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../src/core/shared/constants.ts";
 import { PipeTransport } from "../../src/core/transport/pipe.ts";

@@ -1,21 +1,27 @@
 /**
- * PTY echo with real terminals, for `tests/unit/core/line-watch.test.ts` and its runs beside CPU
- * burners in `tests/stress/waits.test.ts`: a command on a PTY whose rendered output feeds a
- * `LineWatch` once the test sets it, and one typed line's match.
+ * PTY echo with real terminals, for `tests/unit/core/call-wait.test.ts` and its runs beside CPU
+ * burners in `tests/stress/waits.test.ts`: a command on a PTY whose chunks feed a call's wait once the
+ * test sets it (`read`: what the call's read returns once a line matched), and one typed line's match.
  */
-import { LineWatch } from "../../src/core/conditions/line-watch.ts";
-import { compileUntilPattern } from "../../src/core/conditions/until-pattern.ts";
-import { TerminalText } from "../../src/core/output/terminal-text.ts";
+import { renderTerminalText, TerminalText } from "../../src/core/output/terminal-text.ts";
+import { compileUntilPattern } from "../../src/core/patterns/line-pattern.ts";
 import { loadPtyModule, spawnPty } from "../../src/core/transport/pty.ts";
+import { CallWait } from "../../src/core/wait/call-wait.ts";
 import type { StartedJobs } from "./jobs.ts";
 import { waitFor } from "./processes.ts";
 
 /** An interactive bash whose prompt is `$ `, without the user's rc files. */
 export const INTERACTIVE_BASH = `exec bash --noprofile --rcfile <(echo "PS1='$ '") -i`;
 
-/** Runs `command` on a PTY; the watch is fed rendered chunks as they arrive once `watch` is set. */
+/** Runs `command` on a PTY; once `watch` is set it is fed each chunk as it arrives, and `read` is what the call's read returns once it matched. */
 export function ptyTerminal(started: StartedJobs, command: string) {
-  const state = { watch: undefined as LineWatch | undefined, text: "", fed: "" };
+  const state = {
+    watch: undefined as CallWait | undefined,
+    text: "",
+    fed: "",
+    bytes: [] as Buffer[],
+    read: undefined as string | undefined,
+  };
   const render = new TerminalText();
   const transport = spawnPty(
     {
@@ -30,9 +36,11 @@ export function ptyTerminal(started: StartedJobs, command: string) {
       data: (chunk) => {
         const text = render.write(chunk.toString("utf8"), false);
         state.text += text;
-        if (state.watch) {
+        if (state.watch && state.read === undefined) {
           state.fed += text;
-          state.watch.feed(text);
+          const cut = state.watch.feed(chunk, performance.now());
+          state.bytes.push(Buffer.from(chunk.subarray(0, cut ?? chunk.length)));
+          if (cut !== undefined) state.read = renderTerminalText(Buffer.concat(state.bytes).toString("utf8"));
         }
       },
       exit: () => {},
@@ -47,11 +55,11 @@ export function ptyTerminal(started: StartedJobs, command: string) {
 export async function echoCase(started: StartedJobs, command: string, ready: string, written: string, pattern: string) {
   const { state, transport } = ptyTerminal(started, command);
   await waitFor(() => state.text.endsWith(ready), `the prompt ${JSON.stringify(ready)}`);
-  const watch = new LineWatch(compileUntilPattern(pattern), { partialLine: ready });
-  watch.ignoreEcho(written);
+  const watch = new CallWait({ pattern: compileUntilPattern(pattern) }, { partialLine: ready });
+  watch.wrote(written);
   state.watch = watch;
   await transport.write(Buffer.from(written));
-  await waitFor(() => watch.match !== undefined, `a match of ${pattern} in ${JSON.stringify(state.fed)}`);
+  await waitFor(() => state.read !== undefined, `a match of ${pattern} in ${JSON.stringify(state.fed)}`);
   transport.signal("SIGKILL");
-  return { match: watch.match!, fed: state.fed };
+  return { match: { line: watch.matchedLine(), read: state.read }, fed: state.fed };
 }

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { probeInputWait } from "../../src/core/conditions/input-wait.ts";
+import { probeInputWait } from "../../src/core/input-wait/input-wait.ts";
 import { answeredPrompt, becomesLikely, neverLikely, quietColonLine, run } from "../helpers/input-wait-jobs.ts";
 import { startBurners } from "../helpers/load.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";

@@ -4,7 +4,7 @@
  * (pipes and a terminal, 4 rounds), a typed `echo ready` on an interactive bash matches the command's
  * line and never the echo (10 runs), `until_quiet_ms` fires about its window after the last line
  * (3 runs), and `until_listening` returns soon after the bind (5 runs). Once each, without burners:
- * `tests/unit/core/runtime.until.test.ts`, `until-match-cut.test.ts`, `line-watch.test.ts`,
+ * `tests/unit/core/runtime.until.test.ts`, `until-match-cut.test.ts`, `call-wait.test.ts`,
  * `quiet-watch.test.ts`, `runtime.listening.test.ts`.
  */
 import assert from "node:assert/strict";
@@ -13,10 +13,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { UntilConditions, type UntilOutcome } from "../../src/core/conditions/until-conditions.ts";
 import { TerminalText } from "../../src/core/output/terminal-text.ts";
 import { prepareExec, prepareWrite } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
+import { CallWait } from "../../src/core/wait/call-wait.ts";
 import { bindLag } from "../helpers/bind-server.ts";
 import { StartedJobs } from "../helpers/jobs.ts";
 import { startBurners } from "../helpers/load.ts";
@@ -103,18 +103,16 @@ describe("until_quiet_ms on a real job (real timers), beside CPU burners", () =>
         let lastOutput = 0;
         let lines = "";
         const render = new TerminalText();
-        const outcome = await new Promise<{ at: number; outcome: UntilOutcome }>((resolve) => {
-          const until = new UntilConditions({ quietMs: 500 }, { onMet: (o) => resolve({ at: performance.now(), outcome: o }) });
-          until.begin("", undefined, start);
-          child.stdout.on("data", (chunk: Buffer) => {
-            lastOutput = performance.now();
-            const text = render.write(chunk.toString(), false);
-            lines += text;
-            until.feed(text, lastOutput);
-          });
+        const until = new CallWait({ quietMs: 500 });
+        until.begin({ head: Buffer.alloc(0), tail: Buffer.alloc(0), omittedBytes: 0 }, undefined, start);
+        child.stdout.on("data", (chunk: Buffer) => {
+          lastOutput = performance.now();
+          lines += render.write(chunk.toString(), false);
+          until.feed(chunk, lastOutput);
         });
+        const outcome = { outcome: await until.met, at: performance.now() };
         child.kill("SIGKILL");
-        assert.equal(outcome.outcome.status, "quiet");
+        assert.equal(outcome.outcome, "quiet");
         assert.match(lines, /line 10\n$/, `every line was printed before quiet: ${JSON.stringify(lines)}`);
         const after = outcome.at - lastOutput;
         assert.ok(after >= 490 && after < 1_500, `fired ${after.toFixed(0)} ms after the last output`);

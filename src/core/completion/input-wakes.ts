@@ -1,6 +1,6 @@
 /**
  * Input wakes (SPEC §3e), private to completion/: a job with a wake armed that has waited for input,
- * untouched, long enough. The runtime decides when one is due (conditions/input-wake-rule.ts); this
+ * untouched, long enough. The runtime decides when one is due (input-wait/input-wake-rule.ts); this
  * keeps the ones queued at the decision point, so they go out with exits and pattern wakes as one
  * prompt, and drops one the model's call on the job, its exit or a stop makes moot.
  */
@@ -15,6 +15,8 @@ export interface InputWakeJob {
   withheld?: true;
   /** How long it had waited for input when the wake was due. */
   waitedMs: number;
+  /** Its terminal hides what is typed: the answer is the person's (ask_user). */
+  secret?: true;
 }
 
 /** A server gone deaf (SPEC §3c), as the notice names it: what it listened on and how long ago it closed. */

@@ -4,19 +4,18 @@
  * UI, and the call's turn (resize, send, wait, read).
  */
 import type { CallKind, CompletionLedger, Lease } from "../completion/completion-ledger.ts";
-import type { ListenReader } from "../conditions/listen-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
 import type { JobInput } from "../request/input.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
 import { UPDATE_INTERVAL_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
+import type { CallWait, UntilSpec } from "../wait/call-wait.ts";
+import type { ListenReader } from "../wait/listen-watch.ts";
 import type { Job, WaitEnd, WaitEnds } from "./job.ts";
 import type { TypingSession, UserInput } from "./job-holders.ts";
 import type { OutputDelta } from "./job-output.ts";
 import type { JobReport, JobSnapshot, WaitProgress } from "./job-snapshot.ts";
 import type { InputOutcome } from "./job-stdin.ts";
-import { type UntilWatch, watchUntil } from "./until-watch.ts";
 
 /** `ask_user` in the Pi layer: the overlay or a dialog with the model's `question`; true when the user cancelled without sending. */
 export type AskTheUser = (typing: TypingSession, job: Job, question: string, signal: AbortSignal | undefined) => Promise<boolean>;
@@ -180,7 +179,7 @@ function writtenText(input: JobInput): string {
  */
 export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
   if (plan.resize && !job.ending) job.resize(plan.resize);
-  const watch = plan.until ? watchUntil(job, plan.until, plan.readListening) : undefined;
+  const watch = plan.until ? job.watchUntil(plan.until, plan.readListening) : undefined;
   if (watch && plan.input && job.tty) watch.wrote(writtenText(plan.input));
   const input = plan.input ? await job.send(plan.input, plan.deadlineMono) : undefined;
   const end = await job.wait(plan.deadlineMono, { ...plan, ...(watch ? { condition: watch.met } : {}) });
@@ -195,7 +194,7 @@ export async function stepJob(job: Job, plan: StepPlan): Promise<StepResult> {
 export async function endTurn(
   job: Job,
   waitEnd: WaitEnd,
-  watch: UntilWatch | undefined,
+  watch: CallWait | undefined,
   plan: Pick<StepPlan, "signal" | "screen">,
   beforeRead?: () => void,
 ): Promise<StepResult> {

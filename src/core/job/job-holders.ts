@@ -4,10 +4,10 @@
  * counted, sent and never kept; from the first key the job is `typedInto` for good (no wake quotes
  * its output). What a person did is told once, in the model's next result on the job.
  */
-import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../conditions/pattern-watch.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
 import { TYPING_REPLY_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
+import { PatternWatch, type PatternWatchOptions, type UnreadOutput } from "../wake-watch/pattern-watch.ts";
 
 /** A pattern parameter that was suspended for costing too much on a job's output. */
 export type SuspendedPattern = "until_pattern" | "wake_on_pattern";

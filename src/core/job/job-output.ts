@@ -1,13 +1,12 @@
-import type { ConditionWatch } from "../conditions/condition-watch.ts";
-import type { PatternBudget } from "../conditions/pattern-budget.ts";
-import type { UnreadOutput } from "../conditions/pattern-watch.ts";
-import { ReadMatches, type ReadMatchList } from "../conditions/read-matches.ts";
-import { ChunkLook } from "../conditions/required-text.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, type Elision, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import type { PatternBudget } from "../patterns/pattern-budget.ts";
 import { PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import type { CallWait } from "../wait/call-wait.ts";
+import type { UnreadOutput } from "../wake-watch/pattern-watch.ts";
+import { ReadMatches, type ReadMatchList } from "../wake-watch/read-matches.ts";
 
 /** The latest output kept per job for the UI's live preview, apart from what the model reads. */
 const PREVIEW_BYTES = 32 * 1024;
@@ -38,7 +37,7 @@ export class JobOutput {
   private readTotal = 0;
   private lastChunkMono: number | undefined;
   /** A conditional wait watching what arrives, while a call has one. */
-  private watch: ConditionWatch | undefined;
+  private watch: CallWait | undefined;
   /** Bytes that arrived after a matched line: the next read's, kept out of this one. */
   private deferred: Buffer[] | undefined;
   /** The unfinished last line of the text returned so far (what a prompt looks like). */
@@ -51,8 +50,6 @@ export class JobOutput {
   private readEndsLine = true;
   /** The job's `wake_on_pattern`, tested on every line a read returns (see read-matches.ts). */
   private matches: ReadMatches | undefined;
-  /** What the pattern's two testers know of the chunk being delivered; every chunk begins here, before either sees it. */
-  private look: ChunkLook | undefined;
 
   constructor(private readonly startedMono: number) {}
 
@@ -72,7 +69,6 @@ export class JobOutput {
   }
 
   push(chunk: Buffer, nowMono: number = performance.now()): void {
-    this.look?.begin(chunk);
     this.total += chunk.length;
     this.lastChunkMono = nowMono;
     this.preview.push(chunk);
@@ -100,7 +96,7 @@ export class JobOutput {
    * A call starts a conditional wait: `watch` sees the output not yet returned first, then every
    * chunk. When a line matches, what follows it stays out of this call's read.
    */
-  startWatch(watch: ConditionWatch, nowMono: number = performance.now()): void {
+  startWatch(watch: CallWait, nowMono: number = performance.now()): void {
     this.watch = watch;
     const retained = this.retained.snapshot();
     const cut = watch.begin(retained, this.lastChunkMono, nowMono);
@@ -128,10 +124,8 @@ export class JobOutput {
    * Tests every line a read returns against `pattern` from now on (undefined: no more), paid from
    * `budget` when given. Returns what the wake's watch of the same pattern shares with it.
    */
-  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): ChunkLook | undefined {
-    this.look = pattern && new ChunkLook();
-    this.matches = pattern && new ReadMatches(pattern, budget, this.look);
-    return this.look;
+  watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
+    this.matches = pattern && new ReadMatches(pattern, budget);
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */

@@ -1,6 +1,6 @@
 import type { CompletionLedger } from "../completion/completion-ledger.ts";
 import type { WakeJob } from "../completion/wakes.ts";
-import type { InputWait } from "../conditions/input-wait.ts";
+import type { InputWait } from "../input-wait/input-wait.ts";
 import {
   CALL_SCAN,
   type Deafness,

@@ -1,5 +1,5 @@
 import type { WakeJob } from "../completion/wakes.ts";
-import type { InputWait } from "../conditions/input-wait.ts";
+import type { InputWait } from "../input-wait/input-wait.ts";
 import type { Deafness, Usage } from "../processes/listening.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";

@@ -7,19 +7,19 @@
  * 4. The shell's exit ends it through `job-ending.ts` (background, drain); `job-stop.ts` stops it.
  * 5. `job-reports.ts` builds every report on one `job-snapshot.ts` snapshot.
  *
- * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
+ * May import: shared, output, screen, processes, patterns, wait, wake-watch, input-wait, log, completion, transport, request.
  */
-import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
-import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";
-import { PatternBudget } from "../conditions/pattern-budget.ts";
-import type { PatternWatchOptions } from "../conditions/pattern-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
+import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait, terminalHidesTyping } from "../input-wait/input-wait.ts";
 import type { JobLog, LogDirectory } from "../log/job-log.ts";
+import type { LinePattern } from "../patterns/line-pattern.ts";
+import { PatternBudget } from "../patterns/pattern-budget.ts";
 import type { JobInput } from "../request/input.ts";
 import { JobScreen, type ScreenView } from "../screen/job-screen.ts";
 import type { TransportFactory } from "../transport/spawn.ts";
 import type { LeaderExit, Transport } from "../transport/types.ts";
+import { CallWait, type ConditionEnd, type UntilSpec } from "../wait/call-wait.ts";
+import type { ListenReader } from "../wait/listen-watch.ts";
+import type { PatternWatchOptions } from "../wake-watch/pattern-watch.ts";
 import { type Background, exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
 import { JobOutput, type OutputDelta } from "./job-output.ts";
@@ -234,8 +234,8 @@ export class Job {
   watchLines(pattern: LinePattern | undefined, hooks: Pick<PatternWatchOptions, "onHit" | "judgedThrough" | "onSuspend">): void {
     // One budget pays for the wake's watch and the reads' matcher: when it runs out, both stop.
     const budget = pattern && new PatternBudget(() => performance.now());
-    const look = this.output.watchReads(pattern, budget);
-    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget, look } : {}) };
+    this.output.watchReads(pattern, budget);
+    const options = { ...hooks, midLine: !this.atLineStart, startAt: this.output.bytesTotal, ...(budget ? { budget } : {}) };
     this.holders.watchLines(this.ending ? undefined : pattern, options);
   }
 
@@ -271,8 +271,14 @@ export class Job {
     if (this.screen?.repainting && this.output.quietMs() < REPAINTING_QUIET_MS) return { likely: false };
     const query = { pid: this.pid, stdin: this.transport.stdinIdentity, tty: this.tty, lastLine, quietMs: this.output.quietMs(), holders };
     const wait = probeInputWait(query);
+    if (!wait.likely) return wait;
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.
-    return wait.likely ? { ...wait, promptShown: looksLikePrompt(lastLine) } : wait;
+    return { ...wait, promptShown: looksLikePrompt(lastLine), ...(this.hidesTyping() ? { secret: true as const } : {}) };
+  }
+
+  /** Whether the job's terminal hides what is typed right now (a secret prompt); undefined on pipes, off Linux, or unread. */
+  hidesTyping(): boolean | undefined {
+    return this.tty && !this.ending ? terminalHidesTyping(this.transport.stdinIdentity) : undefined;
   }
 
   /** Model text of the output retained since the previous read; the buffer starts over. */
@@ -291,13 +297,14 @@ export class Job {
   }
 
   /**
-   * Starts a conditional wait on what arrives (and what is unread): `met` resolves with the condition
-   * that ends it, `matchedLine` names the line. For `exec_command`, which waits in two parts.
+   * Starts a call's conditional wait on what arrives (and what is unread) and on the job's sockets
+   * (`readListening`: one scan of this job): `met` resolves with the condition that ends it.
    */
-  watchUntil(spec: UntilSpec): UntilHandle {
-    const { watch, handle } = untilWatch(spec, this.output.lastLine, () => this.holders.noteSuspended("until_pattern"));
-    this.output.startWatch(watch);
-    return handle;
+  watchUntil(spec: UntilSpec, readListening?: ListenReader): CallWait {
+    const onSuspend = () => this.holders.noteSuspended("until_pattern");
+    const wait = new CallWait(spec, { partialLine: this.output.lastLine, readListening, onSuspend });
+    this.output.startWatch(wait);
+    return wait;
   }
 
   /** Never throws (see {@link JobStdin}). */
@@ -439,9 +446,6 @@ export class Job {
 
 /** Why a wait ended: `aborted` is the call's cancel (Esc), `steered` the user's message, `background` the shell's exit with processes left. */
 export type WaitEnd = "exited" | "deadline" | "aborted" | "steered" | "matched" | "quiet" | "listening" | "background";
-
-/** The ends a conditional wait's own conditions can bring. */
-export type ConditionEnd = "matched" | "quiet" | "listening";
 
 /** What else may end a wait besides the exit and the deadline. */
 export interface WaitEnds {

@@ -5,18 +5,19 @@
  * 3. `input.ts` turns `chars` (escapes) or `chars_b64` into the bytes to send.
  * 4. `wait-policy.ts` sets the attachment window (or `yield_until`'s deadline).
  *
- * May import: shared, output, screen, conditions, transport.
+ * May import: shared, output, screen, patterns, wait, transport.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { checkUntilListening } from "../conditions/listen-watch.ts";
-import { checkQuietMs } from "../conditions/quiet-watch.ts";
-import type { UntilSpec } from "../conditions/until-conditions.ts";
-import { compileUntilPattern, type LinePattern } from "../conditions/until-pattern.ts";
 import { metadataLine } from "../output/visible-text.ts";
+import { compileUntilPattern, type LinePattern } from "../patterns/line-pattern.ts";
 import { type TerminalSize, terminalSize } from "../screen/terminal-size.ts";
+import { MODEL_SECRETS_ENV } from "../shared/constants.ts";
 import { ExecRequestError, WaitRequestError } from "../shared/errors.ts";
 import { type LoadedPty, loadPtyModule } from "../transport/pty.ts";
+import type { UntilSpec } from "../wait/call-wait.ts";
+import { checkUntilListening } from "../wait/listen-watch.ts";
+import { checkQuietMs } from "../wait/quiet-watch.ts";
 import { type JobInput, parseInput } from "./input.ts";
 import {
   currentShellHost,
@@ -212,6 +213,8 @@ export interface WriteRequest {
   screen?: boolean;
   /** `ask_user`: the user types into the job instead of the model; the model's words for them. */
   askUser?: { question: string };
+  /** The person allows the model to type into a prompt that hides what is typed (`PI_UNIFIED_EXEC_MODEL_SECRETS=allow`). */
+  modelTypesSecrets?: true;
 }
 
 /**
@@ -236,6 +239,7 @@ export function prepareWrite(params: WriteParams, env: NodeJS.ProcessEnv): Write
     ...(resize ? { resize } : {}),
     ...(until ? { until } : {}),
     ...(params.screen !== undefined ? { screen: params.screen } : {}),
+    ...(env[MODEL_SECRETS_ENV]?.trim() === "allow" ? { modelTypesSecrets: true as const } : {}),
   };
   if (params.yield_until !== undefined) {
     const epoch = parseUtcDeadline(params.yield_until);

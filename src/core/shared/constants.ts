@@ -24,6 +24,9 @@ export const MAX_EMPTY_POLL_MS = 290_000;
 /** Environment variable that lowers {@link MAX_EMPTY_POLL_MS}. */
 export const MAX_EMPTY_POLL_ENV = "PI_UNIFIED_EXEC_MAX_EMPTY_POLL_MS";
 
+/** `allow`: the person lets the model type into a prompt that hides what is typed (off by default; SPEC §3d). */
+export const MODEL_SECRETS_ENV = "PI_UNIFIED_EXEC_MODEL_SECRETS";
+
 /** `exec_command` window when the model gives none (Codex default). */
 export const DEFAULT_EXEC_YIELD_MS = 10_000;
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { readStdinIdentity } from "../conditions/input-wait.ts";
+import { readStdinIdentity } from "../input-wait/input-wait.ts";
 import { pipeCommand, raiseOomScore, spawnStdio } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
 import { type DetachedPipe, type OutputReader, ReadBatch, readOutput } from "./output-reader.ts";

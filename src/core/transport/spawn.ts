@@ -6,7 +6,7 @@
  * 3. A pipe's bytes are read, joined and paced by `output-reader.ts`; a PTY's by its transport.
  * 4. Every transport keeps one contract (`types.ts`): data, then `exit` once, then `closed` once.
  *
- * May import: shared, screen, processes, conditions.
+ * May import: shared, screen, processes, input-wait.
  */
 import { signalGroup } from "../processes/process-group.ts";
 import { spawnGate } from "../processes/spawn-gate.ts";

@@ -11,11 +11,19 @@ export const ASK_USER_DESCRIPTION = `Let the user type into the job; say what (â
 
 export const ASK_USER_GUIDELINE = "Never type or ask for a secret in chat: pass write_stdin ask_user.";
 
+/** A job whose terminal hides what is typed: the answer is the person's, once per job. */
+export const SECRET_HINT: HintRule = {
+  id: "secret",
+  once: "job",
+  applies: ({ report }) => report.inputWait?.secret === true && !report.job.userTyping,
+  text: "the job asks for a secret: ask the person with write_stdin ask_user; text you write into it is refused",
+};
+
 /** A job blocked reading its stdin: how to answer it, once per job. */
 export const INPUT_WAIT_HINT: HintRule = {
   id: "input-wait",
   once: "job",
-  applies: ({ report }) => report.inputWait?.likely === true && !report.job.userTyping,
+  applies: ({ report }) => report.inputWait?.likely === true && !report.inputWait.secret && !report.job.userTyping,
   text: "the job waits for input: answer with chars, pass ask_user for a secret or the user's choice, or kill_session; polling will not move it",
 };
 

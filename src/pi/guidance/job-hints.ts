@@ -3,7 +3,7 @@
  * several. A concern adds its rule here (the rule itself lives in that concern's guidance file).
  */
 import type { JobReport } from "../../core/index.ts";
-import { INPUT_WAIT_HINT, USER_TYPING_HINT } from "./ask-user.ts";
+import { INPUT_WAIT_HINT, SECRET_HINT, USER_TYPING_HINT } from "./ask-user.ts";
 import { BACKGROUND_HINT } from "./background.ts";
 import { PROMPT_ON_TERMINAL_HINT, REPEATED_POLL_HINT } from "./conditional-waits.ts";
 import { type CallShape, type HintRule, hintLedger } from "./hints.ts";
@@ -11,6 +11,7 @@ import { SCREEN_HINT } from "./screens.ts";
 
 export const JOB_HINTS: readonly HintRule[] = [
   USER_TYPING_HINT,
+  SECRET_HINT,
   INPUT_WAIT_HINT,
   PROMPT_ON_TERMINAL_HINT,
   BACKGROUND_HINT,

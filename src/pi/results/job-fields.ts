@@ -207,3 +207,8 @@ export function inOrder<T extends object>(fields: T, order: readonly string[]): 
   const record = fields as Record<string, unknown>;
   return Object.fromEntries(order.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<T>;
 }
+
+/** `input_wait` as the model reads it: `secret` when the terminal hides what is typed, else `likely`. */
+export function inputWaitWord(wait: { secret?: true }): "likely" | "secret" {
+  return wait.secret ? "secret" : "likely";
+}

@@ -7,6 +7,7 @@ import { codexChunkId, codexJobText } from "./codex.ts";
 import { headerLines, metadata, seconds } from "./format.ts";
 import {
   inOrder,
+  inputWaitWord,
   jobDetailExtras,
   jobFields,
   killedBySchema,
@@ -107,7 +108,12 @@ export const jobResultSchema = Type.Object({
   pattern_matched_unshown: Type.Optional(
     Type.String({ description: "Lines matching wake_on_pattern this result cut: their count and the first." }),
   ),
-  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  input_wait: Type.Optional(
+    Type.Union([Type.Literal("likely"), Type.Literal("secret")], {
+      description:
+        "The job seems blocked reading its own stdin: answer it or stop it; secret: its terminal hides what is typed, ask the person (ask_user).",
+    }),
+  ),
   view: Type.Optional(
     Type.Union([Type.Literal("screen"), Type.Literal("screen (alternate screen)"), Type.Literal("screen (repainting)")], {
       description:
@@ -332,7 +338,7 @@ function resultFields(report: JobReport, extras: JobResultExtras, printedBytes: 
     ...(report.httpStatus !== undefined ? { http_status: report.httpStatus } : {}),
     ...(report.matchedLine !== undefined ? { matched_line: metadata(report.matchedLine) } : {}),
     ...(report.portConflicts ? { port_conflict: portConflictText(report.portConflicts, metadata) } : {}),
-    ...(report.inputWait?.likely ? { input_wait: "likely" as const } : {}),
+    ...(report.inputWait?.likely ? { input_wait: inputWaitWord(report.inputWait) } : {}),
     ...screenFields(report.screen),
     ...(absolute ? { yield_until: extras.absoluteUntil, tool_time_utc: new Date().toISOString() } : {}),
     ...(report.wake === "consumed" ? { on_exit_wake: "consumed" as const } : {}),

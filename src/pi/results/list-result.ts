@@ -6,6 +6,7 @@ import {
   backgroundLine,
   deafText,
   exitFields,
+  inputWaitWord,
   killedBySchema,
   listeningInText,
   stopMessage,
@@ -41,7 +42,12 @@ const sessionSchema = Type.Object({
   ...usageSchema,
   user_typing: Type.Optional(Type.Boolean({ description: "The user is typing into the job now: poll it, do not write to it." })),
   ...userNewsSchema,
-  input_wait: Type.Optional(Type.Literal("likely", { description: "The job seems blocked reading its own stdin: answer it or stop it." })),
+  input_wait: Type.Optional(
+    Type.Union([Type.Literal("likely"), Type.Literal("secret")], {
+      description:
+        "The job seems blocked reading its own stdin: answer it or stop it; secret: its terminal hides what is typed, ask the person (ask_user).",
+    }),
+  ),
   input_wait_reason: Type.Optional(Type.String()),
   shell_exit_code: Type.Optional(
     Type.Union([Type.Integer(), Type.Null()], {
@@ -97,7 +103,7 @@ function entry(job: JobListing) {
     ...(job.listening && (job.listening.length > 0 || job.deaf) ? { listening: job.listening.map((address) => metadata(address)) } : {}),
     ...(job.deaf ? { listening_lost: metadata(deafText(job.deaf)) } : {}),
     ...usageFields(job),
-    ...(job.inputWait?.likely ? { input_wait: "likely" as const, input_wait_reason: job.inputWait.reason } : {}),
+    ...(job.inputWait?.likely ? { input_wait: inputWaitWord(job.inputWait), input_wait_reason: job.inputWait.reason } : {}),
     ...(job.cleanup ? { cleanup: job.cleanup } : {}),
   };
 }

@@ -350,7 +350,7 @@ function jobFlags(details: Record<string, unknown>): string[] {
     ...(typeof details.user_input === "string" ? [`» you typed ${inline(details.user_input)}`] : []),
     ...(details.user_typing === true ? ["the user is typing (no time limit)"] : []),
     ...(details.wait_status === "steered" ? ["your message ended the wait"] : []),
-    ...(details.input_wait === "likely" ? ["waiting for input"] : []),
+    ...(details.input_wait === "likely" ? ["waiting for input"] : details.input_wait === "secret" ? ["asks for a secret"] : []),
     ...notShownNote(details.truncation),
   ];
 }
@@ -459,7 +459,7 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
     const flags = [
       ...(job.wake_armed === true ? ["wake"] : []),
       ...(typeof job.wake_on_pattern === "string" ? [`wake /${inline(job.wake_on_pattern, 40)}/`] : []),
-      ...(job.input_wait === "likely" ? ["waiting for input"] : []),
+      ...(job.input_wait === "likely" ? ["waiting for input"] : job.input_wait === "secret" ? ["asks for a secret"] : []),
       ...(job.attached === true ? ["attached"] : []),
       ...(job.user_typing === true ? ["the user is typing"] : []),
       ...(job.killed_by !== undefined ? [`killed by ${inline(job.killed_by)}`] : []),

@@ -22,6 +22,7 @@ const KILL = `Kill (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`;
 const DISARM = "Disarm its wake (the job keeps running)";
 const DISARM_PATTERN = "Disarm its wake_on_pattern (the job keeps running)";
 const TYPE = "Type into it (your keys go to the job; the model sees only how many)";
+const TYPE_SECRET = "Type into it: it asks for a secret (your keys go to the job; the model sees only how many)";
 const VIEW_SCREEN = "View its screen";
 const VIEW_OUTPUT = "View the last lines of its output";
 
@@ -133,13 +134,16 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
   const running = !gone && !job.exit;
   const view = job.tty ? VIEW_SCREEN : VIEW_OUTPUT;
   const disarms = running ? [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])] : [];
-  const actions = running ? [view, TYPE, ...disarms, KILL, CANCEL] : [view, CANCEL];
+  // A prompt that hides what is typed is the person's: the menu says so where they would answer it.
+  const live = running ? runtime.jobs().find((candidate) => candidate.id === job.jobId) : undefined;
+  const type = live?.hidesTyping() ? TYPE_SECRET : TYPE;
+  const actions = running ? [view, type, ...disarms, KILL, CANCEL] : [view, CANCEL];
   const action = await chooseAction(ctx, runtime, job, label, actions);
   if (action === "ended") {
     ctx.ui.notify(endedWhileOpen(runtime, job), "info");
     return;
   }
-  if (action === TYPE) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
+  if (action === type) ctx.ui.notify(await typeInto(ctx, runtime, job), "info");
   if (action === KILL) ctx.ui.notify(await killJob(runtime, job.jobId), "info");
   if (action === view) {
     const target = runtime.jobs().find((candidate) => candidate.id === job.jobId);

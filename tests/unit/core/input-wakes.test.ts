@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { CompletionCoordinator, InputWakeJob, WakeBatch } from "../../../src/core/completion/wakes.ts";
-import { InputWakeRule, inputWakeMs } from "../../../src/core/conditions/input-wake-rule.ts";
+import { InputWakeRule, inputWakeMs } from "../../../src/core/input-wait/input-wake-rule.ts";
 import { lastVisibleLine } from "../../../src/core/input-wake-watch.ts";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import type { SteppedClock } from "../../helpers/clock.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConditionWatch } from "../../../src/core/conditions/condition-watch.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
 
 /** Pushes `text` through one reused buffer, clobbering it after the push as the next read would. */
 function pushReused(output: JobOutput, shared: Buffer, text: string): void {
@@ -20,14 +20,10 @@ describe("job output fed from a reused read buffer", () => {
   it("keeps its own copy of retained output, the preview, and what follows a matched line", () => {
     const output = new JobOutput(performance.now());
     const shared = Buffer.alloc(1024);
-    let met = false;
-    output.startWatch(
-      new ConditionWatch({ pattern: compileUntilPattern("^ready$") }, "", () => {
-        met = true;
-      }),
-    );
+    const wait = new CallWait({ pattern: compileUntilPattern("^ready$") });
+    output.startWatch(wait);
     pushReused(output, shared, "booting\nready\nafter the match\n");
-    assert.equal(met, true);
+    assert.equal(wait.end, "matched");
     pushReused(output, shared, "more after it\n");
     pushReused(output, shared, "and more\n");
     assert.match(output.previewText(), /and more\n$/);

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkUntilListening, LISTEN_CHECK_MS, type ListenTarget, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
+import { checkUntilListening, LISTEN_CHECK_MS, type ListenTarget, ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 
 /** A watch over a reader that returns `sockets` as the test sets it, counting its reads. */

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs, { readdirSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { after, describe, it } from "node:test";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
 import { jobOwners, ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { type ProcessEntry, processTable } from "../../../src/core/processes/process-table.ts";
 import { listeningSockets, socketTableReads } from "../../../src/core/processes/socket-tables.ts";

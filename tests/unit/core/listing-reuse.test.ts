@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { probeInputWait, readStdinIdentity } from "../../../src/core/conditions/input-wait.ts";
-import { type ProcReader, realProcReader } from "../../../src/core/conditions/proc-wait.ts";
+import { probeInputWait, readStdinIdentity } from "../../../src/core/input-wait/input-wait.ts";
+import { type ProcReader, realProcReader } from "../../../src/core/input-wait/proc-wait.ts";
 import type { Job } from "../../../src/core/job/job.ts";
 import { stampOf } from "../../../src/core/job/job-reports.ts";
 import { LISTING_SCAN, ListeningPorts } from "../../../src/core/processes/listening.ts";

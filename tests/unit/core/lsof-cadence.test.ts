@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import { type ListenerJob, ListeningPorts } from "../../../src/core/processes/listening.ts";
 import { LSOF_COST_SHARE, LSOF_MIN_INTERVAL_MS, LsofProbe } from "../../../src/core/processes/socket-tables.ts";
+import { ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 
 /** A fake clock for the watch's timers: `advance` fires what falls due, in order. */
 function testClock() {

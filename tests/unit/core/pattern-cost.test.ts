@@ -5,19 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LineWatch } from "../../../src/core/conditions/line-watch.ts";
-import { PatternBudget, processCpuMs } from "../../../src/core/conditions/pattern-budget.ts";
-import { costlyRepeats } from "../../../src/core/conditions/pattern-cost.ts";
-import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
-import { compileUntilPattern, type LinePattern } from "../../../src/core/conditions/until-pattern.ts";
-import { prepareExec } from "../../../src/core/request/request.ts";
+import { compileUntilPattern, type LinePattern } from "../../../src/core/patterns/line-pattern.ts";
 import {
-  MAX_COUNTED_REPEAT,
   PATTERN_COST_BYTES,
   PATTERN_COST_DEBT_MS,
   PATTERN_COST_MS,
   PATTERN_COST_WARMUP_MS,
-} from "../../../src/core/shared/constants.ts";
+  PatternBudget,
+  processCpuMs,
+} from "../../../src/core/patterns/pattern-budget.ts";
+import { costlyRepeats, MAX_COUNTED_REPEAT } from "../../../src/core/patterns/pattern-cost.ts";
+import { prepareExec } from "../../../src/core/request/request.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
+import { type PatternHit, PatternWatch } from "../../../src/core/wake-watch/pattern-watch.ts";
 import { PATTERN_SUSPENDED, suspendedFields } from "../../../src/pi/results/job-fields.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { waitFor } from "../../helpers/processes.ts";
@@ -179,27 +179,27 @@ describe("the run-time budget of a pattern", () => {
     assert.equal(suspended, 1);
   });
 
-  it("until_pattern: a line watch whose pattern is too slow matches nothing more and says so once", () => {
+  it("until_pattern: a call's wait whose pattern is too slow matches nothing more and says so once", () => {
     const clock = new SteppedClock();
     let suspended = 0;
     const pattern = costly(clock, () => 5);
-    const watch = new LineWatch(pattern, { now: () => clock.now(), cpuMs: () => clock.now(), onSuspend: () => suspended++ });
-    assert.equal(watch.feed("ordinary line\n".repeat(200)), undefined);
+    const watch = new CallWait({ pattern }, { clock, cpuMs: () => clock.now(), onSuspend: () => suspended++ });
+    assert.equal(watch.feed(Buffer.from("ordinary line\n".repeat(200)), clock.now()), undefined);
     assert.equal(suspended, 1);
-    assert.equal(watch.feed("MATCH\n"), undefined, "no match after suspension");
+    assert.equal(watch.feed(Buffer.from("MATCH\n"), clock.now()), undefined, "no match after suspension");
     assert.equal(suspended, 1);
   });
 
   it("an accepted pattern on real output stays within its budget (the real clock)", () => {
     let suspended = 0;
-    const watch = new LineWatch(compileUntilPattern(`a[ab]{${MAX_COUNTED_REPEAT}}[cd]`), { onSuspend: () => suspended++ });
+    const watch = new CallWait({ pattern: compileUntilPattern(`a[ab]{${MAX_COUNTED_REPEAT}}[cd]`) }, { onSuspend: () => suspended++ });
     let seed = 1;
     const random = () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
       return seed / 2 ** 31;
     };
     const line = () => Array.from({ length: 99 }, () => (random() < 0.5 ? "a" : "b")).join("");
-    for (let i = 0; i < 200; i++) watch.feed(`${Array.from({ length: 50 }, line).join("\n")}\n`);
+    for (let i = 0; i < 200; i++) watch.feed(Buffer.from(`${Array.from({ length: 50 }, line).join("\n")}\n`), performance.now());
     assert.equal(suspended, 0);
   });
 });

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type PatternHit, PatternWatch } from "../../../src/core/conditions/pattern-watch.ts";
-import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
-import { ChunkLook, mayHoldMatch, plainChunk, requiredText } from "../../../src/core/conditions/required-text.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { mayHoldMatch, plainChunk, requiredText } from "../../../src/core/patterns/required-text.ts";
+import { type PatternHit, PatternWatch } from "../../../src/core/wake-watch/pattern-watch.ts";
+import { ReadMatches } from "../../../src/core/wake-watch/read-matches.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { prng } from "../../helpers/hostile-output.ts";
 
-function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean; judgedThrough?: () => number; look?: ChunkLook } = {}) {
+function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolean; judgedThrough?: () => number } = {}) {
   /** What each hit said (its line and count); where its output ended is in `ends`. */
   const hits: Omit<PatternHit, "end">[] = [];
   const ends: number[] = [];
@@ -22,7 +22,6 @@ function watch(pattern: string, options: { midLine?: boolean; prefilter?: boolea
     clock,
     ...(options.prefilter !== undefined ? { prefilter: options.prefilter } : {}),
     ...(options.judgedThrough ? { judgedThrough: options.judgedThrough } : {}),
-    ...(options.look ? { look: options.look } : {}),
   });
   const feed = (text: string | Buffer) => w.feed(typeof text === "string" ? Buffer.from(text) : text, clock.now());
   return { w, hits, ends, clock, feed };
@@ -74,47 +73,18 @@ describe("the text a pattern requires", () => {
       assert.equal(requiredText(source), undefined, source);
   });
 
-  it("passes over a chunk only when every alternative misses a character, in the chunk and in the line it continues", () => {
+  it("passes over lines only when every alternative misses a character in them, never the line a chunk continues", () => {
     const required = requiredText("(?i)error|fatal")!;
-    const none = () => false;
-    assert.equal(mayHoldMatch(required, Buffer.from("xxxx\nyyyy\n"), none), false);
-    assert.equal(mayHoldMatch(required, Buffer.from("xx ERR\nOR\n"), none), true, "every character of one alternative is there");
-    assert.equal(
-      mayHoldMatch(required, Buffer.from("ror\n"), (code) => code === 0x65),
-      true,
-      "the line it continues holds an e",
-    );
+    assert.equal(mayHoldMatch(required, Buffer.from("xxxx\nyyyy\n")), false);
+    assert.equal(mayHoldMatch(required, Buffer.from("xx ERR\nOR\n")), true, "every character of one alternative is there");
+    const { hits, feed } = watch("(?i)error|fatal");
+    feed("an e");
+    feed("rror\nxxxx\n");
+    assert.deepEqual(hits, [{ line: "an error", count: 1 }], "the line it continues holds an e");
     assert.equal(plainChunk(Buffer.from("plain\ttext\n")), true);
     assert.equal(plainChunk(Buffer.from("a\x1b[0mb")), false);
     assert.equal(plainChunk(Buffer.from("a\rb")), false);
     assert.equal(plainChunk(Buffer.from("é")), false);
-  });
-  it("what is known of a chunk answers for any part of it as looking at the part does, and is forgotten at the next chunk in the same buffer", () => {
-    const random = prng(41);
-    const alphabet = [0x61, 0x65, 0x45, 0x72, 0x0a, 0x0d, 0x1b, 0x09, 0xc3, 0x78, 0x20];
-    // One buffer reused for every chunk, as a pipe's reads are.
-    const buffer = Buffer.alloc(256);
-    const look = new ChunkLook();
-    for (let round = 0; round < 500; round++) {
-      const start = Math.floor(random() * 64);
-      const length = Math.floor(random() * 128);
-      for (let i = 0; i < length; i++) buffer[start + i] = alphabet[Math.floor(random() * alphabet.length)]!;
-      const chunk = buffer.subarray(start, start + length);
-      look.begin(chunk);
-      for (let question = 0; question < 8; question++) {
-        const from = Math.floor(random() * (length + 1));
-        const to = from + Math.floor(random() * (length - from + 1));
-        // A part of the chunk, its own bytes copied elsewhere, and a stretch of the buffer beyond it.
-        for (const part of [
-          chunk.subarray(from, to),
-          Buffer.from(chunk.subarray(from, to)),
-          buffer.subarray(start + from, start + length + 8),
-        ]) {
-          assert.equal(look.plain(part), plainChunk(part), `round ${round}`);
-          for (const code of [0x65, 0x45, 0x72, 0x7a]) assert.equal(look.absent(part, code), part.indexOf(code) === -1, `round ${round}`);
-        }
-      }
-    }
   });
 });
 
@@ -205,11 +175,10 @@ describe("wake_on_pattern's watch of a job's lines", () => {
       for (const pattern of ["ERROR", "(?i)error|fatal", "er+or"]) {
         const fast = watch(pattern);
         const slow = watch(pattern, { prefilter: false });
-        // The wake's watch and the reads' matcher sharing what they know of each chunk, fed out of one
-        // reused buffer as a pipe's reads are; and a matcher of its own to compare with.
-        const look = new ChunkLook();
-        const shared = watch(pattern, { look });
-        const sharedReads = new ReadMatches(compileUntilPattern(pattern), undefined, look);
+        // The wake's watch and the reads' matcher fed out of one reused buffer, as a pipe's reads are;
+        // and a matcher fed copies to compare with.
+        const reused = watch(pattern);
+        const reusedReads = new ReadMatches(compileUntilPattern(pattern));
         const ownReads = new ReadMatches(compileUntilPattern(pattern));
         const slot = Buffer.alloc(4096);
         let chunk = "";
@@ -227,14 +196,13 @@ describe("wake_on_pattern's watch of a job's lines", () => {
           fast.feed(piece);
           slow.feed(piece);
           const bytes = slot.subarray(0, slot.write(piece, "utf8"));
-          look.begin(bytes);
-          sharedReads.feed(bytes, 0);
+          reusedReads.feed(bytes, 0);
           ownReads.feed(Buffer.from(piece), 0);
-          shared.feed(bytes);
+          reused.feed(bytes);
         }
         assert.deepEqual(fast.hits, slow.hits, `seed ${seed} pattern ${pattern}: ${JSON.stringify(chunks)}`);
-        assert.deepEqual(shared.hits, slow.hits, `shared, seed ${seed} pattern ${pattern}: ${JSON.stringify(chunks)}`);
-        assert.deepEqual(sharedReads.take(), ownReads.take(), `shared reads, seed ${seed} pattern ${pattern}`);
+        assert.deepEqual(reused.hits, slow.hits, `reused, seed ${seed} pattern ${pattern}: ${JSON.stringify(chunks)}`);
+        assert.deepEqual(reusedReads.take(), ownReads.take(), `reused reads, seed ${seed} pattern ${pattern}`);
       }
     }
   });

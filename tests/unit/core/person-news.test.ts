@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import type { AskTheUser } from "../../../src/core/job/attached-call.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { dialogEndsWithTheJob } from "../../helpers/ask-user.ts";

@@ -8,7 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkUntilListening, type HttpProbe, ListenWatch } from "../../../src/core/conditions/listen-watch.ts";
 import type { Job } from "../../../src/core/job/job.ts";
 import { noticeable } from "../../../src/core/job/job-reports.ts";
 import { pipeCommand, raiseOomScore } from "../../../src/core/processes/fd-hygiene.ts";
@@ -17,6 +16,7 @@ import { bindFailures, failedPorts, portsStillHeld } from "../../../src/core/pro
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { JobMonitor, memoryCap } from "../../../src/core/supervision/job-monitor.ts";
+import { checkUntilListening, type HttpProbe, ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
 import { steppedWakes } from "../../helpers/wake-coordinator.ts";
 

@@ -1,13 +1,17 @@
 /** `until_quiet_ms` and the combined conditions of a wait: validation, timing, the first condition wins, echo is not output. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkQuietMs, type QuietClock, QuietWatch } from "../../../src/core/conditions/quiet-watch.ts";
-import { UntilConditions, type UntilOutcome } from "../../../src/core/conditions/until-conditions.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import type { Clock } from "../../../src/core/shared/clock.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
+import { checkQuietMs, QuietWatch } from "../../../src/core/wait/quiet-watch.ts";
 
-/** A clock the test moves by hand (mocked: real timers are tested below with a real process). */
-class FakeClock implements QuietClock {
+/** Output retained for a call, not yet returned. */
+const unread = (text = "") => ({ head: Buffer.from(text), tail: Buffer.alloc(0), omittedBytes: 0 });
+
+/** A clock the test moves by hand (mocked: real timers with a real process in `tests/stress/waits.test.ts`). */
+class FakeClock implements Clock {
   time = 0;
   private timers = new Map<number, { at: number; callback: () => void }>();
   private next = 1;
@@ -127,48 +131,46 @@ describe("QuietWatch (fake clock)", () => {
   });
 });
 
-describe("UntilConditions", () => {
+describe("a call's wait: its conditions together", () => {
   it("the first condition met wins: a match before the quiet time", () => {
     const clock = new FakeClock();
-    const met: UntilOutcome[] = [];
-    const until = new UntilConditions({ pattern: compileUntilPattern("ready"), quietMs: 500 }, { onMet: (o) => met.push(o), clock });
-    until.begin("", undefined, 0);
-    assert.equal(until.feed("starting\n", 100), undefined);
-    const outcome = until.feed("ready\nmore\n", 200);
-    assert.equal(outcome?.status, "matched");
+    const until = new CallWait({ pattern: compileUntilPattern("ready"), quietMs: 500 }, { clock });
+    until.begin(unread(), undefined, 0);
+    assert.equal(until.feed(Buffer.from("starting\n"), 100), undefined);
+    assert.equal(until.feed(Buffer.from("ready\nmore\n"), 200), 6, "the read ends after the matched line");
+    assert.equal(until.end, "matched");
     clock.advance(5_000);
-    assert.equal(met.length, 1, "quiet never fires after the match");
-    assert.equal(until.outcome?.status, "matched");
+    assert.equal(clock.pending, 0, "quiet never fires after the match");
+    assert.equal(until.end, "matched");
   });
 
   it("the first condition met wins: quiet before any match", () => {
     const clock = new FakeClock();
-    const met: UntilOutcome[] = [];
-    const until = new UntilConditions({ pattern: compileUntilPattern("ready"), quietMs: 500 }, { onMet: (o) => met.push(o), clock });
-    until.begin("", undefined, 0);
-    until.feed("starting\n", 100);
+    const until = new CallWait({ pattern: compileUntilPattern("ready"), quietMs: 500 }, { clock });
+    until.begin(unread(), undefined, 0);
+    until.feed(Buffer.from("starting\n"), 100);
     clock.advance(600);
-    assert.deepEqual(met, [{ status: "quiet" }]);
-    assert.equal(until.feed("ready\n", 700), undefined, "after the outcome nothing more is read");
+    assert.equal(until.end, "quiet");
+    assert.equal(until.feed(Buffer.from("ready\n"), 700), undefined, "after the outcome nothing more is read");
+    assert.equal(until.matchedLine(), undefined);
   });
 
   it("matches in the unread output the call begins with", () => {
-    const until = new UntilConditions({ pattern: compileUntilPattern("ready") }, { partialLine: "" });
-    const outcome = until.begin("x\nready\ny\n", 0, 0);
-    assert.equal(outcome?.status, "matched");
-    assert.equal(outcome?.status === "matched" && outcome.match.end, 8);
+    const until = new CallWait({ pattern: compileUntilPattern("ready") }, { partialLine: "" });
+    assert.equal(until.begin(unread("x\nready\ny\n"), 0, 0), 8);
+    assert.equal(until.end, "matched");
   });
 
   it("on a PTY the echo of the call's input neither matches nor counts as output for quiet", () => {
     const clock = new FakeClock();
-    const met: UntilOutcome[] = [];
-    const until = new UntilConditions({ pattern: compileUntilPattern("make"), quietMs: 500 }, { onMet: (o) => met.push(o), clock });
-    until.begin("", undefined, 0);
+    const until = new CallWait({ pattern: compileUntilPattern("make"), quietMs: 500 }, { clock });
+    until.begin(unread(), undefined, 0);
     until.wrote("make\r");
-    assert.equal(until.feed("make\n", 10), undefined);
+    assert.equal(until.feed(Buffer.from("make\r\n"), 10), undefined);
     assert.equal(until.quietDeadline(), undefined, "the echo is not something new");
     clock.advance(5_000);
-    assert.deepEqual(met, [], "a slow build is not quiet after its echo");
-    assert.equal(until.feed("make: Nothing to be done.\n", 5_000)?.status, "matched");
+    assert.equal(until.end, undefined, "a slow build is not quiet after its echo");
+    until.feed(Buffer.from("make: Nothing to be done.\n"), 5_000);
+    assert.equal(until.end, "matched");
   });
 });

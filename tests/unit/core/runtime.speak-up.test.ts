@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
 import { socketAddress } from "../../../src/core/processes/listening.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { waitFor } from "../../helpers/processes.ts";

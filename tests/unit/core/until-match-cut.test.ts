@@ -8,22 +8,18 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConditionWatch } from "../../../src/core/conditions/condition-watch.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { JobOutput } from "../../../src/core/job/job-output.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { CallWait } from "../../../src/core/wait/call-wait.ts";
 import { matchThenMore } from "../../helpers/match-cut.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 
 /** A job's output watching for `pattern`, and whether the watch was met. */
 function watched(pattern: string): { output: JobOutput; met: () => boolean } {
   const output = new JobOutput(performance.now());
-  let met = false;
-  output.startWatch(
-    new ConditionWatch({ pattern: compileUntilPattern(pattern) }, "", () => {
-      met = true;
-    }),
-  );
-  return { output, met: () => met };
+  const wait = new CallWait({ pattern: compileUntilPattern(pattern) });
+  output.startWatch(wait);
+  return { output, met: () => wait.end === "matched" };
 }
 
 describe("output arriving between a match and the read, chunk by chunk", () => {
@@ -59,7 +55,7 @@ describe("output arriving between a match and the read, chunk by chunk", () => {
   it("a match on the output the call began with holds back what arrives later too", () => {
     const output = new JobOutput(performance.now());
     output.push(Buffer.from("booting\nready"));
-    output.startWatch(new ConditionWatch({ pattern: compileUntilPattern("ready") }, "", () => {}));
+    output.startWatch(new CallWait({ pattern: compileUntilPattern("ready") }));
     output.push(Buffer.from("\n$ "));
     assert.equal(output.take(false).text, "booting\nready\n");
     assert.equal(output.take(false).text, "$ ");

@@ -1,8 +1,16 @@
 /** The `until_pattern` engine: what compiles, what is refused and how the error reads, and bounded linear matching. */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { compileUntilPattern, cutAround, testedParts } from "../../../src/core/conditions/until-pattern.ts";
-import { LINE_TEST_CHARS, MATCHED_LINE_CHARS, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS } from "../../../src/core/shared/constants.ts";
+import { pathToFileURL } from "node:url";
+import {
+  compileUntilPattern,
+  cutAround,
+  MATCHED_LINE_CHARS,
+  MAX_PATTERN_INSTRUCTIONS,
+  testedParts,
+} from "../../../src/core/patterns/line-pattern.ts";
+import { LINE_TEST_CHARS, MAX_PATTERN_CHARS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 
 /** The error `compileUntilPattern(source)` throws, checked to be an ExecRequestError. */
@@ -83,6 +91,16 @@ describe("compileUntilPattern refuses, before anything runs, with a message nami
     for (const source of ["a".repeat(600), "foo(?=x)", "(a)\\1", "(abc", "\\p{L}{1000}\\p{L}{1000}"]) {
       assert.match(refusal(source), /Nothing was started or written/, source);
     }
+  });
+});
+
+describe("compileUntilPattern on RE2's corners", () => {
+  it("compiles at once a class holding `[:` with no `:]` after it, a literal `[` as RE2 reads it (in a process of its own, which a loop would never end)", () => {
+    const engine = pathToFileURL(new URL("../../../src/core/patterns/line-pattern.ts", import.meta.url).pathname).href;
+    const script = `import(${JSON.stringify(engine)}).then((m) => { const p = m.compileUntilPattern("x[[:a]"); console.log(p.test("x:") && p.test("x[") && !p.test("xb")); })`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(run.signal, null, "it ended by itself");
+    assert.equal(run.stdout.trim(), "true", run.stderr);
   });
 });
 

@@ -30,6 +30,22 @@ describe("hints: guidance in the result that needs it, once", () => {
     assert.match(ledger.take(JOB_HINTS, other, PLAIN) ?? "", /the job waits for input/);
   });
 
+  it("input_wait: secret says to ask the person with ask_user instead of how to answer, once per job", () => {
+    const ledger = new HintLedger();
+    const secret = running({
+      job: { jobId: 3, tty: true },
+      inputWait: { likely: true, reason: "syscall", pid: 10, promptShown: true, secret: true },
+    });
+    const told = ledger.take(JOB_HINTS, secret, PLAIN) ?? "";
+    assert.match(told, /the job asks for a secret: ask the person with write_stdin ask_user; text you write into it is refused/);
+    assert.doesNotMatch(told, /answer with chars/);
+    assert.equal(ledger.take(JOB_HINTS, secret, PLAIN), undefined, "once per job");
+    assert.match(
+      jobResult(secret).content[0]!.type === "text" ? (jobResult(secret).content[0] as { text: string }).text : "",
+      /^input_wait: secret$/m,
+    );
+  });
+
   it("a pipe job waiting with no prompt shown is told to use tty: true; a tty job, a shown prompt or a prompt signal is not", () => {
     const told = new HintLedger().take(JOB_HINTS, waiting(), PLAIN) ?? "";
     assert.match(told, /a program may print its prompt only to a terminal: run it with tty: true/);

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ReadMatches } from "../../../src/core/conditions/read-matches.ts";
-import { compileUntilPattern } from "../../../src/core/conditions/until-pattern.ts";
 import { PrintedTally } from "../../../src/core/output/printed-tally.ts";
+import { compileUntilPattern } from "../../../src/core/patterns/line-pattern.ts";
+import { ReadMatches } from "../../../src/core/wake-watch/read-matches.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { unshownMatches } from "../../../src/pi/results/output-cap.ts";
 import { headerOf } from "../../helpers/events.ts";

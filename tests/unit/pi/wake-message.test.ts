@@ -16,6 +16,17 @@ const drawn = (details: unknown, expanded = false) =>
     .join("\n");
 
 describe("wake prompt", () => {
+  it("an input wake of a prompt that hides what is typed says it asks for a secret and to ask the person", () => {
+    const wake = { jobId: 3, command: "sudo apt upgrade", line: "[sudo] password for me:", waitedMs: 30_000 };
+    const text = wakeText({ jobs: [], more: 0, inputs: [{ ...wake, secret: true }] });
+    assert.match(text, /- session 3 asks for a secret: ask the person with `ask_user` \(30 s without output\) · `sudo apt upgrade`/);
+    assert.match(
+      drawn({ jobs: [], more: 0, inputs: [{ ...wake, secret: true }] }),
+      /⌨ session 3 asks for a secret · \[sudo\] password for me:/,
+    );
+    assert.match(wakeText({ jobs: [], more: 0, inputs: [wake] }), /- session 3 waits for input \(30 s/);
+  });
+
   it("names each job with bounded metadata and counts the rest", () => {
     const text = wakeText({
       jobs: [

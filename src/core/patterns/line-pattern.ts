@@ -1,37 +1,39 @@
-/**
- * The `until_pattern` engine: compiles the model's regular expression with re2js (RE2's linear-time
- * automata, pure JavaScript) and tests it against one rendered output line at a time. Owns what a
- * pattern may be and every error about it; never touches a job.
+/*
+ * patterns/ — the pattern engine and its cost, for `until_pattern` and `wake_on_pattern` alike.
+ * The flow at a glance:
+ * 1. `compileUntilPattern` (this file) compiles the model's pattern with re2js (RE2's linear-time
+ *    automata), refusing before anything runs what is invalid, unsupported or too costly
+ *    (pattern-cost.ts: counted repeats that would make the engine leave its DFA).
+ * 2. A tester (line-tester.ts) renders a job's bytes into lines as the model reads them and passes
+ *    over plain lines that cannot match (required-text.ts: what a line must contain).
+ * 3. Each test is paid from the pattern's budget for that job (pattern-budget.ts); spent, it stops.
+ * Never touches a job: the call's wait (wait/) and the wake watch (wake-watch/) hold the testers.
  *
- * Interface (for the wait that uses it):
- * - `compileUntilPattern(source)` → `LinePattern`, or throws `ExecRequestError` naming the problem:
- *   empty, longer than {@link MAX_PATTERN_CHARS}, invalid syntax (what and where), a construct the
- *   engine cannot run (look-ahead, look-behind, back-reference, atomic group, possessive repeat,
- *   conditional; each with an alternative), a program over {@link MAX_PATTERN_INSTRUCTIONS}, or
- *   counted repeats that would make the engine leave its DFA on ordinary output (pattern-cost.ts).
- *   Call it before anything is spawned or written.
- * - `LinePattern.test(line)`: does the pattern match somewhere in `line` (one line, no `\n`)? Linear
- *   in the line and bounded: a line over {@link LINE_TEST_CHARS} is tested as its first and last
- *   halves of that size only. `(?i)` at the start makes it case-insensitive; `(?s)`, `(?m)`, `(?U)`
- *   and scoped `(?i:…)` work too. Syntax is RE2's: `\d`, `\w`, `\b` are ASCII, `\p{L}` is Unicode.
- * - `LinePattern.excerpt(line, limit)`: the line as `matched_line` shows it, at most `limit`
- *   ({@link MATCHED_LINE_CHARS} by default) characters around the match, cut ends marked with `…`.
+ * May import: shared, output.
+ */
+/**
+ * What a pattern may be and every error about it (`compileUntilPattern`, called before anything is
+ * spawned or written), and a compiled pattern tested on one line. Syntax is RE2's: `(?i)` at the
+ * start ignores case, `\d`, `\w`, `\b` are ASCII, `\p{L}` is Unicode.
  */
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
-import {
-  LINE_TEST_CHARS,
-  MATCHED_LINE_CHARS,
-  MAX_COUNTED_REPEAT,
-  MAX_PATTERN_CHARS,
-  MAX_PATTERN_INSTRUCTIONS,
-} from "../shared/constants.ts";
+import { LINE_TEST_CHARS, MAX_PATTERN_CHARS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-import { type CostlyRepeat, costlyRepeats } from "./pattern-cost.ts";
+import { type CostlyRepeat, costlyRepeats, MAX_COUNTED_REPEAT } from "./pattern-cost.ts";
+
+/**
+ * Largest compiled pattern, in engine instructions: matching is linear in the line but its constant
+ * grows with the program (40 × `\p{L}{1000}`, 40 002 instructions, took 8.5 s on a 20 K line).
+ */
+export const MAX_PATTERN_INSTRUCTIONS = 1_000;
+
+/** `matched_line` is cut to this many characters around the match: a huge line cannot flood the result. */
+export const MATCHED_LINE_CHARS = 500;
 
 export interface LinePattern {
   /** The pattern as the model wrote it. */
   readonly source: string;
-  /** True when the pattern matches somewhere in `line` (bounded as the module comment says). */
+  /** Matches somewhere in `line` (one line); a line over {@link LINE_TEST_CHARS} is tested as its first and last halves. */
   test(line: string): boolean;
   /** `line` cut to at most `limit` (default {@link MATCHED_LINE_CHARS}) characters around its match, for `matched_line` and wakes. */
   excerpt(line: string, limit?: number): string;
@@ -41,7 +43,7 @@ const HALF = LINE_TEST_CHARS / 2;
 const ELLIPSIS = "…";
 
 /** Where a cut at `index` of `text` would split a surrogate pair, the index moved to keep the pair whole. */
-function codePointBoundary(text: string, index: number): number {
+export function codePointBoundary(text: string, index: number): number {
   if (index <= 0 || index >= text.length) return index;
   const code = text.charCodeAt(index);
   return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;

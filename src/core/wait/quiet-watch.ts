@@ -1,40 +1,11 @@
 /**
- * The `until_quiet_ms` condition: it fires once the job has printed nothing for `quietMs` after
- * printing something new in this call, so "run it and give me the output once it settles" costs one
- * call. A slow starter is not quiet before its first output. Owns the validation of the value and the
- * timing rule; one timer at most, re-armed lazily (never one per chunk).
- *
- * Interface (one watch per call that has `until_quiet_ms`; times are monotonic milliseconds, e.g.
- * `performance.now()`):
- * - `checkQuietMs(value)`: the validated value, or an `ExecRequestError` (call before anything runs).
- * - `new QuietWatch(quietMs, onQuiet?, clock?)`.
- * - `start(now, unreadSince?)`: the call begins. When output printed before the call is still unread
- *   (it is returned by this call), pass when the job last printed it: that output is new to this call,
- *   so the quiet time counts from then (a job that went quiet long ago with unread output fires at once).
- * - `output(now)`: call for each chunk of the job's own output (not the echo of the call's input).
- * - `deadline()`: when the condition fires if nothing more is printed; undefined before any output.
- * - `quiet(now)`: whether it has fired by `now` (for a caller that runs its own timer to `deadline()`).
- * - `onQuiet` is called once, from the watch's own timer, when it fires; `stop()` cancels the timer.
+ * `until_quiet_ms`: fires once the job printed nothing for `quietMs` after printing something new in
+ * this call (a slow starter is not quiet before its first output). One timer at most, moved on
+ * lazily, never one per chunk; `checkQuietMs` refuses a bad value before anything runs.
  */
+import { type Clock, realClock } from "../shared/clock.ts";
 import { MAX_QUIET_MS, MIN_QUIET_MS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-
-/** The timer functions a watch uses; tests pass a fake clock. */
-export interface QuietClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realClock: QuietClock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref?.();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 /** `until_quiet_ms` as given, or an error saying what is allowed. */
 export function checkQuietMs(value: number): number {
@@ -57,17 +28,20 @@ export class QuietWatch {
   constructor(
     readonly quietMs: number,
     private readonly onQuiet?: () => void,
-    private readonly clock: QuietClock = realClock,
+    private readonly clock: Clock = realClock,
   ) {}
 
+  /** The call begins; output it returns unread counts from when it was printed (`unreadSince`). */
   start(now: number, unreadSince?: number): void {
     if (unreadSince !== undefined) this.noteOutput(Math.min(now, unreadSince));
   }
 
+  /** The job's own output arrived (not the echo of the call's input). */
   output(now: number): void {
     this.noteOutput(now);
   }
 
+  /** When it fires if nothing more is printed; undefined before any output. */
   deadline(): number | undefined {
     return this.last === undefined ? undefined : this.last + this.quietMs;
   }

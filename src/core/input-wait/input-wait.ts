@@ -1,35 +1,20 @@
-/**
- * "Is this job blocked reading its own stdin?" — the `input_wait` field of a running job's results.
- * It only reports; it never writes or stops anything. Owns the rule for what counts as waiting.
+/*
+ * input-wait/ — whether a job waits for input, and when that wakes the model.
+ * The flow at a glance:
+ * 1. A result, a listing or the input wake's probe asks `Job.inputWait`, which asks this file.
+ * 2. On Linux the job's processes are scanned (proc-wait.ts: the system call each sleeps in and
+ *    the descriptors it waits on): a read or a poll of the job's own stdin is a wait.
+ * 3. Where no scan could tell, the prompt rule judges the unfinished last line (`decideInputWait`).
+ * 4. On a PTY job that waits, the terminal's echo says whether the prompt hides what is typed
+ *    (`secret`); the model's text into such a terminal is refused (`refuseModelSecret`).
+ * 5. The input wake's rule (input-wake-rule.ts) says when a job that waits wakes the model.
  *
- * Signals, strongest first:
- * - `syscall` (Linux): a process of the job (the leader and its descendants, plus the leader's session
- *   when a process table is given) sleeps in a system call that waits to read the job's own stdin —
- *   the pipe or terminal we hold the other end of, identified by the link of the leader's fd 0 taken
- *   at spawn (`socket:[…]` for Node's stdio pipes, `/dev/pts/N` for a PTY; `/dev/tty` also counts on a
- *   PTY). `read`/`readv`/`pread` on it is always waiting. `select`/`poll`/`epoll_wait` with it among
- *   the descriptors waited on counts only when a prompt is drawn (the unfinished last line is not
- *   blank) and, on a PTY, the process is in the terminal's foreground group: REPLs with line editing
- *   wait like that after drawing their prompt, while a server that merely watches stdin has ended
- *   its last line. A pipe between two of the job's processes (`sleep 5 | cat`) is not the job's stdin.
- * - `wchan` (Linux, where `/proc/<pid>/syscall` is refused, e.g. Yama ptrace_scope ≥ 2, or the
- *   architecture's numbers are unknown): the kernel function a thread sleeps in names a read on a
- *   socket, pipe or terminal (or a poll, with a prompt drawn) and the process's fd 0 is our stdin.
- * - `prompt` (off Linux, or where the scan could not read what a process waits on): the unfinished
- *   last line looks like a prompt (see {@link looksLikePrompt}) and the job has been quiet for
- *   `INPUT_WAIT_QUIET_MS`, while no process of the job is running on a CPU (where that is known).
- *   A scan that could tell is trusted: a quiet `Downloading (step 1 of 2): ` is not a prompt.
- *
- * Interface:
- * - `readStdinIdentity(pid)`: the link of `/proc/<pid>/fd/0`; call right after a pipe spawn (for a
- *   PTY the slave path is known from the spawn and is the identity).
- * - `probeInputWait(query)` → `{ likely, reason?, pid? }`; `reason` goes to `details.input_wait_reason`.
- * - `decideInputWait(scan, lastLine, quietMs)`: the decision on plain data (the scan's verdict).
- * - `InputWaitProbe`: one per tool call (or listing); `check(query)` answers each job once per probe.
+ * May import: shared, processes.
  */
-
+import { spawnSync } from "node:child_process";
 import { descendantsOf, type ProcessEntry, processTable, procStat, sweepTable, tableIndex } from "../processes/process-table.ts";
-import { INPUT_WAIT_MAX_PROCESSES, INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
+import { ExecRequestError } from "../shared/errors.ts";
 import {
   childrenOf,
   fdTarget,
@@ -43,6 +28,21 @@ import {
   waitingCalls,
 } from "./proc-wait.ts";
 
+/** The scan looks at this many of a job's processes at most: a fork bomb must not make it slow. */
+const INPUT_WAIT_MAX_PROCESSES = 1_024;
+
+/**
+ * "Is this job blocked reading its own stdin?" (`input_wait`; it only reports). Signals, strongest first:
+ * - `syscall` (Linux): a process of the job sleeps in a call that reads the job's own stdin (the pipe
+ *   or terminal we hold the other end of, known by the leader's fd 0 at spawn; `/dev/tty` on a PTY),
+ *   or polls it while a prompt is drawn and, on a PTY, from the foreground group (a REPL with line
+ *   editing; a server that merely watches stdin has ended its last line). A pipe between two of the
+ *   job's processes is not its stdin.
+ * - `wchan` (Linux, where the syscall file is refused or the architecture unknown): the kernel
+ *   function a thread sleeps in reads (or polls, a prompt drawn) and its fd 0 is our stdin.
+ * - `prompt` (where no scan could tell): the last line looks like a prompt after
+ *   `INPUT_WAIT_QUIET_MS` of quiet, no process on a CPU. A scan that could tell is trusted.
+ */
 export type InputWaitReason = "syscall" | "wchan" | "prompt";
 
 export interface InputWait {
@@ -52,6 +52,8 @@ export interface InputWait {
   pid?: number;
   /** Set by the job when likely: its unfinished last line looks like a prompt (a program may draw one only on a terminal). */
   promptShown?: boolean;
+  /** Set by a PTY job when likely: its terminal hides what is typed (a password or passphrase prompt). */
+  secret?: true;
 }
 
 export interface InputWaitQuery {
@@ -235,18 +237,40 @@ export function probeInputWait(query: InputWaitQuery, reader: ProcReader = realP
   return decideInputWait(scan, query.lastLine, query.quietMs);
 }
 
-/** Answers each job once per tool call: results and listings built in one call share the reading. */
-export class InputWaitProbe {
-  private readonly answers = new Map<number, InputWait>();
+/** Linux termios `lflag` bits: the terminal echoes what is typed; it reads whole lines. */
+const ECHO = 0o10;
+const ICANON = 0o2;
 
-  constructor(private readonly reader: ProcReader = realProcReader) {}
+/**
+ * Whether a terminal hides what is typed, from its `stty -g` (the fourth field is `lflag`): echo off
+ * in canonical mode, as `read -s`, sudo, ssh and getpass set it. A program in raw mode (a REPL, a
+ * prompt drawn by Node's readline) echoes by itself, so termios cannot tell its hidden prompts.
+ */
+export function hidesTyping(sttyG: string): boolean | undefined {
+  const lflag = Number.parseInt(sttyG.split(":")[3] ?? "", 16);
+  return Number.isNaN(lflag) ? undefined : (lflag & ECHO) === 0 && (lflag & ICANON) !== 0;
+}
 
-  check(query: InputWaitQuery): InputWait {
-    let answer = this.answers.get(query.pid);
-    if (!answer) {
-      answer = probeInputWait(query, this.reader);
-      this.answers.set(query.pid, answer);
-    }
-    return answer;
-  }
+/**
+ * Whether the terminal at `path` (a PTY job's `/dev/pts/N`) hides what is typed now: one `stty` run,
+ * about 2 ms, made only where a prompt waits or the model types into a PTY job. Linux only: elsewhere
+ * (and where it cannot be read) undefined, and nothing is refused.
+ */
+export function terminalHidesTyping(path: string | undefined, platform: string = process.platform): boolean | undefined {
+  if (platform !== "linux" || !path) return undefined;
+  const run = spawnSync("stty", ["-F", path, "-g"], { encoding: "utf8", timeout: 1_000 });
+  return run.status === 0 ? hidesTyping(run.stdout) : undefined;
+}
+
+/**
+ * A prompt that hides what is typed is the person's: the model's bytes into it are refused before
+ * any is written, unless they are control keys alone (Ctrl-C, Ctrl-D, Enter, Backspace). `hidden`
+ * reads the terminal now, so a prompt hidden a moment ago is never missed for an older verdict.
+ */
+export function refuseModelSecret(jobId: number, bytes: Uint8Array, hidden: () => boolean | undefined): void {
+  if (!bytes.some((byte) => byte >= 0x20 && byte !== 0x7f) || !hidden()) return;
+  throw new ExecRequestError(
+    `session ${jobId} asks for a secret: its terminal hides what is typed, so the answer is the person's. ` +
+      `Ask them with write_stdin(session_id: ${jobId}, ask_user: "…"); control keys alone (\\x03, \\x04, \\r) still go. Nothing was written.`,
+  );
 }

@@ -1,16 +1,7 @@
 /**
- * The echo a terminal gives back for what a call wrote to a PTY, so a conditional wait can tell it
- * from the job's own output: `until_pattern` must never match the typed command, and the echo is not
- * "something new" for `until_quiet_ms`. Owns the rule for what the echo is expected to look like and
- * the matching of it against the rendered output that follows the write. Pure; no job, no clock.
- *
- * Interface:
- * - `expectedEcho(written)`: the rendered text the line discipline's echo of `written` is expected to
- *   be, or the part of it that is predictable.
- * - `EchoFilter`: `expect(written)` after each write of the call; `take(text)` for each rendered chunk
- *   that follows, in order: how many leading characters of `text` are that echo (0 once anything else
- *   came). Text equal to the echo is skipped only where the echo would be: at the start of the output
- *   after the write, in order, and only as long as it keeps equalling it.
+ * The echo a terminal gives back for what a call wrote to a PTY: `until_pattern` never matches the
+ * typed command, and the echo is not new output for `until_quiet_ms`. Text equal to the expected echo
+ * is skipped only at the start of the output after the write, and only while it keeps equalling it.
  */
 import { renderTerminalText } from "../output/terminal-text.ts";
 

@@ -8,8 +8,8 @@
  */
 import { request } from "node:http";
 import { networkInterfaces } from "node:os";
+import { type Clock, realClock } from "../shared/clock.ts";
 import { ExecRequestError } from "../shared/errors.ts";
-import { type QuietClock, realClock } from "./quiet-watch.ts";
 
 /** How often a wait reads the job's sockets: a bind is seen within about this long, one scan of one job costs a few ms at most. */
 export const LISTEN_CHECK_MS = 100;
@@ -105,7 +105,7 @@ export class ListenWatch {
     private readonly target: ListenTarget,
     private readonly read: ListenReader,
     private readonly onMet: (address: string) => void,
-    private readonly clock: QuietClock = realClock,
+    private readonly clock: Clock = realClock,
     private readonly intervalMs: number = LISTEN_CHECK_MS,
     private readonly probe: HttpProbe = httpGet,
   ) {}

@@ -1,23 +1,18 @@
+/**
+ * What a line must contain for a pattern to match it, read off the pattern, so plain lines that
+ * cannot match are passed over at `memchr` speed instead of being rendered and tested (a 32 MB flood
+ * under `(?i)error|fatal|panic`: 5 400 MB per CPU second with the pass-over, 107 without).
+ */
 import { isAscii } from "node:buffer";
 import { RE2JS } from "re2js";
+import { classEnd, groupEnd } from "./pattern-cost.ts";
 
 /**
- * What a line must contain for a pattern to match it, read off the pattern's text, so a flood of
- * lines that cannot match is passed over at the speed of `memchr` instead of being rendered and
- * tested line by line (a `wake_on_pattern` runs on every byte a job prints).
- *
- * For each top-level alternative of the pattern, the longest run of plain characters it requires
- * (outside groups, classes and escapes that are not a literal character, and without an optional
- * repeat). A pattern with an alternative that requires no such run, or one that switches flags
- * midway, has no required text: every chunk is then tested in full. Only a leading `(?i)` (or a
- * leading flag group with `i`) is understood, as "any case": a character then stands for every
- * character RE2 folds it with (`s`, `S` and `ſ`; `k`, `K` and the Kelvin sign `K`), asked of RE2 itself.
- *
- * The check is a necessary condition, never a sufficient one: a chunk passes over only when, for
- * every alternative, one character of its run is absent from the chunk and from the line it
- * continues. Rendering a chunk that is ASCII and holds no ESC and no CR only removes characters
- * (the controls it drops), so a character absent from the bytes is absent from the text: nothing
- * that could match is ever passed over.
+ * Per top-level alternative, the longest run of plain characters it requires (outside groups,
+ * classes, escapes that are not a literal, optional repeats); none when an alternative requires no
+ * run or flags change midway. Under a leading `(?i)` a character stands for every ASCII character RE2
+ * folds it with (asked of RE2). A necessary condition only: rendering ASCII without ESC or CR only
+ * drops characters, so a character absent from the bytes is absent from the text.
  */
 export interface RequiredText {
   /** Per alternative: the characters to look for, rarest first (each with its other case under `(?i)`). */
@@ -116,15 +111,11 @@ function atomAt(body: string, k: number): { end: number; literal?: string } | un
     if (next === "x") return { end: k + 4 };
     return { end: k + 2 };
   }
-  if (c === "[") {
-    const end = classEnd(body, k);
-    return end === -1 ? undefined : { end };
-  }
+  if (c === "[") return { end: classEnd(body, k) };
   if (c === "(") {
     // A flag switch midway (`a(?i)b`) changes what later characters mean: not understood.
     if (/^\(\?[imsU-]+\)/.test(body.slice(k))) return undefined;
-    const end = groupEnd(body, k);
-    return end === -1 ? undefined : { end };
+    return { end: groupEnd(body, k) };
   }
   if (c === ")" || c === "*" || c === "+" || c === "?" || c === "{") return undefined;
   if (c === "." || c === "^" || c === "$") return { end: k + 1 };
@@ -149,39 +140,6 @@ function quantifierAt(body: string, k: number): { end: number; min: number; repe
   } else return { end: k, min: 1, repeats: false };
   if (body[result.end] === "?") result.end++; // lazy
   return result;
-}
-
-/** The index just past the class that opens at `k` (`]` first in it is literal), or -1. */
-function classEnd(body: string, k: number): number {
-  let i = k + 1;
-  if (body[i] === "^") i++;
-  if (body[i] === "]") i++;
-  for (; i < body.length; i++) {
-    const c = body[i];
-    if (c === "\\") i++;
-    else if (c === "[" && body[i + 1] === ":") {
-      const close = body.indexOf(":]", i + 2);
-      if (close === -1) return -1;
-      i = close + 1;
-    } else if (c === "]") return i + 1;
-  }
-  return -1;
-}
-
-/** The index just past the group that opens at `k`, classes and escapes inside skipped, or -1. */
-function groupEnd(body: string, k: number): number {
-  let depth = 0;
-  for (let i = k; i < body.length; i++) {
-    const c = body[i];
-    if (c === "\\") i++;
-    else if (c === "[") {
-      const end = classEnd(body, i);
-      if (end === -1) return -1;
-      i = end - 1;
-    } else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return i + 1;
-  }
-  return -1;
 }
 
 /** Rarity of a character in output: higher is rarer (upper case rarer than lower, unlisted rarest). */
@@ -226,86 +184,22 @@ function asciiFolds(char: string): number[] {
   return folds;
 }
 
-/** Every code point the check may ask a line for (what a watcher keeps track of per line). */
-export function candidateCodePoints(required: RequiredText): number[] {
-  return [...new Set(required.alternatives.flat(2))];
-}
-
-/**
- * A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). `look`: what
- * the job's other tester found in the same chunk.
- */
-export function plainChunk(chunk: Uint8Array, look?: ChunkLook): boolean {
-  if (look) return look.plain(chunk);
+/** A chunk that may be passed over: ASCII, with no ESC and no CR (see the module comment). */
+export function plainChunk(chunk: Uint8Array): boolean {
   return isAscii(chunk) && chunk.indexOf(0x1b) === -1 && chunk.indexOf(0x0d) === -1;
 }
 
 /**
- * What is known of the chunk a job is delivering, shared by the two testers of its pattern: the reads'
- * matcher and the wake's watch are fed the same chunk one after the other, each a part of it (the
- * matcher from its first complete line, the watch all of it), and each would look through it for the
- * same characters. A question about a part is answered from the whole chunk when the whole answers
- * it (absent from the whole, absent from the part; a plain whole, a plain part), else the part is
- * looked at itself. `begin` comes before any tester sees a chunk: a pipe reuses its buffer, so what
- * was known of the last chunk is forgotten before the same bytes' place holds new ones.
+ * Whether `text` (whole lines of a plain chunk) could hold a line the pattern matches: false only when,
+ * for every alternative, a character it requires is absent from `text`.
  */
-export class ChunkLook {
-  private chunk: Uint8Array | undefined;
-  private plainWhole: boolean | undefined;
-  private readonly absentWhole = new Map<number, boolean>();
-
-  begin(chunk: Uint8Array): void {
-    this.chunk = chunk;
-    this.plainWhole = undefined;
-    this.absentWhole.clear();
-  }
-
-  /** {@link plainChunk} of `part`. */
-  plain(part: Uint8Array): boolean {
-    if (this.covers(part)) {
-      this.plainWhole ??= plainChunk(this.chunk!);
-      if (this.plainWhole) return true;
-    }
-    return plainChunk(part);
-  }
-
-  /** Whether the byte `code` is absent from `part`. */
-  absent(part: Uint8Array, code: number): boolean {
-    if (this.covers(part)) {
-      let absent = this.absentWhole.get(code);
-      if (absent === undefined) {
-        absent = this.chunk!.indexOf(code) === -1;
-        this.absentWhole.set(code, absent);
-      }
-      if (absent) return true;
-    }
-    return part.indexOf(code) === -1;
-  }
-
-  private covers(part: Uint8Array): boolean {
-    const whole = this.chunk;
-    return (
-      whole !== undefined &&
-      part.buffer === whole.buffer &&
-      part.byteOffset >= whole.byteOffset &&
-      part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength
-    );
-  }
-}
-
-/**
- * Whether `text` (bytes of a plain chunk) could hold a line the pattern matches: false only when,
- * for every alternative, a character it requires is absent from `text` and from `carried`, the
- * characters already in the line `text` continues (`carried(codePoint)`). `look`: what the job's
- * other tester found in the same chunk.
- */
-export function mayHoldMatch(required: RequiredText, text: Uint8Array, carried: (code: number) => boolean, look?: ChunkLook): boolean {
-  const absent = (code: number) => (look ? look.absent(text, code) : text.indexOf(code) === -1);
+export function mayHoldMatch(required: RequiredText, text: Uint8Array): boolean {
+  const absent = (code: number) => text.indexOf(code) === -1;
   for (const chars of required.alternatives) {
     let ruledOut = false;
     for (const variants of chars) {
-      // A code point beyond ASCII is never in a plain chunk; only the line it continues may hold it.
-      if (variants.every((code) => !carried(code) && (code > 0x7f || absent(code)))) {
+      // A code point beyond ASCII is never in a plain chunk.
+      if (variants.every((code) => code > 0x7f || absent(code))) {
         ruledOut = true;
         break;
       }

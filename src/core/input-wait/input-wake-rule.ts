@@ -1,19 +1,15 @@
 /**
- * When a job that waits for input should wake the model (SPEC §3e): once it has waited, untouched,
- * for the configured time — no call attached, the user not typing, nothing printed, `input_wait`
- * likely at every probe — and only once per prompt: after a wake, not again until the job has
- * printed more and waits again. The rule only decides; the caller probes and sends the wake.
- *
- * Interface:
- * - `inputWakeMs(env)`: `PI_UNIFIED_EXEC_INPUT_WAKE_S` in ms (2–3600 s; `0` off: undefined; anything
- *   else the default 30 s).
- * - `new InputWakeRule(afterMs)`, then `observe(now, held, bytes, probe)` at each probe: `held` a call
- *   or the user holds the job, `bytes` its output so far, `probe()` whether it waits for input now
- *   (called only when the answer matters). Returns true when the wake is due (once per prompt).
- * - `stillDue(bytes, probe)` at the decision point: the wake still holds, else it is dropped.
+ * When a job that waits for input wakes the model (SPEC §3e): once it waited, untouched (no call, no
+ * typing, nothing printed, `input_wait` likely at every probe), for the configured time; once per
+ * prompt: not again until it printed more and waits again. It only decides; the caller probes.
  */
-import { INPUT_WAKE_ENV, INPUT_WAKE_S, MAX_INPUT_WAKE_S, MIN_INPUT_WAKE_S } from "../shared/constants.ts";
+import { INPUT_WAKE_ENV } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
+
+/** 30 s: a prompt a script answers or a slow start is not stuck; bounds 2–3600 s (SPEC §3e). */
+const INPUT_WAKE_S = 30;
+const MIN_INPUT_WAKE_S = 2;
+const MAX_INPUT_WAKE_S = 3_600;
 
 /** How long a job must wait for input before it wakes the model, in ms; undefined when turned off. */
 export function inputWakeMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
@@ -34,6 +30,7 @@ export class InputWakeRule {
 
   constructor(private readonly afterMs: number) {}
 
+  /** At each probe: `held` by a call or the user, `bytes` printed so far, `probe()` whether it waits now (asked only when it matters); true when the wake is due. */
   observe(now: number, held: boolean, bytes: number, probe: () => boolean): boolean {
     if (bytes !== this.bytes) {
       this.bytes = bytes;

@@ -1,15 +1,14 @@
 /**
- * What a Linux process is blocked on, from /proc: the system call each of its threads sleeps in
- * (`/proc/<pid>/task/<tid>/syscall`), the descriptors that call waits on (its fd argument; the fd list
- * of poll/select, read from the process's memory; the targets of an epoll instance, from fdinfo), and
- * what each descriptor is (`/proc/<pid>/fd/<n>` links). Owns the system call numbers per architecture.
- * Read-only and best-effort: a process that ends or refuses a read while we look reads as unknown.
- * Every file access goes through a {@link ProcReader}, so a test can refuse one (as a hardened kernel
- * would) on a real process.
+ * What a Linux process is blocked on, from /proc: the system call each thread sleeps in, the
+ * descriptors it waits on (its fd argument, a poll/select list read from the process's memory, an
+ * epoll instance's fdinfo) and what each is. Best-effort and read-only; every access goes through a
+ * `ProcReader`, so a test can refuse one as a hardened kernel would.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
 import { endianness } from "node:os";
-import { INPUT_WAIT_MAX_POLL_FDS } from "../shared/constants.ts";
+
+/** A poll()/select() descriptor list longer than this is not read: the probe must stay cheap. */
+const INPUT_WAIT_MAX_POLL_FDS = 256;
 
 /** How a blocked call names the descriptors it waits on. */
 export type CallKind = "read" | "select" | "poll" | "epoll";

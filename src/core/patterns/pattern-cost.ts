@@ -1,20 +1,18 @@
 import { RE2JS } from "re2js";
-import { MAX_COUNTED_REPEAT } from "../shared/constants.ts";
 
 /**
- * Which counted repeats of a pattern can make re2js leave its DFA on ordinary output, read off the
- * pattern's text (already known to be valid RE2 syntax).
- *
- * A DFA state is the set of places where a match may have started. A repeat such as `[ab]{490}` or
- * `.{0,300}` entered at places the text chooses — after an `a` that `[ab]` also matches, after an
- * `error` whose `r` `.` also matches — lets any subset of its positions be live at once: up to
- * 2^width states, each built on the slow path and kept in the DFA's 8 MB cache; past it the cache
- * thrashes and the engine falls back to simulating the automaton (0.07 MB/s for `a[ab]{490}[cd]`).
- * A repeat entered at every position (first in the pattern: `\w{64}`, `[0-9a-f]{40}`) or right after
- * a character it does not match (`commit [0-9a-f]{40}`, `-\d{2}`) has one live position at a time.
- * Repeats of a literal (`-{80}`) are safe too. What is left counts: the widths of the other counted
- * repeats (a group's count multiplies what is inside it) add up, and over {@link MAX_COUNTED_REPEAT}
- * the pattern is refused.
+ * Largest total width of the counted repeats a pattern may have where the output chooses where they
+ * start: at 8 (513 DFA states) the worst shape, `a[ab]{8}[cd]` on random a/b lines, runs at 31 MB/s
+ * idle; at 14 the states fill re2js's 8 MB cache and it falls back to simulation (under 1 MB/s).
+ */
+export const MAX_COUNTED_REPEAT = 8;
+
+/**
+ * A counted repeat of a class entered where the text chooses (`[ab]{490}` after an `a`, `.{0,300}`
+ * after `error`) lets any subset of its positions be live: up to 2^width DFA states, past re2js's
+ * cache. One entered at every position (first in the pattern) or right after a character it does not
+ * match (`commit [0-9a-f]{40}`) has one live position, as has a repeated literal; the widths of the
+ * others add up (a group's count multiplies its content) and over {@link MAX_COUNTED_REPEAT} refuse.
  */
 export interface CostlyRepeat {
   /** The repeat as written, e.g. `.{0,300}`. */
@@ -145,22 +143,25 @@ function escapeAt(source: string, k: number): Atom {
   return { kind: "literal", start: k, end: k + 2 };
 }
 
-/** The index just past the class that opens at `k` (`]` first in it is literal). */
-function classEnd(source: string, k: number): number {
+/**
+ * The index just past the class that opens at `k` of a valid pattern (`]` first in it is literal, as
+ * is a `[` that no `:]` follows).
+ */
+export function classEnd(source: string, k: number): number {
   let i = k + 1;
   if (source[i] === "^") i++;
   if (source[i] === "]") i++;
   for (; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") i++;
-    else if (c === "[" && source[i + 1] === ":") i = source.indexOf(":]", i + 2) + 1;
+    else if (c === "[" && source[i + 1] === ":") i = Math.max(i, source.indexOf(":]", i + 2) + 1);
     else if (c === "]") return i + 1;
   }
   return source.length;
 }
 
-/** The index just past the group that opens at `k`, classes and escapes inside skipped. */
-function groupEnd(source: string, k: number): number {
+/** The index just past the group that opens at `k` of a valid pattern, classes and escapes inside skipped. */
+export function groupEnd(source: string, k: number): number {
   let depth = 0;
   for (let i = k; i < source.length; i++) {
     const c = source[i];

@@ -1,11 +1,18 @@
-import {
-  PATTERN_COST_BYTES,
-  PATTERN_COST_DEBT_MS,
-  PATTERN_COST_MIN_CHARS,
-  PATTERN_COST_MS,
-  PATTERN_COST_WARMUP_MS,
-} from "../shared/constants.ts";
-import type { LinePattern } from "./until-pattern.ts";
+/**
+ * The matching work one pattern may cost one job's output: 20 ms per 64 KiB tested (about 3 MB/s, a
+ * seventh of what every accepted pattern reaches on the benchmark's shapes), so no flood can freeze
+ * Pi's event loop for seconds; a 250 ms warm-up credit pays for building the DFA's states.
+ */
+import type { LinePattern } from "./line-pattern.ts";
+
+/** The share: a test of a line may cost this many ms per this many characters (at least MIN_CHARS' share). */
+export const PATTERN_COST_MS = 20;
+export const PATTERN_COST_BYTES = 64 * 1024;
+const PATTERN_COST_MIN_CHARS = 64;
+/** Work past the share is a debt later fast lines pay back; past this much the pattern stops. */
+export const PATTERN_COST_DEBT_MS = 60;
+/** Free work over the share at the start, while the engine builds its DFA states. */
+export const PATTERN_COST_WARMUP_MS = 250;
 
 /** Milliseconds of CPU this process has used (user and system). */
 export function processCpuMs(): number {
@@ -26,6 +33,16 @@ export function processCpuMs(): number {
  * loaded machine one test can seem to take 100 ms. So before suspending, the debt is checked
  * against the CPU time the process used since the debt began: a debt larger than that was the
  * machine's pauses, not matching work, and is forgiven down to it.
+ */
+/**
+ * Measured on the watch's clock around each test. Past the budget it is spent for good: every later
+ * test is false without running and `onSpent` is called once (the watch stops, the model is told
+ * once). One budget may pay for several testers of one pattern on one job (the wake's watch and the
+ * reads' matcher): each test is charged, and every tester stops when it is spent (`whenSpent`).
+ *
+ * A test's wall time includes time the machine did not run this thread (on a loaded machine one test
+ * can seem to take 100 ms): before suspending, the debt is cut down to the CPU time the process used
+ * since it began, so a machine's pauses never count as matching work.
  */
 export class PatternBudget {
   private credit = PATTERN_COST_WARMUP_MS;

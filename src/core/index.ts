@@ -3,11 +3,13 @@
  * bytes and time and says *job*; the Pi layer maps a job to the model's `session_id` at its boundary.
  */
 export type { AskTheUser, CallContext } from "./attached-call.ts";
-export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
-export type { InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
+export type { CallKind, ObservedExit, Receipt, SetOnExitStatus } from "./completion/completion-ledger.ts";
+export { PATTERN_WAKE_BUDGET, PATTERN_WAKE_COOLDOWN_S, type PatternWakeJob } from "./completion/pattern-wakes.ts";
+export type { InputWakeJob, WakeBatch, WakeJob, WakeSender } from "./completion/wake-delivery.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
+export { INPUT_WAKE_LINE_CHARS } from "./input-wake-watch.ts";
 export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";

@@ -3,7 +3,14 @@ import { InputWakeRule, inputWakeMs } from "./conditions/input-wake-rule.ts";
 import type { Job } from "./job/job.ts";
 import type { JobReport } from "./job/job-snapshot.ts";
 import type { JobRegistry } from "./job/registry.ts";
-import { INPUT_WAKE_LINE_CHARS, INPUT_WAKE_PROBE_MS } from "./shared/constants.ts";
+
+/**
+ * How often jobs with a wake armed are probed for an input wait: the probe reads a few /proc files
+ * per process of those jobs only, and a wake 1 s late on a 30 s rule does not matter.
+ */
+const INPUT_WAKE_PROBE_MS = 1_000;
+/** Characters of the prompt line an input wake quotes: one line, enough to answer it. */
+export const INPUT_WAKE_LINE_CHARS = 300;
 
 /**
  * The input wake's probe (SPEC §3e): while some job of the runtime has a wake armed (`on_exit: "wake"`

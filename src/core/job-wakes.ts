@@ -1,5 +1,4 @@
-import type { CompletionLedger } from "./completion/completion-ledger.ts";
-import type { SetOnExitStatus } from "./completion/wakes.ts";
+import type { CompletionLedger, SetOnExitStatus } from "./completion/completion-ledger.ts";
 import type { LinePattern } from "./conditions/until-pattern.ts";
 import { InputWakeWatch } from "./input-wake-watch.ts";
 import type { Job } from "./job/job.ts";
@@ -30,8 +29,6 @@ export class JobWakes {
     private readonly registry: JobRegistry,
     private readonly completions: CompletionLedger<JobReport>,
   ) {
-    // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
-    completions.withholdOutputOf((jobId) => registry.get(jobId)?.holders.typedInto ?? true);
     this.inputs = new InputWakeWatch(registry, completions);
   }
 

@@ -56,6 +56,8 @@ export class ExecRuntime {
   readonly completions = new CompletionLedger<JobReport>({
     draining: (jobId) => this.registry.draining(jobId),
     waitsForInput: (jobId) => this.wakes.inputs.stillWaits(jobId),
+    // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
+    typedInto: (jobId) => this.registry.get(jobId)?.holders.typedInto ?? true,
   });
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;

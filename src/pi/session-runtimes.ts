@@ -52,7 +52,7 @@ export class SessionRuntimes {
   /**
    * Pi's run, as its events say (`running`: a run started; false: it settled or Pi is idle). Every
    * runtime of this instance follows it, one created or adopted later included: while a run lasts
-   * its wakes are held, and when it settles they are decided (the completion coordinator's one
+   * its wakes are held, and when it settles they are decided (the completion ledger's one
    * decision point).
    */
   setRunning(running: boolean): void {

@@ -134,7 +134,7 @@ function readAfterMatch(patterns: PatternWakeJob[]): string {
 /**
  * Delivery through Pi: a custom message that starts a turn when Pi is idle and queues behind active
  * work as a follow-up otherwise, so it never interrupts a turn. `sendMessage` throws synchronously
- * only for a stale or unbound API, which the coordinator retries; later failures are Pi's to report.
+ * only for a stale or unbound API, which the ledger retries; later failures are Pi's to report.
  */
 export function wakeSender(pi: ExtensionAPI): WakeSender {
   return (batch) => {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
-import type { WakeBatch } from "../../src/core/completion/wakes.ts";
+import type { WakeBatch } from "../../src/core/completion/wake-delivery.ts";
 import type { JobReport } from "../../src/core/job/job-snapshot.ts";
 import type { ShownPart } from "../../src/core/output/shown-part.ts";
 import { prepareExec } from "../../src/core/request/request.ts";

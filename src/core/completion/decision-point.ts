@@ -1,17 +1,31 @@
-import type { Clock } from "./wake-types.ts";
-
 /**
- * The one place a wake is decided, for every kind of wake (an exit, a pattern match; an input wake
- * is one more kind): wakes are queued here by kind and job, and go out only from {@link flush}, where
- * each is re-checked by its kind (`eligible`) and taken (`take`) in the same synchronous step.
- *
- * - While the host runs (a run started and has not settled), nothing goes out: Pi's follow-up queue cannot be withdrawn, so a wake handed over during a run could be
- *   read by a later call of the same run and still arrive. Queued wakes wait for the run to settle.
- * - When the run settles, what waits goes out at once, as one batch; when the host is idle, a wake
- *   goes out after the debounce window, with whatever else came meanwhile.
- * - A kind removes a job from the queue when its wake is no longer due (a call read it, a stop
- *   dropped it); a wake still queued at the flush but no longer eligible is dropped there.
+ * The one place a wake is decided, for every kind (an exit, a match, a wait for input): wakes are
+ * queued here by kind and job, and go out only from {@link flush}, where each is re-checked by its
+ * kind (`eligible`) and taken (`take`) in the same synchronous step.
+ * - While the host runs, nothing goes out: Pi's follow-up queue cannot be withdrawn, so a wake handed
+ *   over during a run could be read by a later call of the same run and still arrive.
+ * - When the run settles, what waits goes out at once, as one batch; when the host is idle, after the
+ *   debounce window, with whatever else came meanwhile.
+ * - A kind unschedules a job whose wake is no longer due; one still queued but no longer eligible at
+ *   the flush is dropped there.
  */
+
+/** The time and timers the decision point and the pattern wakes' cooldown use (tests step their own). */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    timer.unref();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** One kind of wake: what the decision point asks of it. */
 export interface WakeKind<T> {
@@ -52,10 +66,6 @@ export class DecisionPoint<Records extends Record<string, unknown>> {
     const queue = this.queued.get(kind)!;
     const index = queue.indexOf(jobId);
     if (index !== -1) queue.splice(index, 1);
-  }
-
-  isScheduled(kind: keyof Records, jobId: number): boolean {
-    return this.queued.get(kind)!.includes(jobId);
   }
 
   /** A run of the host started: wakes wait for it to settle. */

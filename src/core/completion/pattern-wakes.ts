@@ -1,11 +1,21 @@
-import {
-  MAX_PATTERN_WAKE_COOLDOWN_S,
-  MIN_PATTERN_WAKE_COOLDOWN_S,
-  PATTERN_WAKE_BUDGET,
-  PATTERN_WAKE_COOLDOWN_ENV,
-  PATTERN_WAKE_COOLDOWN_S,
-} from "../shared/constants.ts";
+import { PATTERN_WAKE_COOLDOWN_ENV } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
+import type { Clock } from "./decision-point.ts";
+
+/**
+ * Least time between two pattern wakes of one job, in seconds, and its bounds: a server that logs an
+ * error a second would otherwise start a turn a second. Matches in between are counted and named by
+ * the next wake. `PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S` sets it (tests use 1).
+ */
+export const PATTERN_WAKE_COOLDOWN_S = 30;
+const MIN_PATTERN_WAKE_COOLDOWN_S = 1;
+const MAX_PATTERN_WAKE_COOLDOWN_S = 3_600;
+
+/**
+ * Pattern wakes of one job with no call of the model on it in between, after which the pattern
+ * disarms itself (the last wake says so): a model that ignores a noisy pattern stops paying for it.
+ */
+export const PATTERN_WAKE_BUDGET = 10;
 
 /** A pattern wake as the prompt names it: bounded metadata and one matched line, never other output. */
 export interface PatternWakeJob {
@@ -30,13 +40,6 @@ export function patternWakeCooldownMs(env: NodeJS.ProcessEnv = process.env): num
   return (valid ? seconds : PATTERN_WAKE_COOLDOWN_S) * 1000;
 }
 
-/** The time and timers pattern wakes need (the coordinator's clock). */
-export interface PatternClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 interface PatternRecord {
   pattern: string;
   command: string;
@@ -58,18 +61,18 @@ interface PatternRecord {
 }
 
 /**
- * The `wake_on_pattern` side of the completion coordinator, private to completion/: which job has
+ * The `wake_on_pattern` side of the completion ledger, private to completion/: which job has
  * which pattern, the matches not yet announced, the cooldown between two wakes and the budget of
- * wakes without a call. It decides when a job's pattern wake is due (`ready`); the coordinator
+ * wakes without a call. It decides when a job's pattern wake is due (`ready`); the ledger
  * batches it with every other wake and sends it, so a match and an exit close together are one prompt.
  */
 export class PatternWakes {
   private readonly records = new Map<number, PatternRecord>();
 
   constructor(
-    private readonly clock: PatternClock,
+    private readonly clock: Clock,
     private readonly cooldownMs: number,
-    /** A job's pattern wake may go out now (the coordinator schedules it into its next batch). */
+    /** A job's pattern wake may go out now (the ledger queues it at the decision point). */
     private readonly ready: (jobId: number) => void,
   ) {}
 
@@ -138,7 +141,7 @@ export class PatternWakes {
     if (record.first !== undefined && !record.held) this.ready(jobId);
   }
 
-  /** Whether a match waits to be announced (the coordinator asks before it sends). */
+  /** Whether a match waits to be announced (the ledger asks before it sends). */
   pending(jobId: number): boolean {
     const record = this.records.get(jobId);
     return record !== undefined && record.first !== undefined && !record.held;
@@ -198,13 +201,6 @@ export class PatternWakes {
 
   clear(): void {
     for (const jobId of [...this.records.keys()]) this.forget(jobId);
-  }
-
-  /** Jobs with a match waiting (for the coordinator's count of what waits). */
-  get waiting(): number {
-    let count = 0;
-    for (const record of this.records.values()) if (record.first !== undefined) count++;
-    return count;
   }
 
   private clearPending(record: PatternRecord): void {

@@ -1,4 +1,4 @@
-import type { WakeJob } from "../completion/wakes.ts";
+import type { WakeJob } from "../completion/wake-delivery.ts";
 import type { InputWait } from "../conditions/input-wait.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";

@@ -255,11 +255,6 @@ export const PRUNE_IDLE_MS = 500;
 /** Tracked jobs from which a prune runs at once rather than at the pause: a long burst stays bounded. */
 export const PRUNE_BACKLOG_JOBS = 32;
 
-/** Exits this close together are announced in one prompt rather than one prompt each. */
-export const WAKE_DEBOUNCE_MS = 250;
-/** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
-export const WAKE_MAX_LISTED = 16;
-
 /**
  * Longest body (characters after the introducer) of a control sequence or control string (CSI, OSC,
  * DCS, SOS, PM, APC, nF escape) that is swallowed, or held back at the end of a read for the next
@@ -296,10 +291,6 @@ export const HANDOVER_MAX_JOBS = MAX_JOBS;
 export const HANDOVER_SETTLE_MS = 500;
 /** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
 export const RELOAD_ADOPTION_MS = 10_000;
-
-/** Nested exits kept for one enclosing call's receipt, and how many of them it names. */
-export const RECEIPT_MAX_KEPT = 64;
-export const RECEIPT_MAX_SHOWN = 16;
 
 /** Node's timers overflow past 2^31-1 ms (about 24.8 days); longer waits re-arm in chunks. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { InputWakeJob } from "../../../src/core/completion/wakes.ts";
+import type { InputWakeJob } from "../../../src/core/completion/wake-delivery.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { heldWakeAfterPromptEnds } from "../../helpers/held-input-wake.ts";

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
 import type { Job } from "../../../src/core/job/job.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../../src/core/runtime.ts";
-import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import { UnknownJobError } from "../../../src/core/shared/errors.ts";
 import { StartedJobs, statusOf } from "../../helpers/jobs.ts";
 import { startBurners } from "../../helpers/load.ts";

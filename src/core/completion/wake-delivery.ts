@@ -1,0 +1,127 @@
+/**
+ * How the wakes the decision point took reach Pi, private to completion/: one batch per decision (each
+ * kind's list bounded, the rest counted), the line of a job a person typed into withheld at the last
+ * moment, and a batch whose send threw kept for a retry, trimmed by what the model learned meanwhile.
+ */
+import type { PatternWakeJob } from "./pattern-wakes.ts";
+
+/** Jobs named in one wake prompt, per kind; the rest are counted (the prompt must stay small). */
+const WAKE_MAX_LISTED = 16;
+
+/** What a wake says about one job's exit: bounded metadata, never output. */
+export interface WakeJob {
+  jobId: number;
+  command: string;
+  cwd: string;
+  exitCode: number | null;
+  signal: string | null;
+  elapsedMs: number;
+  logPath: string;
+  /** Why the job ended, when the runtime ended it or it failed. */
+  reason?: string;
+}
+
+/** An input wake as the prompt names it: bounded metadata and the job's last visible line, never other output. */
+export interface InputWakeJob {
+  jobId: number;
+  command: string;
+  /** The job's last visible line (the prompt); absent when withheld. */
+  line?: string;
+  /** A person typed into the job: its output is not quoted. */
+  withheld?: true;
+  /** How long it had waited for input when the wake was due. */
+  waitedMs: number;
+}
+
+/** One prompt's wakes: each kind's list holds at most {@link WAKE_MAX_LISTED}, `more` counts the rest. */
+export interface WakeBatch {
+  jobs: WakeJob[];
+  more: number;
+  patterns?: PatternWakeJob[];
+  inputs?: InputWakeJob[];
+}
+
+/** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
+export type WakeSender = (batch: WakeBatch) => void;
+
+/** The lists of a batch, one per kind of wake. */
+export type BatchList = "jobs" | "patterns" | "inputs";
+
+export class WakeDelivery {
+  private sender: WakeSender | undefined;
+  /** Batches whose send threw (a stale or not-yet-bound API), waiting for a retry. */
+  private unsent: WakeBatch[] = [];
+
+  /** `unquotable`: a person typed into the job (asked as each batch is handed over). */
+  constructor(private readonly unquotable: (jobId: number) => boolean) {}
+
+  /** Binds delivery (a new Pi API after reload), or unbinds it (`undefined`: batches wait). */
+  bind(sender: WakeSender | undefined): void {
+    this.sender = sender;
+  }
+
+  /** One batch of what the decision point took, each kind's list bounded. */
+  send(lists: { jobs: WakeJob[]; patterns: PatternWakeJob[]; inputs: InputWakeJob[] }): void {
+    const { jobs, patterns, inputs } = lists;
+    const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
+    this.deliver({
+      jobs: jobs.slice(0, WAKE_MAX_LISTED),
+      more,
+      ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
+      ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
+    });
+  }
+
+  /** Sends again what failed to send synchronously. */
+  retry(): void {
+    const batches = this.unsent;
+    this.unsent = [];
+    for (const batch of batches) this.deliver(batch);
+  }
+
+  /** Removes the job's wakes from `lists` of every batch waiting for a retry; a batch left with nothing goes. */
+  withdraw(jobId: number, ...lists: BatchList[]): void {
+    this.unsent = this.unsent.filter((batch) => {
+      for (const list of lists) {
+        const kept = (batch[list] as { jobId: number }[] | undefined)?.filter((wake) => wake.jobId !== jobId) ?? [];
+        if (list === "jobs" || kept.length > 0) Object.assign(batch, { [list]: kept });
+        else delete batch[list];
+      }
+      return wakesIn(batch) > 0;
+    });
+  }
+
+  /** Wakes in the batches waiting for a retry, those beyond the listed ones included. */
+  get waiting(): number {
+    return this.unsent.reduce((sum, batch) => sum + wakesIn(batch), 0);
+  }
+
+  /** Shutdown: nothing waiting is sent. */
+  clear(): void {
+    this.unsent = [];
+  }
+
+  private deliver(batch: WakeBatch): void {
+    try {
+      if (!this.sender) throw new Error("no sender bound");
+      this.sender(withheldLines(batch, this.unquotable));
+    } catch {
+      // Only a synchronous failure is observable here.
+      this.unsent.push(batch);
+    }
+  }
+}
+
+function wakesIn(batch: WakeBatch): number {
+  return batch.jobs.length + (batch.patterns?.length ?? 0) + (batch.inputs?.length ?? 0) + batch.more;
+}
+
+/** `batch` with the line of every pattern or input wake of an `unquotable` job withheld (whenever the wake was decided). */
+function withheldLines(batch: WakeBatch, unquotable: (jobId: number) => boolean): WakeBatch {
+  const quoted = (wake: { jobId: number }) => unquotable(wake.jobId);
+  if (!batch.patterns?.some(quoted) && !batch.inputs?.some(quoted)) return batch;
+  const patterns = batch.patterns?.map((wake) => (quoted(wake) ? { ...wake, line: "", lineWithheld: true } : wake));
+  const unquoted = ({ line: _line, ...wake }: InputWakeJob): InputWakeJob => ({ ...wake, withheld: true });
+  const inputs = batch.inputs?.map((wake) => (quoted(wake) ? unquoted(wake) : wake));
+  return { ...batch, ...(patterns ? { patterns } : {}), ...(inputs ? { inputs } : {}) };
+}

@@ -21,10 +21,10 @@ const FOLDERS = {
   processes: "process-table.ts",
   conditions: "condition-watch.ts",
   log: "job-log.ts",
-  completion: "completion-ledger.ts",
   transport: "spawn.ts",
   request: "request.ts",
   job: "job.ts",
+  completion: "completion-ledger.ts",
   supervision: "orphan-guard.ts",
 };
 

@@ -4,12 +4,12 @@
  */
 export type { AskTheUser, CallContext } from "./attached-call.ts";
 export type { CallKind, ObservedExit, Receipt, SetOnExitStatus } from "./completion/completion-ledger.ts";
+export { INPUT_WAKE_LINE_CHARS } from "./completion/job-wakes.ts";
 export { PATTERN_WAKE_BUDGET, PATTERN_WAKE_COOLDOWN_S, type PatternWakeJob } from "./completion/pattern-wakes.ts";
 export type { InputWakeJob, WakeBatch, WakeJob, WakeSender } from "./completion/wake-delivery.ts";
 export { checkUntilListening } from "./conditions/listen-watch.ts";
 export type { ReadMatchList } from "./conditions/read-matches.ts";
 export { cutAround } from "./conditions/until-pattern.ts";
-export { INPUT_WAKE_LINE_CHARS } from "./input-wake-watch.ts";
 export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";

@@ -1,15 +1,15 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { JobWakes, type WakeChange, type WakeChangeResult, wakeOf } from "./completion/job-wakes.ts";
 import type { Job } from "./job/job.ts";
 import type { TypingSession } from "./job/job-holders.ts";
-import { type JobListing, type JobReport, type JobSnapshot, type KillReport, wakeOf } from "./job/job-snapshot.ts";
+import type { JobListing, JobReport, JobSnapshot, KillReport } from "./job/job-snapshot.ts";
 import { stepJob, watchUntil } from "./job/job-step.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { combinedInput } from "./job/person-news.ts";
 import { JobRegistry } from "./job/registry.ts";
 import { JobLauncher } from "./job-launcher.ts";
 import { JobReports } from "./job-reports.ts";
-import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import type { ShownPart } from "./output/shown-part.ts";
 import { aliveGroups } from "./processes/process-group.ts";
@@ -21,7 +21,7 @@ import { OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
-export type { PatternStatus, WakeChange, WakeChangeResult } from "./job-wakes.ts";
+export type { PatternStatus, WakeChange, WakeChangeResult } from "./completion/job-wakes.ts";
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
 
 /** How a runtime is made; every field has a default (tests give their own logs, sizes and shells). */
@@ -55,7 +55,7 @@ export class ExecRuntime {
   /** Exactly-once completion: the Pi layer binds the sender and reports calls' starts and ends. */
   readonly completions = new CompletionLedger<JobReport>({
     draining: (jobId) => this.registry.draining(jobId),
-    waitsForInput: (jobId) => this.wakes.inputs.stillWaits(jobId),
+    waitsForInput: (jobId) => this.wakes.stillWaitsForInput(jobId),
     // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
     typedInto: (jobId) => this.registry.get(jobId)?.holders.typedInto ?? true,
   });

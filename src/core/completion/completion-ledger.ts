@@ -1,7 +1,8 @@
 /*
  * completion/ — exactly-once delivery of what a job tells the model while nobody watches it: its
  * exit, a line matching its `wake_on_pattern`, a wait for input. The flow at a glance:
- * 1. The model arms a job's wakes (`arm`, `armPattern`).
+ * 1. The model arms a job's wakes (`arm`, `armPattern`; job-wakes.ts arms the job's line watch and
+ *    its input probe with them).
  * 2. A call attached to a job leases it (`lease`); its result carries the exit (`settle` with it) or
  *    not (released). Pi finalizing the call (`callEnded`) commits what it observed; a nested call
  *    hands that to its outermost call, whose result gets a receipt.
@@ -10,9 +11,10 @@
  * 4. When the run settles (or 250 ms after the first, Pi idle) each is re-checked by its kind and
  *    what is still due goes to the sender as one batch; a send that threw waits for a retry.
  * Files: this one (the invariant and its one public face), decision-point.ts (the queue, held and
- * flushed), pattern-wakes.ts (a pattern's cooldown and budget), wake-delivery.ts (batches and sends).
+ * flushed), pattern-wakes.ts (a pattern's cooldown and budget), wake-delivery.ts (batches and sends),
+ * job-wakes.ts (the wakes the model sets, on the jobs' side).
  *
- * May import: shared.
+ * May import: shared, conditions, job.
  */
 import { type Clock, DecisionPoint, realClock } from "./decision-point.ts";
 import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";

@@ -1,4 +1,3 @@
-import type { WakeJob } from "../completion/wake-delivery.ts";
 import type { InputWait } from "../conditions/input-wait.ts";
 import type { Window } from "../request/wait-policy.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
@@ -193,24 +192,4 @@ export interface WaitProgress {
   outputBytes: number;
   /** Since this call started. */
   elapsedMs: number;
-}
-
-/** What a wake says about a job that ended: bounded metadata only, never its output. */
-export function wakeOf(job: JobSnapshot): WakeJob {
-  const exit = job.exit;
-  const reasons = [
-    exit?.stoppedBy === "timeout" ? "stopped at its timeout_s deadline" : undefined,
-    exit?.stoppedBy === "log_quota" ? "stopped when its log reached the quota" : undefined,
-    exit?.failure,
-  ].filter((reason): reason is string => reason !== undefined);
-  return {
-    jobId: job.jobId,
-    command: job.command,
-    cwd: job.cwd,
-    exitCode: exit?.exitCode ?? null,
-    signal: exit?.signal ?? null,
-    elapsedMs: job.elapsedMs,
-    logPath: job.logPath,
-    ...(reasons.length ? { reason: reasons.join("; ") } : {}),
-  };
 }

@@ -3,7 +3,7 @@
  * escalation, the exit drain, waits, the snapshot every result reads, progress, and the registry of
  * a runtime's jobs.
  *
- * May import: shared, output, screen, processes, conditions, log, completion, transport, request.
+ * May import: shared, output, screen, processes, conditions, log, transport, request.
  */
 import { type UntilHandle, untilWatch } from "../conditions/condition-watch.ts";
 import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait } from "../conditions/input-wait.ts";

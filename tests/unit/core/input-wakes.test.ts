@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
+import { lastVisibleLine } from "../../../src/core/completion/job-wakes.ts";
 import type { InputWakeJob, WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
 import { InputWakeRule, inputWakeMs } from "../../../src/core/conditions/input-wake-rule.ts";
-import { lastVisibleLine } from "../../../src/core/input-wake-watch.ts";
 import type { SteppedClock } from "../../helpers/clock.ts";
 import { exitWake, ledgerOn, steppedWakes, type TestLedger } from "../../helpers/stepped-ledger.ts";
 

@@ -97,7 +97,10 @@ export class AttachedCall {
     }
     if (!report) return undefined;
     if (consumed) report.wake = "consumed";
-    else if (!exit && this.ledger.isArmed(this.job.id)) report.wake = "armed";
+    else if (!exit && this.ledger.exitLevel(this.job.id)) {
+      report.wake = "armed";
+      if (this.ledger.exitLevel(this.job.id) === "next_turn") report.wakeLevel = "next_turn";
+    }
     return report;
   }
 }

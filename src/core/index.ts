@@ -13,6 +13,7 @@ export { cutAround } from "./conditions/until-pattern.ts";
 export type { Background } from "./job/background.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { TypingSession, UserInput } from "./job/job-holders.ts";
+export type { UnreadTally } from "./job/job-output.ts";
 export type { JobListing, JobReport, JobSnapshot, KillReport, SlotUse, WaitProgress } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
 export { type HumanView, humanView } from "./job/job-view.ts";

@@ -50,8 +50,9 @@ export class JobReports {
     this.ports = new ListeningPorts(markerPrefix);
   }
 
-  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed" | "wakePattern"> = {}): JobSnapshot {
-    return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id), wakePattern: this.completions.patternOf(job.id) });
+  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed" | "wakeLevel" | "wakePattern"> = {}): JobSnapshot {
+    const wakeLevel = this.completions.exitLevel(job.id);
+    return snapshotOf(job, { ...extra, wakeArmed: wakeLevel !== undefined, wakeLevel, wakePattern: this.completions.patternOf(job.id) });
   }
 
   /**

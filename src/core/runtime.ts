@@ -1,4 +1,5 @@
 import { AttachedCall, type CallContext } from "./attached-call.ts";
+import type { NoticeLevel } from "./completion/attention.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
 import { JobWakes, type WakeChange, type WakeChangeResult, wakeOf } from "./completion/job-wakes.ts";
 import type { Job } from "./job/job.ts";
@@ -88,7 +89,7 @@ export class ExecRuntime {
   }
 
   /** Spawns the command and stays attached for its window (step 1 above). */
-  async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
+  async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | NoticeLevel } = {}): Promise<JobReport> {
     // The call's wall time counts the spawn too: its window starts before it, and a loaded machine spawns slowly.
     const callStart = performance.now();
     const job = await this.spawn(request);
@@ -126,8 +127,8 @@ export class ExecRuntime {
       });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
-      if (!report.job.exit && call.onExit === "wake") {
-        this.wakes.armExit(job.id);
+      if (!report.job.exit && call.onExit && call.onExit !== "none") {
+        this.wakes.armExit(job.id, call.onExit);
         if (job.exit) this.completions.jobExited(wakeOf(this.reports.snapshot(job)));
       }
       return report;

@@ -7,6 +7,7 @@ import {
   type Job,
   RELOAD_ADOPTION_MS,
   type ShutdownReport,
+  type WakeBatch,
   type WakeSender,
 } from "../core/index.ts";
 import { type HostState, hostState, RUNTIME_FORMAT } from "./host-state.ts";
@@ -60,6 +61,12 @@ export class SessionRuntimes {
     const runtime = this.existing();
     if (running) runtime?.completions.runStarted();
     else runtime?.completions.runSettled();
+  }
+
+  /** A run is starting (`before_agent_start`): the notices still due that ride with it, if any; then as `setRunning(true)`. */
+  runStarting(): WakeBatch | undefined {
+    this.running = true;
+    return this.existing()?.completions.takeForTurn();
   }
 
   /** Runs `listener` for the bound session's runtime when it is created or adopted. */

@@ -13,6 +13,7 @@ import {
 } from "../core/index.ts";
 import { matchWindow } from "./match-window.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
+import { unreadWords } from "./results/job-fields.ts";
 
 /**
  * Completion wakes as Pi messages: the prompt the model reads, the `details` kept in the session, and
@@ -44,7 +45,8 @@ function describeJob(job: WakeJob): string {
     `log ${job.logPath}`,
     `\`${bounded(job.command, 120)}\``,
   ];
-  return `- ${parts.join(" · ")}`;
+  const unread = job.unread ? `\n  unread: ${unreadWords(job.unread, job.logPartial)}` : "";
+  return `- ${parts.join(" · ")}${unread}`;
 }
 
 /** A pattern wake's metadata as the model and the session keep it: one escaped, bounded line each, the line a window around the match. */
@@ -96,10 +98,11 @@ function opening(batch: WakeBatch): string {
   const inputs = batch.inputs?.length ?? 0;
   const count = new Set([...batch.jobs, ...(batch.patterns ?? []), ...(batch.inputs ?? [])].map((job) => job.jobId)).size + batch.more;
   const jobs = count === 1 ? "A background job" : `${count} background jobs`;
-  if (patterns === 0 && inputs === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
-  if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
-  if (exits === 0 && patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "waits" : "wait"} for input:`;
-  return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} news:`;
+  const asked = batch.nextTurn ? "you asked to hear of" : "you asked to be woken for";
+  if (patterns === 0 && inputs === 0) return `${jobs} ${asked} ${count === 1 ? "has" : "have"} exited:`;
+  if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} ${asked}:`;
+  if (exits === 0 && patterns === 0) return `${jobs} ${asked} ${count === 1 ? "waits" : "wait"} for input:`;
+  return `${jobs} ${asked} ${count === 1 ? "has" : "have"} news:`;
 }
 
 /** What to do about a job that waits for input. */
@@ -117,6 +120,7 @@ export function wakeText(batch: WakeBatch): string {
     ...patterns.map(inertPattern).map((wake) => describePattern(wake, exited.has(wake.jobId))),
     ...(batch.inputs ?? []).map(inertInput).map(describeInput),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
+    ...(batch.held ? [`${batch.held} of these waited to save turns (the person's PI_UNIFIED_EXEC_WAKE_TURNS).`] : []),
     ...(batch.inputs ? [ANSWER_INPUT] : []),
     patterns.length === 0
       ? "write_stdin(session_id) returns any output not read yet (the full output is in the log). Continue only with work " +
@@ -131,28 +135,31 @@ function readAfterMatch(patterns: PatternWakeJob[]): string {
   return `write_stdin(session_id${patterns.length === 1 ? `: ${patterns[0]!.jobId}` : ""}, until_quiet_ms: 500)`;
 }
 
+/** A batch as Pi's custom message: the prompt text, and the `details` the session keeps and the row draws. */
+export function wakeMessage(batch: WakeBatch) {
+  return {
+    customType: WAKE_MESSAGE_TYPE,
+    content: wakeText(batch),
+    display: true,
+    details: {
+      jobs: batch.jobs.map(inert),
+      more: batch.more,
+      ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
+      ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
+      ...(batch.held ? { held: batch.held } : {}),
+      ...(batch.nextTurn ? { next_turn: true } : {}),
+    },
+  };
+}
+
 /**
  * Delivery through Pi: a custom message that starts a turn when Pi is idle and queues behind active
  * work as a follow-up otherwise, so it never interrupts a turn. `sendMessage` throws synchronously
  * only for a stale or unbound API, which the ledger retries; later failures are Pi's to report.
+ * A `next_turn` batch is not sent: `before_agent_start` adds it to the run that starts.
  */
 export function wakeSender(pi: ExtensionAPI): WakeSender {
-  return (batch) => {
-    pi.sendMessage(
-      {
-        customType: WAKE_MESSAGE_TYPE,
-        content: wakeText(batch),
-        display: true,
-        details: {
-          jobs: batch.jobs.map(inert),
-          more: batch.more,
-          ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
-          ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
-        },
-      },
-      { triggerTurn: true, deliverAs: "followUp" },
-    );
-  };
+  return (batch) => pi.sendMessage(wakeMessage(batch), { triggerTurn: true, deliverAs: "followUp" });
 }
 
 // ---- drawing ---------------------------------------------------------------------------------------
@@ -178,10 +185,6 @@ function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string 
   return expanded ? `${row}\n${theme.fg("muted", `  cwd ${line(job.cwd, 200)} · log ${line(job.logPath, 200)}`)}` : row;
 }
 
-/**
- * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
- * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
- */
 /** One pattern wake: `🔔 session 3 matched /ERROR/ · the line`; expanded adds the command. */
 function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boolean): string {
   const more = typeof wake.more === "number" && wake.more > 0 ? ` (+${line(wake.more)} more)` : "";
@@ -203,9 +206,20 @@ function inputRow(wake: Partial<InputWakeJob>, theme: Theme, expanded: boolean):
   return expanded ? `${row}\n${theme.fg("muted", `  ${line(wake.command, 200)}`)}` : row;
 }
 
+/**
+ * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
+ * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
+ */
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const details = message.details as
-    | { jobs?: Partial<WakeJob>[]; more?: number; patterns?: Partial<PatternWakeJob>[]; inputs?: Partial<InputWakeJob>[] }
+    | {
+        jobs?: Partial<WakeJob>[];
+        more?: number;
+        patterns?: Partial<PatternWakeJob>[];
+        inputs?: Partial<InputWakeJob>[];
+        held?: unknown;
+        next_turn?: unknown;
+      }
     | undefined;
   const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
   const jobs = Array.isArray(details?.jobs) ? details.jobs : undefined;
@@ -221,6 +235,8 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   if (Array.isArray(details?.patterns)) rows.push(...details.patterns.map((wake) => patternRow(wake, theme, options.expanded)));
   if (Array.isArray(details?.inputs)) rows.push(...details.inputs.map((wake) => inputRow(wake, theme, options.expanded)));
   if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
+  if (details?.next_turn === true) rows.push(theme.fg("muted", "  came with this turn (next_turn)"));
+  if (typeof details?.held === "number" && details.held > 0) rows.push(theme.fg("muted", `  ${line(details.held)} held to save turns`));
   box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;
 };

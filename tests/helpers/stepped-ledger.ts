@@ -23,31 +23,32 @@ export interface SteppedWakes {
 }
 
 /**
- * A ledger on `clock` (debounce WAKE_DEBOUNCE_MS, cooldown TEST_COOLDOWN_MS) that hands each batch to
- * `send` (none bound when undefined); jobs in `draining` count as draining their exit, jobs in
- * `answered` as no longer waiting for input.
+ * A ledger on `clock` (debounce WAKE_DEBOUNCE_MS, cooldown TEST_COOLDOWN_MS, no turn budget unless
+ * `wakeTurns` says) that hands each batch to `send` (none bound when undefined); jobs in `draining`
+ * count as draining their exit, jobs in `answered` as no longer waiting for input.
  */
 export function ledgerOn(
   clock: Clock,
   send: ((batch: WakeBatch) => void) | undefined,
   draining = new Set<number>(),
   answered = new Set<number>(),
+  wakeTurns = 0,
 ): TestLedger {
   const ledger = new CompletionLedger<unknown>(
     { draining: (jobId) => draining.has(jobId), waitsForInput: (jobId) => !answered.has(jobId), typedInto: () => false },
-    { clock, debounceMs: WAKE_DEBOUNCE_MS, patternCooldownMs: TEST_COOLDOWN_MS },
+    { clock, debounceMs: WAKE_DEBOUNCE_MS, patternCooldownMs: TEST_COOLDOWN_MS, wakeTurns },
   );
   ledger.bindSender(send);
   return ledger;
 }
 
-/** A fresh clock at 0, an empty `sent`, no job draining or answered, and a ledger over them. */
-export function steppedWakes(): SteppedWakes {
+/** A fresh clock at 0, an empty `sent`, no job draining or answered, and a ledger over them (`wakeTurns`: its turn budget, 0 none). */
+export function steppedWakes(wakeTurns = 0): SteppedWakes {
   const clock = new SteppedClock();
   const sent: WakeBatch[] = [];
   const draining = new Set<number>();
   const answered = new Set<number>();
-  return { clock, sent, draining, answered, ledger: ledgerOn(clock, (batch) => sent.push(batch), draining, answered) };
+  return { clock, sent, draining, answered, ledger: ledgerOn(clock, (batch) => sent.push(batch), draining, answered, wakeTurns) };
 }
 
 /** The exit of job `jobId` (code 0 unless `over` says otherwise). */

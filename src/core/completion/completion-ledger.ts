@@ -1,24 +1,24 @@
 /*
  * completion/ — exactly-once delivery of what a job tells the model while nobody watches it: its
  * exit, a line matching its `wake_on_pattern`, a wait for input. The flow at a glance:
- * 1. The model arms a job's wakes (`arm`, `armPattern`; job-wakes.ts arms the job's line watch and
- *    its input probe with them).
- * 2. A call attached to a job leases it (`lease`); its result carries the exit (`settle` with it) or
- *    not (released). Pi finalizing the call (`callEnded`) commits what it observed; a nested call
- *    hands that to its outermost call, whose result gets a receipt.
+ * 1. The model arms a job's wakes at a level (`arm`, `armPattern`; job-wakes.ts arms the job's side).
+ * 2. A call attached to a job leases it (`lease`); a result that carries the exit observes it, and
+ *    Pi finalizing the call (`callEnded`) commits it (a nested call's, at its outermost call's end).
  * 3. An exit, a match or a wait for input on a job no call leases is queued at the one decision
  *    point, held while Pi runs.
- * 4. When the run settles (or 250 ms after the first, Pi idle) each is re-checked by its kind and
- *    what is still due goes to the sender as one batch; a send that threw waits for a retry.
- * Files: this one (the invariant and its one public face), decision-point.ts (the queue, held and
- * flushed), pattern-wakes.ts (a pattern's cooldown and budget), wake-delivery.ts (batches and sends),
- * job-wakes.ts (the wakes the model sets, on the jobs' side).
+ * 4. When the run settles (or 250 ms after the first, Pi idle) each is re-checked and, if one is a
+ *    `wake` (attention.ts: levels, the turn budget), all that is due goes out as one batch;
+ *    `next_turn` notices ride with the next run that starts (`takeForTurn`).
+ * Files: this one (the invariant, its one public face), decision-point.ts, attention.ts,
+ * pattern-wakes.ts (cooldown, budget), wake-delivery.ts (batches, sends, retries), job-wakes.ts.
  *
- * May import: shared, conditions, job.
+ * May import: shared, conditions, request, job.
  */
+import { writtenWakePattern } from "../request/request.ts";
+import { type DecidedLevel, type NoticeLevel, TurnBudget, wakeTurnsFromEnv } from "./attention.ts";
 import { type Clock, DecisionPoint, realClock } from "./decision-point.ts";
-import { type PatternWakeJob, PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
-import { type InputWakeJob, WakeDelivery, type WakeJob, type WakeSender } from "./wake-delivery.ts";
+import { PatternWakes, patternWakeCooldownMs } from "./pattern-wakes.ts";
+import { type InputWakeJob, type WakeBatch, WakeDelivery, type WakeJob, type WakeRecords, type WakeSender } from "./wake-delivery.ts";
 
 /** Exits this close together are announced in one prompt rather than one prompt each. */
 export const WAKE_DEBOUNCE_MS = 250;
@@ -68,18 +68,13 @@ export interface WakeHost {
 
 const ANY_JOB: WakeHost = { draining: () => false, waitsForInput: () => true, typedInto: () => false };
 
-/** The kinds of wake, in the order a batch lists them; a new kind adds a record here and a list to `WakeBatch`. */
-interface WakeRecords extends Record<string, unknown> {
-  exit: WakeJob;
-  pattern: PatternWakeJob;
-  input: InputWakeJob;
-}
-
-/** How a ledger is made: a clock and windows of its own for tests. */
+/** How a ledger is made: a clock, windows and a turn budget of its own for tests. */
 export interface LedgerOptions {
   clock?: Clock;
   debounceMs?: number;
   patternCooldownMs?: number;
+  /** Turns notices may start per ten minutes (0: no limit); default `PI_UNIFIED_EXEC_WAKE_TURNS`. */
+  wakeTurns?: number;
 }
 
 /**
@@ -100,11 +95,13 @@ export interface LedgerOptions {
  *    line not read, the prompt still waiting) and sent only from there, never while Pi runs.
  * 6. Pattern and input wakes never touch the exit's; a call on the job drops what it will read
  *    itself. A match during the exit's drain waits for the exit and goes with it.
+ * 7. Every level keeps these rules: a `next_turn` notice is re-checked when the run it rides with
+ *    starts, and one made moot meanwhile is dropped exactly as a wake is.
  * Knows nothing of Pi: call ids are plain strings, the sender is bound from outside.
  */
 export class CompletionLedger<Report> {
-  /** Armed exit wakes, by job: the exit once the job has ended; `suppressed` while a stop is under way. */
-  private readonly exits = new Map<number, { exit?: WakeJob; suppressed: boolean }>();
+  /** Armed exit wakes, by job: their level, the exit once the job has ended, `suppressed` while a stop is under way. */
+  private readonly exits = new Map<number, { level: NoticeLevel; exit?: WakeJob; suppressed: boolean }>();
   /** Jobs whose exit wake went out recently, so a late `set_on_exit` can say `too_late` (bounded). */
   private readonly delivered = new Set<number>();
   private readonly patterns: PatternWakes;
@@ -122,21 +119,43 @@ export class CompletionLedger<Report> {
   /** Results saved for repeated nested reads, by job id, until their outermost call is finalized. */
   private readonly replays = new Map<number, { scope: string; report: Report }>();
   private readonly delivery: WakeDelivery;
+  /** Turns notices may still start: past it, pattern and input notices wait for the next turn. */
+  private readonly budget: TurnBudget;
 
   constructor(
     private readonly host: WakeHost = ANY_JOB,
-    { clock = realClock, debounceMs = WAKE_DEBOUNCE_MS, patternCooldownMs = patternWakeCooldownMs() }: LedgerOptions = {},
+    {
+      clock = realClock,
+      debounceMs = WAKE_DEBOUNCE_MS,
+      patternCooldownMs = patternWakeCooldownMs(),
+      wakeTurns = wakeTurnsFromEnv(),
+    }: LedgerOptions = {},
   ) {
     this.delivery = new WakeDelivery((jobId) => host.typedInto(jobId));
+    this.budget = new TurnBudget(() => clock.now(), wakeTurns);
     this.patterns = new PatternWakes(clock, patternCooldownMs, (jobId) => this.schedulePattern(jobId));
+    // An exit keeps the level the model set; the budget may hold back the others.
     const kinds = {
-      exit: { eligible: (jobId: number) => this.exitEligible(jobId), take: (jobId: number) => this.takeExit(jobId) },
-      pattern: { eligible: (jobId: number) => this.patternEligible(jobId), take: (jobId: number) => this.patterns.take(jobId) },
-      input: { eligible: (jobId: number) => this.inputEligible(jobId), take: (jobId: number) => this.takeInput(jobId) },
+      jobs: {
+        eligible: (jobId: number) => this.exitEligible(jobId),
+        level: (jobId: number) => this.exits.get(jobId)?.level ?? "wake",
+        take: (jobId: number) => this.takeExit(jobId),
+      },
+      patterns: {
+        eligible: (jobId: number) => this.patternEligible(jobId),
+        level: (jobId: number) => this.budget.decide(this.patterns.levelOf(jobId)),
+        take: (jobId: number) => this.patterns.take(jobId),
+      },
+      inputs: {
+        eligible: (jobId: number) => this.inputEligible(jobId),
+        level: (jobId: number) => this.followingLevel(jobId),
+        take: (jobId: number) => this.takeInput(jobId),
+      },
     };
-    this.point = new DecisionPoint<WakeRecords>(kinds, clock, debounceMs, (taken) =>
-      this.delivery.send({ jobs: taken.exit, patterns: taken.pattern, inputs: taken.input }),
-    );
+    this.point = new DecisionPoint<WakeRecords>(kinds, clock, debounceMs, (taken) => {
+      this.budget.spend();
+      this.delivery.send(taken);
+    });
   }
 
   // ---- the Pi layer's side ------------------------------------------------------------------------
@@ -150,6 +169,16 @@ export class CompletionLedger<Report> {
   /** Pi started a run (`before_agent_start`, `agent_start`): wakes are held until it settles. */
   runStarted(): void {
     this.point.runStarted();
+  }
+
+  /**
+   * A run is starting (`before_agent_start`): the notices still due ride with it, whatever their
+   * level, as one batch for Pi to add to the run's first message; then the run holds what comes.
+   */
+  takeForTurn(): WakeBatch | undefined {
+    const taken = this.point.takeForTurn();
+    this.point.runStarted();
+    return taken && this.delivery.forTurn(taken);
   }
 
   /** Pi's run settled (`agent_settled`): held wakes are re-checked, what is still due goes out as one prompt, and sends that threw are retried. */
@@ -211,13 +240,14 @@ export class CompletionLedger<Report> {
 
   // ---- the runtime's side -------------------------------------------------------------------------
 
-  /** Arms the exit wake of a running job. */
-  arm(jobId: number): void {
-    if (!this.exits.has(jobId)) this.exits.set(jobId, { suppressed: false });
+  /** Arms the exit wake of a running job at `level`. */
+  arm(jobId: number, level: NoticeLevel = "wake"): void {
+    if (!this.exits.has(jobId)) this.exits.set(jobId, { level, suppressed: false });
   }
 
-  isArmed(jobId: number): boolean {
-    return this.exits.has(jobId);
+  /** The level of the job's armed exit wake; undefined when none is armed. */
+  exitLevel(jobId: number): NoticeLevel | undefined {
+    return this.exits.get(jobId)?.level;
   }
 
   /** Knows the job: armed, ended with its wake on its way (a tombstone), just woken, or watched by a pattern. */
@@ -230,17 +260,27 @@ export class CompletionLedger<Report> {
     return this.exits.has(jobId) || this.patterns.patternOf(jobId) !== undefined;
   }
 
-  /** Changes the exit wake without touching the process; `jobExited`: a new wake would be too late. */
-  setOnExit(jobId: number, policy: "none" | "wake", jobExited: boolean): SetOnExitStatus {
+  /**
+   * Changes the exit wake without touching the process: disarms it, arms it, or moves an armed one
+   * (a tombstone's included) to another level. `jobExited`: a new wake would be too late.
+   */
+  setOnExit(jobId: number, policy: "none" | NoticeLevel, jobExited: boolean): SetOnExitStatus {
     if (this.delivered.has(jobId)) return "too_late";
+    const record = this.exits.get(jobId);
     if (policy === "none") {
-      if (!this.exits.has(jobId)) return "already_none";
+      if (!record) return "already_none";
       this.forgetExit(jobId);
       return "disarmed";
     }
-    if (this.exits.has(jobId)) return "already_armed";
+    if (record?.level === policy) return "already_armed";
+    if (record) {
+      record.level = policy;
+      this.point.unschedule("jobs", jobId);
+      this.scheduleExit(jobId);
+      return "armed";
+    }
     if (jobExited) return "too_late";
-    this.arm(jobId);
+    this.arm(jobId, policy);
     return "armed";
   }
 
@@ -255,20 +295,22 @@ export class CompletionLedger<Report> {
     this.dropInput(job.jobId);
   }
 
-  /** Arms or replaces the job's `wake_on_pattern` (a call of the model: its budget starts over). */
-  armPattern(jobId: number, pattern: string, command: string): void {
-    this.point.unschedule("pattern", jobId);
-    this.patterns.arm(jobId, pattern, command);
+  /** Arms or replaces the job's `wake_on_pattern` at `level` (a call of the model: its budget starts over). */
+  armPattern(jobId: number, pattern: string, command: string, level: NoticeLevel = "wake"): void {
+    this.point.unschedule("patterns", jobId);
+    this.patterns.arm(jobId, pattern, command, level);
   }
 
   /** Disarms the job's pattern; false when none was armed. */
   disarmPattern(jobId: number): boolean {
-    this.point.unschedule("pattern", jobId);
+    this.point.unschedule("patterns", jobId);
     return this.patterns.disarm(jobId);
   }
 
+  /** The job's armed pattern as the model writes it (`next_turn:` first at that level), if any. */
   patternOf(jobId: number): string | undefined {
-    return this.patterns.patternOf(jobId);
+    const pattern = this.patterns.patternOf(jobId);
+    return pattern === undefined ? undefined : writtenWakePattern(pattern, this.patterns.levelOf(jobId));
   }
 
   /** `count` lines matched the job's pattern while no call held it, `line` the first, in output ending at byte `end` of its stream. */
@@ -284,7 +326,7 @@ export class CompletionLedger<Report> {
   /** The job has waited for input long enough while a wake is armed on it: one wake, at the next decision. */
   inputWaits(wake: InputWakeJob): void {
     this.inputs.set(wake.jobId, wake);
-    if (this.inputEligible(wake.jobId)) this.point.schedule("input", wake.jobId);
+    if (this.inputEligible(wake.jobId)) this.point.schedule("inputs", wake.jobId);
     else this.inputs.delete(wake.jobId);
   }
 
@@ -331,12 +373,12 @@ export class CompletionLedger<Report> {
   /** Holds a job's wakes back before it is stopped on purpose; returns `restore`, for a stop that failed. */
   hold(jobId: number): () => void {
     this.dropInput(jobId);
-    this.point.unschedule("pattern", jobId);
+    this.point.unschedule("patterns", jobId);
     const restorePattern = this.patterns.hold(jobId);
     const record = this.exits.get(jobId);
     if (!record) return restorePattern;
     record.suppressed = true;
-    this.point.unschedule("exit", jobId);
+    this.point.unschedule("jobs", jobId);
     return () => {
       restorePattern();
       if (this.exits.get(jobId) !== record) return;
@@ -349,7 +391,7 @@ export class CompletionLedger<Report> {
   drop(jobId: number): void {
     this.forgetExit(jobId);
     this.delivery.withdraw(jobId, "jobs", "patterns");
-    this.point.unschedule("pattern", jobId);
+    this.point.unschedule("patterns", jobId);
     this.patterns.forget(jobId);
     this.dropInput(jobId);
   }
@@ -365,6 +407,11 @@ export class CompletionLedger<Report> {
     this.delivery.clear();
   }
 
+  /** How many notices the turn budget holds for the next turn, and the budget (turns per ten minutes): the listing and the picker say so. */
+  get heldByBudget(): { count: number; turns: number } {
+    return { count: this.point.heldByBudget, turns: this.budget.turns };
+  }
+
   /** Wakes queued and not yet sent (held for a run included), plus those in batches waiting for a retry. */
   get waiting(): number {
     return this.point.count + this.delivery.waiting;
@@ -377,7 +424,7 @@ export class CompletionLedger<Report> {
     const lease = this.leases.get(callId) ?? { jobs: new Set<number>(), observed: new Set<number>() };
     lease.jobs.add(jobId);
     this.leases.set(callId, lease);
-    this.point.unschedule("exit", jobId);
+    this.point.unschedule("jobs", jobId);
   }
 
   private leased(jobId: number): boolean {
@@ -436,7 +483,7 @@ export class CompletionLedger<Report> {
    */
   private jobCalled(jobId: number): void {
     this.dropInput(jobId);
-    this.point.unschedule("pattern", jobId);
+    this.point.unschedule("patterns", jobId);
     this.patterns.called(jobId);
     this.delivery.withdraw(jobId, "patterns");
   }
@@ -449,12 +496,12 @@ export class CompletionLedger<Report> {
   }
 
   private scheduleExit(jobId: number): void {
-    if (this.exitEligible(jobId)) this.point.schedule("exit", jobId);
+    if (this.exitEligible(jobId)) this.point.schedule("jobs", jobId);
   }
 
   private forgetExit(jobId: number): void {
     this.exits.delete(jobId);
-    this.point.unschedule("exit", jobId);
+    this.point.unschedule("jobs", jobId);
   }
 
   /** The exit wake that goes out now: remembered for `too_late`, forgotten as a record. */
@@ -476,7 +523,15 @@ export class CompletionLedger<Report> {
   }
 
   private schedulePattern(jobId: number): void {
-    if (this.patternEligible(jobId)) this.point.schedule("pattern", jobId);
+    if (this.patternEligible(jobId)) this.point.schedule("patterns", jobId);
+  }
+
+  /**
+   * The level of a notice that follows the job's exit wake (a wait for input; a server gone deaf):
+   * the exit's, or `wake` when only a pattern is armed, held back when the turn budget is spent.
+   */
+  private followingLevel(jobId: number): DecidedLevel {
+    return this.budget.decide(this.exits.get(jobId)?.level);
   }
 
   /** While a wake is armed, no call holds the job and it still waits at that prompt (asked last: it probes). */
@@ -492,7 +547,7 @@ export class CompletionLedger<Report> {
 
   private dropInput(jobId: number): void {
     this.inputs.delete(jobId);
-    this.point.unschedule("input", jobId);
+    this.point.unschedule("inputs", jobId);
     this.delivery.withdraw(jobId, "inputs");
   }
 

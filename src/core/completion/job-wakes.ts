@@ -5,11 +5,12 @@
  * wake names it.
  */
 import { InputWakeRule, inputWakeMs } from "../conditions/input-wake-rule.ts";
-import type { LinePattern } from "../conditions/until-pattern.ts";
 import type { Job } from "../job/job.ts";
 import { type JobReport, type JobSnapshot, type NewsFields, newsFields } from "../job/job-snapshot.ts";
 import type { DisarmedWake } from "../job/person-news.ts";
 import type { JobRegistry } from "../job/registry.ts";
+import type { WakePattern } from "../request/request.ts";
+import type { NoticeLevel } from "./attention.ts";
 import type { CompletionLedger, SetOnExitStatus } from "./completion-ledger.ts";
 import type { WakeJob } from "./wake-delivery.ts";
 
@@ -21,10 +22,10 @@ const INPUT_WAKE_PROBE_MS = 1_000;
 /** Characters of the prompt line an input wake quotes: one line, enough to answer it. */
 export const INPUT_WAKE_LINE_CHARS = 300;
 
-/** What `set_on_exit` changes: the exit wake, the pattern (`null`: disarm), or both. */
+/** What `set_on_exit` changes: the exit wake's level, the pattern (`null`: disarm), or both. */
 export interface WakeChange {
-  onExit?: "none" | "wake";
-  wakePattern?: LinePattern | null;
+  onExit?: "none" | NoticeLevel;
+  wakePattern?: WakePattern | null;
 }
 
 export type PatternStatus = "armed" | "disarmed" | "already_none" | "too_late";
@@ -43,9 +44,9 @@ export class JobWakes {
     private readonly probeMs: number = INPUT_WAKE_PROBE_MS,
   ) {}
 
-  /** `on_exit: "wake"` on a job its call hands back. */
-  armExit(jobId: number): void {
-    this.completions.arm(jobId);
+  /** `on_exit` (`wake` or `next_turn`) on a job its call hands back. */
+  armExit(jobId: number, level: NoticeLevel): void {
+    this.completions.arm(jobId, level);
     this.watchInputs();
   }
 
@@ -80,12 +81,12 @@ export class JobWakes {
     return { found: true, ...(onExit ? { onExit } : {}), ...(pattern ? { pattern } : {}), ...news };
   }
 
-  /** Arms `pattern` on a running job: its later lines, while nobody holds it, may wake the model. */
-  armPattern(job: Job, pattern: LinePattern): void {
-    this.completions.armPattern(job.id, pattern.source, job.command);
+  /** Arms `pattern` on a running job: its later lines, while nobody holds it, may tell the model. */
+  armPattern(job: Job, { regex, level }: WakePattern): void {
+    this.completions.armPattern(job.id, regex.source, job.command, level);
     // A job a person typed into is never quoted (the ledger also withholds at sending): the line is not even kept.
     // A pattern too slow on this job's output is disarmed; the job's next result says so.
-    job.watchLines(pattern, {
+    job.watchLines(regex, {
       onHit: (hit) => this.completions.patternHit(job.id, job.holders.typedInto ? "" : hit.line, hit.count, hit.end),
       judgedThrough: () => this.completions.patternAnnouncedThrough(job.id),
       onSuspend: () => this.completions.disarmPattern(job.id),
@@ -176,5 +177,7 @@ export function wakeOf(job: JobSnapshot): WakeJob {
     elapsedMs: job.elapsedMs,
     logPath: job.logPath,
     ...(reasons.length ? { reason: reasons.join("; ") } : {}),
+    ...(job.unread ? { unread: job.unread } : {}),
+    ...(job.logPartialReason ? { logPartial: true as const } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { PATTERN_WAKE_COOLDOWN_ENV } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
+import type { NoticeLevel } from "./attention.ts";
 import type { Clock } from "./decision-point.ts";
 
 /**
@@ -42,6 +43,7 @@ export function patternWakeCooldownMs(env: NodeJS.ProcessEnv = process.env): num
 
 interface PatternRecord {
   pattern: string;
+  level: NoticeLevel;
   command: string;
   /** The first match not yet announced, and how many followed it. */
   first?: string;
@@ -77,11 +79,12 @@ export class PatternWakes {
   ) {}
 
   /** Arms (or replaces) the job's pattern; setting it is a call of the model, so the budget and the cooldown start over. */
-  arm(jobId: number, pattern: string, command: string): void {
+  arm(jobId: number, pattern: string, command: string, level: NoticeLevel = "wake"): void {
     const old = this.records.get(jobId);
     if (old?.cooldown !== undefined) this.clock.clearTimeout(old.cooldown);
     this.records.set(jobId, {
       pattern,
+      level,
       command,
       more: 0,
       wakes: 0,
@@ -93,14 +96,17 @@ export class PatternWakes {
 
   /** Disarms the job's pattern; false when none was armed. Matches not yet announced go with it. */
   disarm(jobId: number): boolean {
-    const record = this.records.get(jobId);
-    if (!record) return false;
+    const armed = this.records.has(jobId);
     this.forget(jobId);
-    return true;
+    return armed;
   }
 
   patternOf(jobId: number): string | undefined {
     return this.records.get(jobId)?.pattern;
+  }
+
+  levelOf(jobId: number): NoticeLevel {
+    return this.records.get(jobId)?.level ?? "wake";
   }
 
   /** Where the job's output was last announced up to (0 when never): those lines never wake again. */

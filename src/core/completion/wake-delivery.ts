@@ -3,6 +3,8 @@
  * kind's list bounded, the rest counted), the line of a job a person typed into withheld at the last
  * moment, and a batch whose send threw kept for a retry, trimmed by what the model learned meanwhile.
  */
+import type { UnreadTally } from "../job/job-output.ts";
+import type { TakenWakes } from "./decision-point.ts";
 import type { PatternWakeJob } from "./pattern-wakes.ts";
 
 /** Jobs named in one wake prompt, per kind; the rest are counted (the prompt must stay small). */
@@ -19,6 +21,9 @@ export interface WakeJob {
   logPath: string;
   /** Why the job ended, when the runtime ended it or it failed. */
   reason?: string;
+  /** What it printed that nobody read, as metadata (never a byte); whether its log is partial. */
+  unread?: UnreadTally;
+  logPartial?: true;
 }
 
 /** An input wake as the prompt names it: bounded metadata and the job's last visible line, never other output. */
@@ -33,19 +38,31 @@ export interface InputWakeJob {
   waitedMs: number;
 }
 
-/** One prompt's wakes: each kind's list holds at most {@link WAKE_MAX_LISTED}, `more` counts the rest. */
+/** One prompt's notices: each kind's list holds at most {@link WAKE_MAX_LISTED}, `more` counts the rest. */
 export interface WakeBatch {
   jobs: WakeJob[];
   more: number;
   patterns?: PatternWakeJob[];
   inputs?: InputWakeJob[];
+  /** How many of these the turn budget held back (they would have started turns of their own). */
+  held?: number;
+  /** It rides with a turn something else started: none of it started one. */
+  nextTurn?: true;
+}
+
+/**
+ * The kinds of notice, by the list of a batch they go to, in its order. A new kind adds a record here,
+ * a list to `WakeBatch`, and its `eligible`, `level` (`followingLevel` for one that follows the
+ * exit's) and `take` in the ledger's constructor.
+ */
+export interface WakeRecords extends Record<string, unknown> {
+  jobs: WakeJob;
+  patterns: PatternWakeJob;
+  inputs: InputWakeJob;
 }
 
 /** Delivers one batch. A synchronous throw means "not delivered": the batch is retried later. */
 export type WakeSender = (batch: WakeBatch) => void;
-
-/** The lists of a batch, one per kind of wake. */
-export type BatchList = "jobs" | "patterns" | "inputs";
 
 export class WakeDelivery {
   private sender: WakeSender | undefined;
@@ -60,16 +77,14 @@ export class WakeDelivery {
     this.sender = sender;
   }
 
-  /** One batch of what the decision point took, each kind's list bounded. */
-  send(lists: { jobs: WakeJob[]; patterns: PatternWakeJob[]; inputs: InputWakeJob[] }): void {
-    const { jobs, patterns, inputs } = lists;
-    const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
-    this.deliver({
-      jobs: jobs.slice(0, WAKE_MAX_LISTED),
-      more,
-      ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
-      ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
-    });
+  /** Sends what a decision took as one batch that starts a turn. */
+  send(taken: TakenWakes<WakeRecords>): void {
+    this.deliver(batchOf(taken));
+  }
+
+  /** What a decision took, as the batch that rides with a run starting now (handed to Pi by the caller). */
+  forTurn(taken: TakenWakes<WakeRecords>): WakeBatch {
+    return withheldLines({ ...batchOf(taken), nextTurn: true }, this.unquotable);
   }
 
   /** Sends again what failed to send synchronously. */
@@ -80,7 +95,7 @@ export class WakeDelivery {
   }
 
   /** Removes the job's wakes from `lists` of every batch waiting for a retry; a batch left with nothing goes. */
-  withdraw(jobId: number, ...lists: BatchList[]): void {
+  withdraw(jobId: number, ...lists: ("jobs" | "patterns" | "inputs")[]): void {
     this.unsent = this.unsent.filter((batch) => {
       for (const list of lists) {
         const kept = (batch[list] as { jobId: number }[] | undefined)?.filter((wake) => wake.jobId !== jobId) ?? [];
@@ -110,6 +125,18 @@ export class WakeDelivery {
       this.unsent.push(batch);
     }
   }
+}
+
+/** Each kind's list bounded, the rest counted. */
+function batchOf({ jobs, patterns, inputs, held }: TakenWakes<WakeRecords>): WakeBatch {
+  const more = [jobs, patterns, inputs].reduce((sum, list) => sum + Math.max(0, list.length - WAKE_MAX_LISTED), 0);
+  return {
+    jobs: jobs.slice(0, WAKE_MAX_LISTED),
+    more,
+    ...(patterns.length > 0 ? { patterns: patterns.slice(0, WAKE_MAX_LISTED) } : {}),
+    ...(inputs.length > 0 ? { inputs: inputs.slice(0, WAKE_MAX_LISTED) } : {}),
+    ...(held > 0 ? { held } : {}),
+  };
 }
 
 function wakesIn(batch: WakeBatch): number {

@@ -6,7 +6,7 @@ import type { Background } from "./background.ts";
 import type { Job, JobExit } from "./job.ts";
 import type { ShellExit } from "./job-ending.ts";
 import type { SuspendedPattern } from "./job-holders.ts";
-import type { OutputDelta } from "./job-output.ts";
+import type { OutputDelta, UnreadTally } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
 import type { DisarmedWake, PersonNews, UserInput } from "./person-news.ts";
@@ -41,7 +41,9 @@ export interface JobSnapshot {
   /** Until the hard deadline, while the job runs. */
   deadlineRemainingMs?: number;
   wakeArmed: boolean;
-  /** The job's armed `wake_on_pattern`, as the model wrote it. */
+  /** The exit wake rides with the next turn instead of starting one (`on_exit: "next_turn"`). */
+  wakeLevel?: "next_turn";
+  /** The job's armed `wake_on_pattern`, as the model wrote it (a `next_turn:` prefix included). */
   wakePattern?: string;
   /** TCP addresses the running job listens on (`127.0.0.1:8765`), where they can be read. */
   listening?: string[];
@@ -57,12 +59,15 @@ export interface JobSnapshot {
   shellExit?: ShellExit;
   /** What the shell left running, when the report builder looked (it reads the process table). */
   background?: Background;
+  /** An exited job's output after the last read: how much and where, never a byte of it. */
+  unread?: UnreadTally;
 }
 
 /** What the snapshot builder needs beyond the job. */
 export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
+  wakeLevel?: "wake" | "next_turn" | undefined;
   wakePattern?: string | undefined;
   /** Read for running jobs by the report builder (one scan for all jobs of a call). */
   listening?: string[] | undefined;
@@ -93,6 +98,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.logPartialReason ? { logPartialReason: job.logPartialReason } : {}),
     ...(job.exit ? {} : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),
     wakeArmed: context.wakeArmed,
+    ...(context.wakeLevel === "next_turn" ? { wakeLevel: "next_turn" as const } : {}),
     ...(context.wakePattern !== undefined ? { wakePattern: context.wakePattern } : {}),
     ...(context.listening && !job.exit ? { listening: context.listening } : {}),
     attached: job.attached !== undefined,
@@ -100,6 +106,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.holders.typedInto ? { typedInto: true } : {}),
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
     ...(context.background && !exit ? { shellExit: context.background.shellExit, background: context.background.processes } : {}),
+    ...(exit ? { unread: job.unread } : {}),
   };
 }
 
@@ -128,6 +135,8 @@ export interface JobReport {
   cancelled?: boolean;
   /** `consumed`: this result carries the exit of a job whose wake was armed; `armed`: it stays armed. */
   wake?: "consumed" | "armed";
+  /** The level of the exit wake that stays armed (`armed`), when it rides with the next turn. */
+  wakeLevel?: "next_turn";
   /** The call asked for a conditional wait (`until_pattern`, `until_quiet_ms`). */
   conditional?: boolean;
   /** The line `until_pattern` matched, bounded, when that ended the wait. */

@@ -20,7 +20,7 @@ import type { LeaderExit, Transport } from "../transport/types.ts";
 import type { Background } from "./background.ts";
 import { exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
-import { JobOutput, type OutputDelta } from "./job-output.ts";
+import { JobOutput, type OutputDelta, type UnreadTally } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
 import type { JobExit, JobSpec, StopReason } from "./job-types.ts";
@@ -173,6 +173,11 @@ export class Job {
   /** Every output byte since spawn, including bytes retention dropped. */
   get outputBytesTotal(): number {
     return this.output.bytesTotal;
+  }
+
+  /** What it printed after the last read, as metadata: lines, bytes, where in the log, failure-looking lines. */
+  get unread(): UnreadTally {
+    return this.output.unreadTally;
   }
 
   /** Reads of the output so far (each call that read it, the handover's included). */

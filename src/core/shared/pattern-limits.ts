@@ -92,6 +92,8 @@ export const PATTERN_WAKE_QUIET_MS = 1_000;
 export const TYPING_REPLY_MS = 1_000;
 
 export const PATTERN_WAKE_COOLDOWN_ENV = "PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S";
+/** Turns notices may start per ten minutes in one Pi session (the person's setting; completion/attention.ts). */
+export const WAKE_TURNS_ENV = "PI_UNIFIED_EXEC_WAKE_TURNS";
 
 /** Characters of the matched line a pattern wake shows: one line, enough to act on, never a flood. */
 export const PATTERN_WAKE_LINE_CHARS = 300;

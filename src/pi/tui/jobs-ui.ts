@@ -15,8 +15,15 @@ export function jobLabel(job: JobSnapshot, withAge = true): string {
   const age = shortDuration(job.elapsedMs);
   const state = withAge ? (exit ? `${exit} after ${age} · ` : `running ${age} · `) : exit ? `${exit} · ` : "";
   const ports = job.listening?.length ? ` ${job.listening.map((address) => address.slice(address.lastIndexOf(":"))).join(" ")}` : "";
-  const pattern = job.wakePattern !== undefined ? ` [wake /${oneLine(job.wakePattern, 40)}/]` : "";
-  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${job.wakeArmed ? " [wake]" : ""}${pattern}`;
+  const pattern = job.wakePattern !== undefined ? ` [${patternWords(job.wakePattern, 40)}]` : "";
+  const exitWake = job.wakeArmed ? ` [${job.wakeLevel ?? "wake"}]` : "";
+  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${exitWake}${pattern}`;
+}
+
+/** An armed pattern as a row names it: `wake /ERROR/`, or `next_turn /ERROR/` at that level. */
+export function patternWords(written: string, limit: number): string {
+  const nextTurn = written.startsWith("next_turn:");
+  return `${nextTurn ? "next_turn" : "wake"} /${oneLine(nextTurn ? written.slice("next_turn:".length) : written, limit)}/`;
 }
 
 /**

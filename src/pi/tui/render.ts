@@ -162,15 +162,17 @@ function jobResultComponent(
   return container;
 }
 
-/** Whether the row says `wake armed`: the result armed it, and the person has not disarmed it from the picker since. */
+/** Whether the row says `wake armed` (at its level): the result armed it, and the person has not disarmed it from the picker since. */
 function wakeNote(details: Record<string, unknown>): string {
-  if (typeof details.completion_notification !== "string" || !details.completion_notification.startsWith("armed")) return "";
-  return isExitWakeDisarmed(details.session_id) ? " · wake disarmed" : " · wake armed";
+  const note = details.completion_notification;
+  if (typeof note !== "string" || !/^(armed|next_turn)/.test(note)) return "";
+  if (isExitWakeDisarmed(details.session_id)) return " · wake disarmed";
+  return note.startsWith("next_turn") ? " · wake armed (next_turn)" : " · wake armed";
 }
 
 /** A row that says `wake armed` redraws when the person disarms that wake (once: then it says so). */
 function watchDisarm(details: Record<string, unknown>, context: Context): void {
-  if (wakeNote(details) !== " · wake armed") {
+  if (!wakeNote(details).startsWith(" · wake armed")) {
     context.state.unwatchDisarm?.();
     context.state.unwatchDisarm = undefined;
     return;

@@ -6,7 +6,7 @@ import { letPersonType } from "./ask-person.ts";
 import { exitWakeDisarmedByPerson } from "./disarmed-wakes.ts";
 import { showJobView } from "./job-view.ts";
 import { jobLabel } from "./jobs-ui.ts";
-import { currentLabel, killAllQuestion, type Pick, pickLive } from "./sessions-picker.ts";
+import { currentLabel, killAllQuestion, type Pick, pickerTitle, pickLive } from "./sessions-picker.ts";
 
 export const SESSIONS_COMMAND = "unified-exec-sessions";
 export const LISTING_MESSAGE_TYPE = "unified-exec-sessions";
@@ -76,9 +76,9 @@ async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job:
  * The picker where Pi draws no live list (an RPC client's dialog): the jobs as they were when it
  * opened. "Kill all" asks first, as the live list does.
  */
-async function pickByDialog(ctx: ExtensionCommandContext, live: JobSnapshot[]): Promise<Pick> {
+async function pickByDialog(ctx: ExtensionCommandContext, runtime: ExecRuntime, live: JobSnapshot[]): Promise<Pick> {
   const labels = live.map((job) => jobLabel(job));
-  const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
+  const choice = await ctx.ui.select(pickerTitle(runtime), [...labels, KILL_ALL, CANCEL]);
   if (choice === KILL_ALL) {
     const sure = await ctx.ui.confirm(killAllQuestion(live), `Each gets SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s.`);
     return sure ? "kill-all" : undefined;
@@ -193,7 +193,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const pick = ctx.mode === "tui" ? await pickLive(ctx, runtime, live) : await pickByDialog(ctx, live);
+      const pick = ctx.mode === "tui" ? await pickLive(ctx, runtime, live) : await pickByDialog(ctx, runtime, live);
       if (pick === undefined) return;
       if (pick === "kill-all") {
         const results = await Promise.all(live.map((job) => killJob(runtime, job.jobId)));

@@ -20,6 +20,13 @@ export function killAllQuestion(jobs: readonly JobSnapshot[]): string {
   return `Kill all ${count} job${count === 1 ? "" : "s"}? y/N`;
 }
 
+/** The picker's title; it says when the turn budget holds notices back (the person's `PI_UNIFIED_EXEC_WAKE_TURNS`). */
+export function pickerTitle(runtime: ExecRuntime): string {
+  const { count, turns } = runtime.completions.heldByBudget;
+  if (count === 0) return "unified-exec sessions";
+  return `unified-exec sessions · ${count} notice${count === 1 ? "" : "s"} held for the model's next turn (budget: ${turns} turns per 10 min)`;
+}
+
 /** What the person picked: a job, every job, or nothing. */
 export type Pick = { jobId: number } | "kill-all" | undefined;
 
@@ -84,7 +91,7 @@ class SessionsPicker implements Component {
     });
     return [
       rule,
-      truncateToWidth(theme.fg("toolTitle", theme.bold("unified-exec sessions")), width),
+      truncateToWidth(theme.fg("toolTitle", theme.bold(pickerTitle(this.runtime))), width),
       ...rows,
       this.confirming
         ? truncateToWidth(theme.fg("warning", theme.bold(killAllQuestion(this.jobs))), width)

@@ -6,6 +6,7 @@
 
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
+import { patternWords } from "./jobs-ui.ts";
 import {
   type Args,
   banner,
@@ -88,8 +89,8 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
     const exited = job.status === "exited";
     const state = exited ? exitWords(job.exit_code, job.signal) : "running";
     const flags = [
-      ...(job.wake_armed === true ? ["wake"] : []),
-      ...(typeof job.wake_on_pattern === "string" ? [`wake /${inline(job.wake_on_pattern, 40)}/`] : []),
+      ...(job.wake_armed === true ? [job.wake_level === "next_turn" ? "next_turn" : "wake"] : []),
+      ...(typeof job.wake_on_pattern === "string" ? [inline(patternWords(job.wake_on_pattern, 40), 60)] : []),
       ...(job.input_wait === "likely" ? ["waiting for input"] : []),
       ...(job.attached === true ? ["attached"] : []),
       ...(job.user_typing === true ? ["the user is typing"] : []),

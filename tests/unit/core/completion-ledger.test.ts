@@ -44,13 +44,13 @@ describe("completion ledger: nested calls", () => {
     ledger.callStarted("inner", "outer");
     ledger.observed("inner", exitOf(7));
     ledger.callEnded("inner", false);
-    assert.equal(ledger.isArmed(7), true, "not consumed before the outer call ends");
+    assert.equal(ledger.exitLevel(7), "wake", "not consumed before the outer call ends");
     assert.match(
       receiptFor(ledger, "outer") ?? "",
       /1 job exit reported inside this call[\s\S]*- session 7: exit_code 0, seen by write_stdin/,
     );
     ledger.callEnded("outer", false);
-    assert.equal(ledger.isArmed(7), false);
+    assert.equal(ledger.exitLevel(7), undefined);
     assert.equal(receiptFor(ledger, "outer"), undefined);
   });
 

@@ -130,7 +130,7 @@ describe("input wakes through the completion ledger", () => {
     assert.deepEqual(sent, [{ jobs: [], more: 0, inputs: [prompt(4)] }]);
     clock.advance(10_000);
     assert.equal(sent.length, 1, "exactly once");
-    assert.equal(ledger.isArmed(4), true, "the exit's wake is untouched");
+    assert.equal(ledger.exitLevel(4), "wake", "the exit's wake is untouched");
   });
 
   it("a job with only a pattern armed may wake for input; a job with no wake armed never does", () => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TurnBudget, wakeTurnsFromEnv } from "../../../src/core/completion/attention.ts";
-import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
+import { CompletionLedger, WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
 import { DecisionPoint } from "../../../src/core/completion/decision-point.ts";
 import type { InputWakeJob } from "../../../src/core/completion/wake-delivery.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
@@ -297,5 +297,19 @@ describe("levels through the ledger", () => {
     ledger.runSettled();
     assert.equal(sent.length, 1, "held at the settle");
     assert.equal(ledger.takeForTurn()?.held, 1);
+  });
+
+  it("a next_turn notice of a job a person typed into rides without its line", () => {
+    const clock = new SteppedClock();
+    const ledger = new CompletionLedger<unknown>(
+      { draining: () => false, waitsForInput: () => true, typedInto: (jobId) => jobId === 1 },
+      { clock, wakeTurns: 0 },
+    );
+    ledger.armPattern(1, "token", "login", "next_turn");
+    ledger.patternHit(1, "token: s3cret", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    const batch = ledger.takeForTurn();
+    assert.equal(batch?.patterns?.[0]?.lineWithheld, true);
+    assert.doesNotMatch(JSON.stringify(batch), /s3cret/);
   });
 });

@@ -24,10 +24,10 @@ const FOLDERS = {
   "wake-watch": "pattern-watch.ts",
   "input-wait": "input-wait.ts",
   log: "job-log.ts",
-  completion: "completion-ledger.ts",
   transport: "spawn.ts",
   request: "request.ts",
   job: "job.ts",
+  completion: "completion-ledger.ts",
   supervision: "orphan-guard.ts",
 };
 

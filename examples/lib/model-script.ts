@@ -36,6 +36,8 @@ export interface ModelView {
   results: SeenResult[];
   /** The results of the previous step's tool calls. */
   last: SeenResult[];
+  /** The messages that came with the prompt (a `next_turn` notice rides with the run's first message). */
+  riders: string[];
   /** The raw transcript. */
   messages: unknown[];
 }
@@ -95,13 +97,21 @@ interface TranscriptMessage {
   isError?: boolean;
 }
 
-/** Builds the script's view from Pi's transcript: everything after the latest user message (a wake arrives as one). */
+/**
+ * Builds the script's view from Pi's transcript: everything after the latest prompt (a wake arrives
+ * as one). pi-unified-exec's notices that ride with a run (`next_turn`) follow its first message: they
+ * are `riders`, not the prompt.
+ */
 export function viewOf(messages: readonly unknown[]): ModelView {
   const transcript = messages as readonly TranscriptMessage[];
   let start = 0;
+  let end = 0;
   for (let i = transcript.length - 1; i >= 0; i--) {
     if (transcript[i]?.role === "user") {
+      end = i;
       start = i;
+      const rides = (at: number) => transcript[at - 1]?.role === "user" && textOf(transcript[at]?.content).startsWith(WAKE_PREFIX);
+      while (start > 0 && rides(start)) start--;
       break;
     }
   }
@@ -124,7 +134,8 @@ export function viewOf(messages: readonly unknown[]): ModelView {
     }
   }
   const prompt = textOf(transcript[start]?.content);
-  return { prompt, wake: prompt.startsWith(WAKE_PREFIX), turn, results, last, messages: [...messages] };
+  const riders = transcript.slice(start + 1, end + 1).map((message) => textOf(message.content));
+  return { prompt, wake: prompt.startsWith(WAKE_PREFIX), turn, results, last, riders, messages: [...messages] };
 }
 
 /** The faux provider's message for a step (a step with no tool calls and no text says "done"). */

@@ -2,12 +2,15 @@
  * The core's entry: everything the Pi layer uses of it, and nothing else. The core owns processes,
  * bytes and time and says *job*; the Pi layer maps a job to the model's `session_id` at its boundary.
  */
-export type { CallKind, ObservedExit, Receipt } from "./completion/completion-ledger.ts";
-export type { DeafWakeJob, InputWakeJob, PatternWakeJob, SetOnExitStatus, WakeBatch, WakeJob, WakeSender } from "./completion/wakes.ts";
-export type { AskTheUser, CallContext } from "./job/attached-call.ts";
+export type { Receipt, SetOnExitStatus } from "./completion/completion-ledger.ts";
+export { INPUT_WAKE_LINE_CHARS } from "./completion/job-wakes.ts";
+export { PATTERN_WAKE_BUDGET, PATTERN_WAKE_COOLDOWN_S, type PatternWakeJob } from "./completion/pattern-wakes.ts";
+export type { DeafWakeJob, InputWakeJob, WakeBatch, WakeSender } from "./completion/wake-delivery.ts";
+export type { AskTheUser, CallContext, CallKind, ObservedExit } from "./job/attached-call.ts";
 export type { Job, JobExit, StopReason } from "./job/job.ts";
 export type { Background } from "./job/job-ending.ts";
 export type { DisarmedWake, TypingSession, UserInput } from "./job/job-holders.ts";
+export type { UnreadTally } from "./job/job-output.ts";
 export {
   type HumanView,
   humanView,
@@ -19,6 +22,7 @@ export {
   portConflictText,
   type SlotUse,
   type WaitProgress,
+  type WakeJob,
 } from "./job/job-snapshot.ts";
 export type { Termination } from "./job/job-stop.ts";
 export { omissionMarker } from "./output/head-tail-buffer.ts";

@@ -9,7 +9,9 @@
  * 4. `shutdown` stops everything it started (`supervision/`) and hands the unread ends to the next runtime.
  * Exactly-once completion lives in `completion/`; every result reads one `job/job-snapshot.ts` snapshot.
  */
+import type { NoticeLevel } from "./completion/attention.ts";
 import { CompletionLedger } from "./completion/completion-ledger.ts";
+import { JobWakes, type WakeChange, type WakeChangeResult } from "./completion/job-wakes.ts";
 import { refuseModelSecret } from "./input-wait/input-wait.ts";
 import { AttachedCall, type CallContext, endTurn, stepJob } from "./job/attached-call.ts";
 import type { Job } from "./job/job.ts";
@@ -19,7 +21,6 @@ import { JobReports } from "./job/job-reports.ts";
 import type { JobListing, JobReport, JobSnapshot, KillReport } from "./job/job-snapshot.ts";
 import type { Termination } from "./job/job-stop.ts";
 import { JobRegistry } from "./job/registry.ts";
-import { JobWakes, type WakeChange, type WakeChangeResult } from "./job-wakes.ts";
 import { LogDirectory } from "./log/job-log.ts";
 import { portsAfterKill } from "./processes/port-conflicts.ts";
 import { aliveGroups } from "./processes/process-group.ts";
@@ -32,7 +33,7 @@ import { guardAtExit, OrphanGuard } from "./supervision/orphan-guard.ts";
 import { type ShutdownReport, TrackedJobs } from "./supervision/tracked-jobs.ts";
 import type { WarmShells } from "./transport/warm-shells.ts";
 
-export type { PatternStatus, WakeChange, WakeChangeResult } from "./job-wakes.ts";
+export type { PatternStatus, WakeChange, WakeChangeResult } from "./completion/job-wakes.ts";
 export type { ShutdownReport } from "./supervision/tracked-jobs.ts";
 
 /** Finished jobs are forgotten (a read of the process table) once calls pause this long, or at once from this many. */
@@ -58,7 +59,9 @@ export class ExecRuntime {
   /** Exactly-once completion: the Pi layer binds the sender and reports calls' starts and ends. */
   readonly completions = new CompletionLedger<JobReport>({
     draining: (jobId) => this.registry.draining(jobId),
-    waitsForInput: (jobId) => this.wakes.inputs.stillWaits(jobId),
+    waitsForInput: (jobId) => this.wakes.stillWaitsForInput(jobId),
+    // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
+    typedInto: (jobId) => this.registry.get(jobId)?.holders.typedInto ?? true,
   });
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;
@@ -108,7 +111,7 @@ export class ExecRuntime {
   }
 
   /** Spawns the command and stays attached for its window (step 1 above). */
-  async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | "wake" } = {}): Promise<JobReport> {
+  async exec(request: ExecRequest, call: CallContext & { onExit?: "none" | NoticeLevel } = {}): Promise<JobReport> {
     // The call's wall time counts the spawn too: its window starts before it, and a loaded machine spawns slowly.
     const callStart = performance.now();
     const job = await this.spawn(request);
@@ -130,8 +133,8 @@ export class ExecRuntime {
       report = this.reports.call(job, { ...step, window: request.window, startMono: callStart, conditional: request.until !== undefined });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
-      if (!report.job.exit && call.onExit === "wake") {
-        this.wakes.armExit(job.id);
+      if (!report.job.exit && call.onExit && call.onExit !== "none") {
+        this.wakes.armExit(job.id, call.onExit);
         if (job.exit) this.completions.jobExited(this.reports.exitWake(job));
       }
       return report;

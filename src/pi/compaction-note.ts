@@ -62,7 +62,10 @@ function exitWords(job: JobSnapshot): string {
  */
 export function jobsNote(jobs: readonly JobSnapshot[], ended: readonly JobSnapshot[] = []): string {
   const lines = jobs.map((job) => {
-    const wakes = [...(job.wakeArmed ? ["on_exit"] : []), ...(job.wakePattern !== undefined ? [`/${oneLine(job.wakePattern, 80)}/`] : [])];
+    const wakes = [
+      ...(job.wakeArmed ? [job.wakeLevel ? `on_exit ${job.wakeLevel}` : "on_exit"] : []),
+      ...(job.wakePattern !== undefined ? [`/${oneLine(job.wakePattern, 80)}/`] : []),
+    ];
     return [
       `- session_id ${job.jobId}`,
       `running ${shortDuration(job.elapsedMs)}`,

@@ -3,7 +3,7 @@ import { receiptText } from "./receipt.ts";
 import type { SessionRuntimes } from "./session-runtimes.ts";
 import type { JobsUi } from "./tui/jobs-ui.ts";
 import { closeTypingOverlays } from "./tui/typing-overlay.ts";
-import { wakeSender } from "./wake-message.ts";
+import { wakeMessage, wakeSender } from "./wake-message.ts";
 
 export const KEEP_BASH_FLAG = "keep-builtin-bash";
 
@@ -24,7 +24,8 @@ export interface LifecycleParts {
  * - `tool_result` appends the receipt of exits seen by nested calls to the enclosing call's result;
  * - `before_agent_start` / `agent_start` begin a run and `agent_settled` ends it: wakes are held
  *   while Pi runs and decided when the run settles (the runtime's one decision point); `agent_settled`
- *   also retries wake sends that threw (a stale API);
+ *   also retries wake sends that threw (a stale API); `before_agent_start` adds the notices still due
+ *   (`next_turn` ones above all) to the run's first message;
  * - `session_tree` shows the live jobs above the editor (they survive branch navigation).
  */
 export function registerLifecycle(pi: ExtensionAPI, { runtimes, ui }: LifecycleParts): void {
@@ -103,10 +104,11 @@ function registerCallEvents(pi: ExtensionAPI, runtimes: SessionRuntimes): void {
     };
   });
 
-  // A run begins (a user's prompt, a wake's turn): from here until it settles, no wake enters Pi's queue.
+  // A run begins (a user's prompt, a wake's turn): what is due rides with it, re-checked now (Pi's own
+  // nextTurn queue could not be withdrawn); from here until it settles, no wake enters Pi's queue.
   pi.on("before_agent_start", () => {
-    runtimes.setRunning(true);
-    return undefined;
+    const batch = runtimes.runStarting();
+    return batch ? { message: wakeMessage(batch) } : undefined;
   });
   pi.on("agent_start", () => {
     runtimes.setRunning(true);

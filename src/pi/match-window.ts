@@ -8,14 +8,14 @@ import { compileWakePattern, cutAround, metadataLine } from "../core/index.ts";
  */
 
 /** Patterns compiled for windows, by source (a few per session; bounded). */
-const compiled = new Map<string, ReturnType<typeof compileWakePattern> | null>();
+const compiled = new Map<string, ReturnType<typeof compileWakePattern>["regex"] | null>();
 const MAX_COMPILED = 64;
 
-function patternOf(source: string): ReturnType<typeof compileWakePattern> | null {
+function patternOf(source: string): ReturnType<typeof compileWakePattern>["regex"] | null {
   let pattern = compiled.get(source);
   if (pattern !== undefined) return pattern;
   try {
-    pattern = compileWakePattern(source, "");
+    pattern = compileWakePattern(source, "").regex;
   } catch {
     pattern = null; // a session file may hold anything: the window falls back to the middle
   }

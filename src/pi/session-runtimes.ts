@@ -13,6 +13,7 @@ import {
   MAX_JOBS,
   RELOAD_ADOPTION_MS,
   type ShutdownReport,
+  type WakeBatch,
   type WakeSender,
 } from "../core/index.ts";
 
@@ -90,12 +91,23 @@ export class SessionRuntimes {
     if (runtime) this.connect(runtime);
   }
 
-  /** Pi's run, as its events say: while it lasts every runtime holds its wakes, one created or adopted later included. */
+  /**
+   * Pi's run, as its events say (`running`: a run started; false: it settled or Pi is idle). Every
+   * runtime of this instance follows it, one created or adopted later included: while a run lasts
+   * its wakes are held, and when it settles they are decided (the completion ledger's one
+   * decision point).
+   */
   setRunning(running: boolean): void {
     this.running = running;
     const runtime = this.existing();
     if (running) runtime?.completions.runStarted();
     else runtime?.completions.runSettled();
+  }
+
+  /** A run is starting (`before_agent_start`): the notices still due that ride with it, if any; then as `setRunning(true)`. */
+  runStarting(): WakeBatch | undefined {
+    this.running = true;
+    return this.existing()?.completions.takeForTurn();
   }
 
   /** Runs `listener` for the bound session's runtime when it is created or adopted. */

@@ -14,7 +14,7 @@ import {
 } from "../core/index.ts";
 import { matchWindow } from "./match-window.ts";
 import { bounded, metadata, oneLine } from "./results/format.ts";
-import { deafText } from "./results/job-fields.ts";
+import { deafText, unreadWords } from "./results/job-fields.ts";
 
 /**
  * Completion wakes as Pi messages: the prompt the model reads, the `details` kept in the session, and
@@ -46,7 +46,8 @@ function describeJob(job: WakeJob): string {
     `log ${job.logPath}`,
     `\`${bounded(job.command, 120)}\``,
   ];
-  return `- ${parts.join(" · ")}`;
+  const unread = job.unread ? `\n  unread: ${unreadWords(job.unread, job.logPartial)}` : "";
+  return `- ${parts.join(" · ")}${unread}`;
 }
 
 /** A pattern wake's metadata as the model and the session keep it: one escaped, bounded line each, the line a window around the match. */
@@ -113,12 +114,13 @@ function opening(batch: WakeBatch): string {
   const all = [...batch.jobs, ...(batch.patterns ?? []), ...(batch.inputs ?? []), ...(batch.deaf ?? [])];
   const count = new Set(all.map((job) => job.jobId)).size + batch.more;
   const jobs = count === 1 ? "A background job" : `${count} background jobs`;
+  const asked = batch.nextTurn ? "you asked to hear of" : "you asked to be woken for";
   if (batch.deaf && exits + patterns + (batch.inputs?.length ?? 0) === 0)
-    return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} stopped listening:`;
-  if (patterns === 0 && inputs === 0) return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} exited:`;
-  if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} you asked to be woken for:`;
-  if (exits === 0 && patterns === 0) return `${jobs} you asked to be woken for ${count === 1 ? "waits" : "wait"} for input:`;
-  return `${jobs} you asked to be woken for ${count === 1 ? "has" : "have"} news:`;
+    return `${jobs} ${asked} ${count === 1 ? "has" : "have"} stopped listening:`;
+  if (patterns === 0 && inputs === 0) return `${jobs} ${asked} ${count === 1 ? "has" : "have"} exited:`;
+  if (exits === 0 && inputs === 0) return `${jobs} printed ${count === 1 ? "a line" : "lines"} ${asked}:`;
+  if (exits === 0 && patterns === 0) return `${jobs} ${asked} ${count === 1 ? "waits" : "wait"} for input:`;
+  return `${jobs} ${asked} ${count === 1 ? "has" : "have"} news:`;
 }
 
 /** What to do about a job that waits for input. */
@@ -137,6 +139,7 @@ export function wakeText(batch: WakeBatch): string {
     ...(batch.inputs ?? []).map(inertInput).map(describeInput),
     ...(batch.deaf ?? []).map(inertDeaf).map(describeDeaf),
     ...(batch.more > 0 ? [`- and ${batch.more} more (list_sessions shows them)`] : []),
+    ...(batch.held ? [`${batch.held} of these waited to save turns (the person's PI_UNIFIED_EXEC_WAKE_TURNS).`] : []),
     ...(batch.inputs ? [ANSWER_INPUT] : []),
     ...(batch.deaf ? [ANSWER_DEAF] : []),
     patterns.length === 0
@@ -152,29 +155,32 @@ function readAfterMatch(patterns: PatternWakeJob[]): string {
   return `write_stdin(session_id${patterns.length === 1 ? `: ${patterns[0]!.jobId}` : ""}, until_quiet_ms: 500)`;
 }
 
+/** A batch as Pi's custom message: the prompt text, and the `details` the session keeps and the row draws. */
+export function wakeMessage(batch: WakeBatch) {
+  return {
+    customType: WAKE_MESSAGE_TYPE,
+    content: wakeText(batch),
+    display: true,
+    details: {
+      jobs: batch.jobs.map(inert),
+      more: batch.more,
+      ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
+      ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
+      ...(batch.deaf ? { deaf: batch.deaf.map(inertDeaf) } : {}),
+      ...(batch.held ? { held: batch.held } : {}),
+      ...(batch.nextTurn ? { next_turn: true } : {}),
+    },
+  };
+}
+
 /**
  * Delivery through Pi: a custom message that starts a turn when Pi is idle and queues behind active
  * work as a follow-up otherwise, so it never interrupts a turn. `sendMessage` throws synchronously
- * only for a stale or unbound API, which the coordinator retries; later failures are Pi's to report.
+ * only for a stale or unbound API, which the ledger retries; later failures are Pi's to report.
+ * A `next_turn` batch is not sent: `before_agent_start` adds it to the run that starts.
  */
 export function wakeSender(pi: ExtensionAPI): WakeSender {
-  return (batch) => {
-    pi.sendMessage(
-      {
-        customType: WAKE_MESSAGE_TYPE,
-        content: wakeText(batch),
-        display: true,
-        details: {
-          jobs: batch.jobs.map(inert),
-          more: batch.more,
-          ...(batch.patterns ? { patterns: batch.patterns.map(inertPattern) } : {}),
-          ...(batch.inputs ? { inputs: batch.inputs.map(inertInput) } : {}),
-          ...(batch.deaf ? { deaf: batch.deaf.map(inertDeaf) } : {}),
-        },
-      },
-      { triggerTurn: true, deliverAs: "followUp" },
-    );
-  };
+  return (batch) => pi.sendMessage(wakeMessage(batch), { triggerTurn: true, deliverAs: "followUp" });
 }
 
 // ---- drawing ---------------------------------------------------------------------------------------
@@ -200,10 +206,6 @@ function jobRow(job: Partial<WakeJob>, theme: Theme, expanded: boolean): string 
   return expanded ? `${row}\n${theme.fg("muted", `  cwd ${line(job.cwd, 200)} · log ${line(job.logPath, 200)}`)}` : row;
 }
 
-/**
- * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
- * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
- */
 /** One pattern wake: `🔔 session 3 matched /ERROR/ · the line`; expanded adds the command. */
 function patternRow(wake: Partial<PatternWakeJob>, theme: Theme, expanded: boolean): string {
   const more = typeof wake.more === "number" && wake.more > 0 ? ` (+${line(wake.more)} more)` : "";
@@ -231,6 +233,10 @@ function deafRow(wake: Partial<DeafWakeJob>, theme: Theme): string {
   return `${theme.fg("warning", `🔇 session ${line(wake.jobId)} stopped listening`)}${theme.fg("muted", ` · was ${was} · ${line(wake.command, 60)}`)}`;
 }
 
+/**
+ * The TUI row of a wake: one line per job (the expand key adds cwd and log), while the model reads
+ * the full text. Drawn from `details`; an older message without them falls back to its text, inert.
+ */
 export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   const details = message.details as
     | {
@@ -239,6 +245,8 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
         patterns?: Partial<PatternWakeJob>[];
         inputs?: Partial<InputWakeJob>[];
         deaf?: Partial<DeafWakeJob>[];
+        held?: unknown;
+        next_turn?: unknown;
       }
     | undefined;
   const box = new Box(options.outputPad, 0, (text) => theme.bg("customMessageBg", text));
@@ -256,6 +264,8 @@ export const renderWakeMessage: MessageRenderer = (message, options, theme) => {
   if (Array.isArray(details?.inputs)) rows.push(...details.inputs.map((wake) => inputRow(wake, theme, options.expanded)));
   if (Array.isArray(details?.deaf)) rows.push(...details.deaf.map((wake) => deafRow(wake, theme)));
   if (details?.more) rows.push(theme.fg("muted", `⏰ … and ${line(details.more)} more (list_sessions shows them)`));
+  if (details?.next_turn === true) rows.push(theme.fg("muted", "  came with this turn (next_turn)"));
+  if (typeof details?.held === "number" && details.held > 0) rows.push(theme.fg("muted", `  ${line(details.held)} held to save turns`));
   box.addChild(new Text(rows.join("\n"), 0, 0));
   return box;
 };

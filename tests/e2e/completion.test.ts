@@ -233,7 +233,7 @@ for (const host of PI_HOSTS) {
       assert.match(refused[4]!.text, /yield_until is for an empty poll only/);
       assert.match(refused[5]!.text, /yield_until is for an empty poll only/);
       for (const result of refused.slice(0, 6)) assert.match(result.text, /tool_time_utc: \d{4}-/);
-      assert.match(refused[6]!.text, /on_exit must be one of "none", "wake", got the string "always"/);
+      assert.match(refused[6]!.text, /on_exit must be one of "none", "wake", "next_turn", got the string "always"/);
       const killed = inCallOrder(run)[8]!;
       assert.equal(outputOf(killed.text), "", "no refused write reached the job");
       assert.equal(headerOf(killed.text).exit_code, "143");

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { InputWakeJob, WakeBatch } from "../../src/core/completion/wakes.ts";
+import type { InputWakeJob, WakeBatch } from "../../src/core/completion/wake-delivery.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../src/core/runtime.ts";
 import { waitFor } from "./processes.ts";

@@ -4,7 +4,7 @@
  * after 2 s (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2` for the file), and the wakes a runtime recorded.
  */
 import { after, before } from "node:test";
-import type { InputWakeJob } from "../../src/core/completion/wakes.ts";
+import type { InputWakeJob } from "../../src/core/completion/wake-delivery.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import type { ExecRuntime } from "../../src/core/runtime.ts";
 import { waitFor } from "./processes.ts";

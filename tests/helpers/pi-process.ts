@@ -71,7 +71,8 @@ export function makeDirs(): PiDirs {
 /**
  * The environment that isolates a test's Pi: its own HOME, agent dir and job logs (a test's logs go
  * with its temp dir, not into the system's: a run of the suite used to leave some 200 of them), offline,
- * the scripted model.
+ * the scripted model, and no turn budget (a file of wake tests starts more turns than a person would
+ * allow; tests/e2e/attention.test.ts sets one).
  */
 export function isolatedPiEnvironment(dirs: PiDirs, modelUrl: string): Record<string, string> {
   return {
@@ -82,6 +83,7 @@ export function isolatedPiEnvironment(dirs: PiDirs, modelUrl: string): Record<st
     PI_SKIP_VERSION_CHECK: "1",
     PI_TELEMETRY: "0",
     PIUE_TEST_MODEL_URL: modelUrl,
+    PI_UNIFIED_EXEC_WAKE_TURNS: "0",
   };
 }
 

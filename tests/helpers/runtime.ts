@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
-import type { WakeBatch } from "../../src/core/completion/wakes.ts";
+import type { WakeBatch } from "../../src/core/completion/wake-delivery.ts";
 import type { JobReport } from "../../src/core/job/job-snapshot.ts";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";

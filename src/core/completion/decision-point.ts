@@ -1,31 +1,36 @@
-import type { Clock } from "./wake-types.ts";
-
 /**
- * The one place a wake is decided, for every kind of wake (an exit, a pattern match; an input wake
- * is one more kind): wakes are queued here by kind and job, and go out only from {@link flush}, where
+ * The one place a notice is decided, for every kind (an exit, a match, a wait for input): notices
+ * are queued here by kind and job, and leave only from {@link flush} or {@link takeForTurn}, where
  * each is re-checked by its kind (`eligible`) and taken (`take`) in the same synchronous step.
- *
- * - While the host runs (a run started and has not settled), nothing goes out: Pi's follow-up queue cannot be withdrawn, so a wake handed over during a run could be
- *   read by a later call of the same run and still arrive. Queued wakes wait for the run to settle.
- * - When the run settles, what waits goes out at once, as one batch; when the host is idle, a wake
- *   goes out after the debounce window, with whatever else came meanwhile.
- * - A kind removes a job from the queue when its wake is no longer due (a call read it, a stop
- *   dropped it); a wake still queued at the flush but no longer eligible is dropped there.
+ * - While the host runs, nothing goes out: Pi's queues cannot be withdrawn, so a notice handed over
+ *   during a run could be read by a later call of the same run and still arrive.
+ * - When the run settles, or after the debounce window when the host is idle, what is due goes out
+ *   as one batch — if one of them is a `wake`; `next_turn` notices alone stay queued.
+ * - A run starting takes every notice still due, whatever its level: it rides with that run.
+ * - A kind unschedules a job whose notice is no longer due; one still queued but no longer eligible
+ *   is dropped at the next decision.
  */
+import type { Clock } from "../shared/clock.ts";
+import type { DecidedLevel } from "./attention.ts";
 
-/** One kind of wake: what the decision point asks of it. */
+/** One kind of notice: what the decision point asks of it. */
 export interface WakeKind<T> {
-  /** Still due: armed, unobserved, the job not stopped, the line not shown (re-checked at every flush). */
+  /** Still due: armed, unobserved, the job not stopped, the line not shown (re-checked at every decision). */
   eligible(jobId: number): boolean;
-  /** The wake as the prompt names it, counted as sent by the kind; undefined: nothing to say after all. */
+  /** How it goes out now (asked at each decision while it waits; once `held`, it stays so until taken). */
+  level(jobId: number): DecidedLevel;
+  /** The notice as the prompt names it, counted as sent by the kind; undefined: nothing to say after all. */
   take(jobId: number): T | undefined;
 }
 
 export type WakeKinds<Records> = { [K in keyof Records]: WakeKind<Records[K]> };
-export type TakenWakes<Records> = { [K in keyof Records]: Records[K][] };
+/** What one decision took: each kind's notices, and how many of them the turn budget held. */
+export type TakenWakes<Records> = { [K in keyof Records]: Records[K][] } & { held: number };
+type Due<Records> = { kind: keyof Records; jobId: number; level: DecidedLevel };
 
 export class DecisionPoint<Records extends Record<string, unknown>> {
-  private readonly queued = new Map<keyof Records, number[]>();
+  /** Queued notices by kind, in order: job → whether the turn budget held it. */
+  private readonly queued = new Map<keyof Records, Map<number, boolean>>();
   /** A run was reported started and has not settled. */
   private running = false;
   private timer: unknown;
@@ -34,31 +39,24 @@ export class DecisionPoint<Records extends Record<string, unknown>> {
     private readonly kinds: WakeKinds<Records>,
     private readonly clock: Clock,
     private readonly debounceMs: number,
-    /** Delivers what was taken (never called with nothing). */
+    /** Delivers a batch that starts a turn (never called with nothing). */
     private readonly send: (taken: TakenWakes<Records>) => void,
   ) {
-    for (const kind of Object.keys(kinds)) this.queued.set(kind, []);
+    for (const kind of Object.keys(kinds)) this.queued.set(kind, new Map());
   }
 
-  /** Queues the job's wake of `kind` for the next flush (once). */
+  /** Queues the job's notice of `kind` for the next decision (once); a notice already queued is decided again. */
   schedule(kind: keyof Records, jobId: number): void {
     const queue = this.queued.get(kind)!;
-    if (queue.includes(jobId)) return;
-    queue.push(jobId);
+    if (!queue.has(jobId)) queue.set(jobId, false);
     this.startDebounce();
   }
 
   unschedule(kind: keyof Records, jobId: number): void {
-    const queue = this.queued.get(kind)!;
-    const index = queue.indexOf(jobId);
-    if (index !== -1) queue.splice(index, 1);
+    this.queued.get(kind)!.delete(jobId);
   }
 
-  isScheduled(kind: keyof Records, jobId: number): boolean {
-    return this.queued.get(kind)!.includes(jobId);
-  }
-
-  /** A run of the host started: wakes wait for it to settle. */
+  /** A run of the host started: notices wait for it to settle. */
   runStarted(): void {
     this.running = true;
   }
@@ -69,45 +67,86 @@ export class DecisionPoint<Records extends Record<string, unknown>> {
     if (this.count > 0) this.flush();
   }
 
+  /** A run is starting: every notice still due rides with it, whatever its level; undefined when none is. */
+  takeForTurn(): TakenWakes<Records> | undefined {
+    this.stopDebounce();
+    return this.take(this.due());
+  }
+
   get held(): boolean {
     return this.running;
   }
 
-  /** Wakes queued and not yet decided. */
+  /** Notices queued and not yet decided. */
   get count(): number {
     let count = 0;
-    for (const queue of this.queued.values()) count += queue.length;
+    for (const queue of this.queued.values()) count += queue.size;
+    return count;
+  }
+
+  /** Queued notices the turn budget holds for the next turn, or would if decided now (during a run). */
+  get heldByBudget(): number {
+    let count = 0;
+    for (const [kind, queue] of this.queued)
+      for (const [jobId, held] of queue) if (held || this.kinds[kind].level(jobId) === "held") count++;
     return count;
   }
 
   /** Forgets everything queued (shutdown). */
   clear(): void {
-    for (const queue of this.queued.values()) queue.length = 0;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const queue of this.queued.values()) queue.clear();
+    this.stopDebounce();
   }
 
   private startDebounce(): void {
     if (this.timer === undefined && !this.running) this.timer = this.clock.setTimeout(() => this.flush(), this.debounceMs);
   }
 
-  /** The decision point: re-check every queued wake and send those still due, as one batch. */
-  private flush(): void {
+  private stopDebounce(): void {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /** The decision point: drop what is no longer due, and if a `wake` is due send everything due, as one batch. */
+  private flush(): void {
+    this.stopDebounce();
     if (this.running) return;
-    const taken = {} as TakenWakes<Records>;
-    let any = false;
+    const due = this.due();
+    if (!due.some((notice) => notice.level === "wake")) return;
+    const taken = this.take(due);
+    if (taken) this.send(taken);
+  }
+
+  /** The queued notices still eligible, with the level each goes out at now; the others leave the queue. */
+  private due(): Due<Records>[] {
+    const due: Due<Records>[] = [];
     for (const [kind, queue] of this.queued) {
-      const wakes: unknown[] = [];
-      for (const jobId of queue.splice(0)) {
-        if (!this.kinds[kind].eligible(jobId)) continue;
-        const wake = this.kinds[kind].take(jobId);
-        if (wake !== undefined) wakes.push(wake);
+      for (const [jobId, held] of queue) {
+        if (!this.kinds[kind].eligible(jobId)) {
+          queue.delete(jobId);
+          continue;
+        }
+        const level = held ? "held" : this.kinds[kind].level(jobId);
+        queue.set(jobId, level === "held");
+        due.push({ kind, jobId, level });
       }
-      taken[kind] = wakes as Records[typeof kind][];
-      any ||= wakes.length > 0;
     }
-    if (any) this.send(taken);
+    return due;
+  }
+
+  /** Takes `due` out of the queues in the same step as its re-check; undefined when nothing was said. */
+  private take(due: Due<Records>[]): TakenWakes<Records> | undefined {
+    const taken = { held: 0 } as TakenWakes<Records>;
+    for (const kind of this.queued.keys()) (taken as Record<keyof Records, unknown[]>)[kind] = [];
+    let any = false;
+    for (const { kind, jobId, level } of due) {
+      this.queued.get(kind)!.delete(jobId);
+      const notice = this.kinds[kind].take(jobId);
+      if (notice === undefined) continue;
+      (taken[kind] as unknown[]).push(notice);
+      if (level === "held") taken.held++;
+      any = true;
+    }
+    return any ? taken : undefined;
   }
 }

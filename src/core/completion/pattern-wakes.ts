@@ -1,11 +1,22 @@
-import {
-  MAX_PATTERN_WAKE_COOLDOWN_S,
-  MIN_PATTERN_WAKE_COOLDOWN_S,
-  PATTERN_WAKE_BUDGET,
-  PATTERN_WAKE_COOLDOWN_ENV,
-  PATTERN_WAKE_COOLDOWN_S,
-} from "../shared/constants.ts";
+import type { Clock } from "../shared/clock.ts";
+import { PATTERN_WAKE_COOLDOWN_ENV } from "../shared/constants.ts";
 import { wholeNumber } from "../shared/env-values.ts";
+import type { NoticeLevel } from "./attention.ts";
+
+/**
+ * Least time between two pattern wakes of one job, in seconds, and its bounds: a server that logs an
+ * error a second would otherwise start a turn a second. Matches in between are counted and named by
+ * the next wake. `PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S` sets it (tests use 1).
+ */
+export const PATTERN_WAKE_COOLDOWN_S = 30;
+const MIN_PATTERN_WAKE_COOLDOWN_S = 1;
+const MAX_PATTERN_WAKE_COOLDOWN_S = 3_600;
+
+/**
+ * Pattern wakes of one job with no call of the model on it in between, after which the pattern
+ * disarms itself (the last wake says so): a model that ignores a noisy pattern stops paying for it.
+ */
+export const PATTERN_WAKE_BUDGET = 10;
 
 /** A pattern wake as the prompt names it: bounded metadata and one matched line, never other output. */
 export interface PatternWakeJob {
@@ -30,15 +41,9 @@ export function patternWakeCooldownMs(env: NodeJS.ProcessEnv = process.env): num
   return (valid ? seconds : PATTERN_WAKE_COOLDOWN_S) * 1000;
 }
 
-/** The time and timers pattern wakes need (the coordinator's clock). */
-export interface PatternClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 interface PatternRecord {
   pattern: string;
+  level: NoticeLevel;
   command: string;
   /** The first match not yet announced, and how many followed it. */
   first?: string;
@@ -58,27 +63,28 @@ interface PatternRecord {
 }
 
 /**
- * The `wake_on_pattern` side of the completion coordinator, private to completion/: which job has
+ * The `wake_on_pattern` side of the completion ledger, private to completion/: which job has
  * which pattern, the matches not yet announced, the cooldown between two wakes and the budget of
- * wakes without a call. It decides when a job's pattern wake is due (`ready`); the coordinator
+ * wakes without a call. It decides when a job's pattern wake is due (`ready`); the ledger
  * batches it with every other wake and sends it, so a match and an exit close together are one prompt.
  */
 export class PatternWakes {
   private readonly records = new Map<number, PatternRecord>();
 
   constructor(
-    private readonly clock: PatternClock,
+    private readonly clock: Clock,
     private readonly cooldownMs: number,
-    /** A job's pattern wake may go out now (the coordinator schedules it into its next batch). */
+    /** A job's pattern wake may go out now (the ledger queues it at the decision point). */
     private readonly ready: (jobId: number) => void,
   ) {}
 
   /** Arms (or replaces) the job's pattern; setting it is a call of the model, so the budget and the cooldown start over. */
-  arm(jobId: number, pattern: string, command: string): void {
+  arm(jobId: number, pattern: string, command: string, level: NoticeLevel = "wake"): void {
     const old = this.records.get(jobId);
     if (old?.cooldown !== undefined) this.clock.clearTimeout(old.cooldown);
     this.records.set(jobId, {
       pattern,
+      level,
       command,
       more: 0,
       wakes: 0,
@@ -90,14 +96,17 @@ export class PatternWakes {
 
   /** Disarms the job's pattern; false when none was armed. Matches not yet announced go with it. */
   disarm(jobId: number): boolean {
-    const record = this.records.get(jobId);
-    if (!record) return false;
+    const armed = this.records.has(jobId);
     this.forget(jobId);
-    return true;
+    return armed;
   }
 
   patternOf(jobId: number): string | undefined {
     return this.records.get(jobId)?.pattern;
+  }
+
+  levelOf(jobId: number): NoticeLevel {
+    return this.records.get(jobId)?.level ?? "wake";
   }
 
   /** Where the job's output was last announced up to (0 when never): those lines never wake again. */
@@ -138,7 +147,7 @@ export class PatternWakes {
     if (record.first !== undefined && !record.held) this.ready(jobId);
   }
 
-  /** Whether a match waits to be announced (the coordinator asks before it sends). */
+  /** Whether a match waits to be announced (the ledger asks before it sends). */
   pending(jobId: number): boolean {
     const record = this.records.get(jobId);
     return record !== undefined && record.first !== undefined && !record.held;
@@ -198,13 +207,6 @@ export class PatternWakes {
 
   clear(): void {
     for (const jobId of [...this.records.keys()]) this.forget(jobId);
-  }
-
-  /** Jobs with a match waiting (for the coordinator's count of what waits). */
-  get waiting(): number {
-    let count = 0;
-    for (const record of this.records.values()) if (record.first !== undefined) count++;
-    return count;
   }
 
   private clearPending(record: PatternRecord): void {

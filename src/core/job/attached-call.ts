@@ -3,7 +3,6 @@
  * the job's completion taken and settled here once, `ask_user`'s typing, the wait's progress for the
  * UI, and the call's turn (resize, send, wait, read).
  */
-import type { CallKind, CompletionLedger, Lease } from "../completion/completion-ledger.ts";
 import type { JobInput } from "../request/input.ts";
 import type { ScreenView } from "../screen/job-screen.ts";
 import type { TerminalSize } from "../screen/terminal-size.ts";
@@ -35,6 +34,36 @@ export interface CallContext extends ProgressOptions {
   ask?: AskTheUser;
 }
 
+/** Which kind of call reported an exit (the Pi layer names the tool). */
+export type CallKind = "exec" | "write" | "kill" | "list";
+
+/** A job's end as a call reported it, for receipts. */
+export interface ObservedExit {
+  kind: CallKind;
+  jobId: number;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** A call's hold on one job, from attaching to its result. */
+export interface Lease<Report> {
+  /**
+   * The call returns `report`; `exit` when the report carries the job's exit. Returns whether that
+   * consumed an armed wake. Without `exit` (or after a throw: `settle(undefined)`) the lease is released.
+   */
+  settle(report: Report | undefined, exit?: ObservedExit): boolean;
+}
+
+/** What calls and reports ask of the completion ledger (completion/ comes after job/ and keeps it). */
+export interface WakeLedger {
+  lease(callId: string | undefined, jobId: number): Lease<JobReport>;
+  /** The level of the job's armed exit wake; undefined when none is armed. */
+  exitLevel(jobId: number): "wake" | "next_turn" | undefined;
+  patternOf(jobId: number): string | undefined;
+  disarmPattern(jobId: number): boolean;
+  observed(callId: string | undefined, exit: ObservedExit): void;
+}
+
 /** One call at a time is attached to a job: a second is refused at once. */
 export class AttachedCall {
   readonly startMono = performance.now();
@@ -47,7 +76,7 @@ export class AttachedCall {
     private readonly job: Job,
     private readonly kind: Extract<CallKind, "exec" | "write">,
     private readonly call: CallContext,
-    private readonly ledger: CompletionLedger<JobReport>,
+    private readonly ledger: WakeLedger,
     snapshot: () => JobSnapshot,
   ) {
     const tool = kind === "exec" ? "exec_command" : "write_stdin";
@@ -99,7 +128,10 @@ export class AttachedCall {
     }
     if (!report) return undefined;
     if (consumed) report.wake = "consumed";
-    else if (!exit && this.ledger.isArmed(this.job.id)) report.wake = "armed";
+    else if (!exit && this.ledger.exitLevel(this.job.id)) {
+      report.wake = "armed";
+      if (this.ledger.exitLevel(this.job.id) === "next_turn") report.wakeLevel = "next_turn";
+    }
     return report;
   }
 }

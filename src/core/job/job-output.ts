@@ -1,3 +1,4 @@
+import { failuresIn } from "../output/failure-lines.ts";
 import { HeadTailBuffer, type RetainedOutput } from "../output/head-tail-buffer.ts";
 import { continuationPrefix, type Elision, OutputDecoder } from "../output/output-decoder.ts";
 import { newlinesIn, type PrintedCount, PrintedTally } from "../output/printed-tally.ts";
@@ -23,6 +24,17 @@ export interface OutputDelta {
   matched?: ReadMatchList;
 }
 
+/** What the job printed after the last read, as metadata only: how much, the log lines it spans (1-based), the failure-looking lines. */
+export interface UnreadTally {
+  lines: number;
+  bytes: number;
+  fromLine: number;
+  toLine: number;
+  failures: number;
+  /** The first failure-looking line's number in the log. */
+  firstFailureLine?: number;
+}
+
 /**
  * What a job printed, as reads need it: the bytes retained since the previous read (head and tail),
  * the streaming decoder, a separate tail for the UI's preview (watching never drains what the model
@@ -46,6 +58,8 @@ export class JobOutput {
   private pending = new PrintedTally();
   private deferredTally: PrintedTally | undefined;
   private readCount = 0;
+  /** The newlines of what reads took: the unread output starts on the line after them. */
+  private linesRead = 0;
   /** The last read ended at a line start (or nothing was read yet). */
   private readEndsLine = true;
   /** The job's `wake_on_pattern`, tested on every line a read returns (see read-matches.ts). */
@@ -107,17 +121,24 @@ export class JobOutput {
     }
   }
 
-  /** Moves the count of what follows offset `cut` of the retained bytes (the dropped middle too, when it follows) to its own tally. */
+  /**
+   * Moves the count of what follows offset `cut` of the retained bytes (the dropped middle too, when it
+   * follows) to its own tally. A dropped middle's failure-looking lines are counted, not placed.
+   */
   private tallyAfter({ head, tail, omittedBytes }: RetainedOutput, cut: number): PrintedTally {
     const tailNewlines = newlinesIn(tail);
     if (cut > head.length) {
       const inTail = cut - head.length;
-      return this.pending.splitOff(tail.length - inTail, newlinesIn(tail, inTail), tail[inTail - 1] === 0x0a);
+      const after = tail.subarray(inTail);
+      return this.pending.splitOff(after.length, newlinesIn(after), tail[inTail - 1] === 0x0a, failuresIn(after));
     }
     // The dropped middle's newlines are what the tally counted beyond the retained bytes'.
     const omittedNewlines = Math.max(0, this.pending.newlines - newlinesIn(head) - tailNewlines);
     const bytes = head.length - cut + omittedBytes + tail.length;
-    return this.pending.splitOff(bytes, newlinesIn(head, cut) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a);
+    const after = head.subarray(cut);
+    const count = Math.max(0, this.pending.failures.count - failuresIn(head.subarray(0, cut)).count);
+    const failures = { count, first: failuresIn(after, ...(omittedBytes === 0 ? [tail] : [])).first };
+    return this.pending.splitOff(bytes, newlinesIn(after) + omittedNewlines + tailNewlines, cut === 0 || head[cut - 1] === 0x0a, failures);
   }
 
   /**
@@ -126,6 +147,20 @@ export class JobOutput {
    */
   watchReads(pattern: LinePattern | undefined, budget?: PatternBudget): void {
     this.matches = pattern && new ReadMatches(pattern, budget);
+  }
+
+  /** What the job printed after the last read, counted as it arrived (an exit notice and a listing say it). */
+  get unreadTally(): UnreadTally {
+    const { bytes, lines } = this.pending.count();
+    const { count, first } = this.pending.failures;
+    return {
+      lines,
+      bytes,
+      fromLine: this.linesRead + 1,
+      toLine: this.linesRead + lines,
+      failures: count,
+      ...(first !== -1 ? { firstFailureLine: this.linesRead + first + 1 } : {}),
+    };
   }
 
   /** The unfinished last line of what the model has been given, for the prompt signal of `input_wait`. */
@@ -149,6 +184,7 @@ export class JobOutput {
     this.remember(text);
     this.readCount++;
     const printed = this.pending.count();
+    this.linesRead += this.pending.newlines;
     this.pending = this.deferredTally ?? new PrintedTally();
     this.deferredTally = undefined;
     // A matched line ended this read: the output after it is the next read's, in order.

@@ -1,5 +1,3 @@
-import type { CompletionLedger } from "../completion/completion-ledger.ts";
-import type { WakeJob } from "../completion/wakes.ts";
 import type { InputWait } from "../input-wait/input-wait.ts";
 import {
   CALL_SCAN,
@@ -15,7 +13,7 @@ import { bindFailures, failedPorts, portHolder } from "../processes/port-conflic
 import { aliveGroups } from "../processes/process-group.ts";
 import { oneTableFor, processTable } from "../processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS, WARN_JOBS } from "../shared/constants.ts";
-import type { StepResult } from "./attached-call.ts";
+import type { StepResult, WakeLedger } from "./attached-call.ts";
 import type { Job } from "./job.ts";
 import {
   type JobListing,
@@ -29,6 +27,7 @@ import {
   type SlotUse,
   type SnapshotContext,
   snapshotOf,
+  type WakeJob,
   wakeOf,
 } from "./job-snapshot.ts";
 import type { Termination } from "./job-stop.ts";
@@ -84,15 +83,16 @@ export class JobReports {
 
   constructor(
     private readonly registry: JobRegistry,
-    private readonly completions: CompletionLedger<JobReport>,
+    private readonly completions: WakeLedger,
     private readonly tracked: TrackedView,
     markerPrefix: string,
   ) {
     this.ports = new ListeningPorts(markerPrefix);
   }
 
-  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed" | "wakePattern"> = {}): JobSnapshot {
-    return snapshotOf(job, { ...extra, wakeArmed: this.completions.isArmed(job.id), wakePattern: this.completions.patternOf(job.id) });
+  snapshot(job: Job, extra: Omit<SnapshotContext, "wakeArmed" | "wakeLevel" | "wakePattern"> = {}): JobSnapshot {
+    const wakeLevel = this.completions.exitLevel(job.id);
+    return snapshotOf(job, { ...extra, wakeArmed: wakeLevel !== undefined, wakeLevel, wakePattern: this.completions.patternOf(job.id) });
   }
 
   /**

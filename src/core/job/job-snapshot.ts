@@ -1,4 +1,3 @@
-import type { WakeJob } from "../completion/wakes.ts";
 import type { InputWait } from "../input-wait/input-wait.ts";
 import type { Deafness, Usage } from "../processes/listening.ts";
 import type { Window } from "../request/wait-policy.ts";
@@ -7,7 +6,7 @@ import type { TerminalSize } from "../screen/terminal-size.ts";
 import type { Job, JobExit, WaitEnd } from "./job.ts";
 import type { Background, ShellExit } from "./job-ending.ts";
 import type { DisarmedWake, PersonNews, SuspendedPattern, UserInput } from "./job-holders.ts";
-import type { OutputDelta } from "./job-output.ts";
+import type { OutputDelta, UnreadTally } from "./job-output.ts";
 import type { InputOutcome } from "./job-stdin.ts";
 import type { Termination } from "./job-stop.ts";
 
@@ -38,7 +37,9 @@ export interface JobSnapshot {
   /** Until the hard deadline, while the job runs. */
   deadlineRemainingMs?: number;
   wakeArmed: boolean;
-  /** The job's armed `wake_on_pattern`, as the model wrote it. */
+  /** The exit wake rides with the next turn instead of starting one (`on_exit: "next_turn"`). */
+  wakeLevel?: "next_turn";
+  /** The job's armed `wake_on_pattern`, as the model wrote it (a `next_turn:` prefix included). */
   wakePattern?: string;
   /** TCP addresses the running job listens on (`127.0.0.1:8765`), where they can be read. */
   listening?: string[];
@@ -57,12 +58,15 @@ export interface JobSnapshot {
   shellExit?: ShellExit;
   /** What the shell left running, when the report builder looked (it reads the process table). */
   background?: Background;
+  /** An exited job's output after the last read: how much and where, never a byte of it. */
+  unread?: UnreadTally;
 }
 
 /** What the snapshot builder needs beyond the job; the report builder reads the process table for the last three. */
 export interface SnapshotContext {
   now?: number;
   wakeArmed: boolean;
+  wakeLevel?: "wake" | "next_turn" | undefined;
   wakePattern?: string | undefined;
   /** Leave the exit out (a cancelled call consumed nothing). */
   hideExit?: boolean;
@@ -94,6 +98,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.logPartialReason ? { logPartialReason: job.logPartialReason } : {}),
     ...(job.exit ? {} : { deadlineRemainingMs: Math.max(0, Math.round(job.deadlineMono - now)) }),
     wakeArmed: context.wakeArmed,
+    ...(context.wakeLevel === "next_turn" ? { wakeLevel: "next_turn" as const } : {}),
     ...(context.wakePattern !== undefined ? { wakePattern: context.wakePattern } : {}),
     ...(context.listening && !job.exit ? { listening: context.listening } : {}),
     ...(context.deaf && !job.exit ? { deaf: context.deaf } : {}),
@@ -103,6 +108,7 @@ export function snapshotOf(job: Job, context: SnapshotContext): JobSnapshot {
     ...(job.holders.typedInto ? { typedInto: true } : {}),
     ...(context.lingering && job.exit ? { cleanup: "unconfirmed" as const } : {}),
     ...(context.background && !exit ? { shellExit: context.background.shellExit, background: context.background.processes } : {}),
+    ...(exit ? { unread: job.unread } : {}),
   };
 }
 
@@ -131,6 +137,8 @@ export interface JobReport {
   cancelled?: boolean;
   /** `consumed`: this result carries the exit of a job whose wake was armed; `armed`: it stays armed. */
   wake?: "consumed" | "armed";
+  /** The level of the exit wake that stays armed (`armed`), when it rides with the next turn. */
+  wakeLevel?: "next_turn";
   /** The call asked for a conditional wait (`until_pattern`, `until_quiet_ms`). */
   conditional?: boolean;
   /** The line `until_pattern` matched, bounded, when that ended the wait. */
@@ -221,6 +229,21 @@ export interface WaitProgress {
   /** Since this call started. */
   elapsedMs: number;
 }
+/** What a wake says about one job's exit: bounded metadata, never output. */
+export interface WakeJob {
+  jobId: number;
+  command: string;
+  cwd: string;
+  exitCode: number | null;
+  signal: string | null;
+  elapsedMs: number;
+  logPath: string;
+  /** Why the job ended, when the runtime ended it or it failed. */
+  reason?: string;
+  /** What it printed that nobody read, as metadata (never a byte); whether its log is partial. */
+  unread?: UnreadTally;
+  logPartial?: true;
+}
 
 /** What a wake says about a job that ended: bounded metadata only, never its output. */
 export function wakeOf(job: JobSnapshot): WakeJob {
@@ -239,6 +262,8 @@ export function wakeOf(job: JobSnapshot): WakeJob {
     elapsedMs: job.elapsedMs,
     logPath: job.logPath,
     ...(reasons.length ? { reason: reasons.join("; ") } : {}),
+    ...(job.unread ? { unread: job.unread } : {}),
+    ...(job.logPartialReason ? { logPartial: true as const } : {}),
   };
 }
 

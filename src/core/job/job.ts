@@ -7,7 +7,7 @@
  * 4. The shell's exit ends it through `job-ending.ts` (background, drain); `job-stop.ts` stops it.
  * 5. `job-reports.ts` builds every report on one `job-snapshot.ts` snapshot.
  *
- * May import: shared, output, screen, processes, patterns, wait, wake-watch, input-wait, log, completion, transport, request.
+ * May import: shared, output, screen, processes, patterns, wait, wake-watch, input-wait, log, transport, request.
  */
 import { type InputWait, type InputWaitQuery, looksLikePrompt, probeInputWait, terminalHidesTyping } from "../input-wait/input-wait.ts";
 import type { JobLog, LogDirectory } from "../log/job-log.ts";
@@ -22,7 +22,7 @@ import type { ListenReader } from "../wait/listen-watch.ts";
 import type { PatternWatchOptions } from "../wake-watch/pattern-watch.ts";
 import { type Background, exitCodeOf, JobEnding, type ShellExit } from "./job-ending.ts";
 import { JobHolders, type TypingReport, type TypingSession } from "./job-holders.ts";
-import { JobOutput, type OutputDelta } from "./job-output.ts";
+import { JobOutput, type OutputDelta, type UnreadTally } from "./job-output.ts";
 import { type InputOutcome, JobStdin } from "./job-stdin.ts";
 import { stopJob, type Termination } from "./job-stop.ts";
 
@@ -204,6 +204,12 @@ export class Job {
     return this.output.bytesTotal;
   }
 
+  /** What it printed after the last read, as metadata: lines, bytes, where in the log, failure-looking lines. */
+  get unread(): UnreadTally {
+    return this.output.unreadTally;
+  }
+
+  /** Reads of the output so far (each call that read it, the handover's included). */
   get outputReads(): number {
     return this.output.reads;
   }

@@ -1,8 +1,10 @@
 /**
- * What a job printed for one read, counted on the raw bytes as they arrive: bytes and lines,
- * including the bytes retention later drops. The truncation footer reports these counts, so a flood
- * of 2 000 000 lines reads "of 2000000 lines" even though only a megabyte was kept between reads.
+ * What a job printed for one read, counted on the raw bytes as they arrive: bytes, lines and
+ * failure-looking lines, including the bytes retention later drops. The truncation footer reports
+ * these counts, so a flood of 2 000 000 lines reads "of 2000000 lines" even though only a megabyte was
+ * kept between reads; an exit notice says what is unread and where it looks like a failure.
  */
+import { FailureLines } from "./failure-lines.ts";
 
 /** Bytes and lines a job printed for one read. */
 export interface PrintedCount {
@@ -27,9 +29,12 @@ export class PrintedTally {
   newlines = 0;
   /** The last byte counted ended a line (or nothing was counted). */
   endsLine = true;
+  /** Its failure-looking lines; `first` is a line index within this tally. */
+  failures = new FailureLines();
 
   add(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
+    this.failures.add(chunk, this.newlines);
     this.bytes += chunk.length;
     this.newlines += newlinesIn(chunk);
     this.endsLine = chunk[chunk.length - 1] === LF;
@@ -38,16 +43,18 @@ export class PrintedTally {
   /** Adds what `later` counted after this tally's bytes. */
   merge(later: PrintedTally): void {
     if (later.bytes === 0) return;
+    if (this.failures.first === -1 && later.failures.first !== -1) this.failures.first = this.newlines + later.failures.first;
+    this.failures.count += later.failures.count;
     this.bytes += later.bytes;
     this.newlines += later.newlines;
     this.endsLine = later.endsLine;
   }
 
   /**
-   * Moves the last `bytes` bytes (holding `newlines` newlines) into a new tally, which keeps this
-   * one's line ending; `endsLine` says whether what stays here now ends a line.
+   * Moves the last `bytes` bytes (holding `newlines` newlines and `failures`) into a new tally, which
+   * keeps this one's line ending and its place in a line; `endsLine` says whether what stays here now ends a line.
    */
-  splitOff(bytes: number, newlines: number, endsLine: boolean): PrintedTally {
+  splitOff(bytes: number, newlines: number, endsLine: boolean, failures: { count: number; first: number }): PrintedTally {
     const moved = new PrintedTally();
     moved.bytes = Math.min(bytes, this.bytes);
     moved.newlines = Math.min(newlines, this.newlines);
@@ -55,6 +62,14 @@ export class PrintedTally {
     this.bytes -= moved.bytes;
     this.newlines -= moved.newlines;
     this.endsLine = endsLine;
+    // The counting goes on in the moved part (what arrives next follows it); what stays keeps the rest.
+    const kept = new FailureLines();
+    kept.count = Math.max(0, this.failures.count - failures.count);
+    kept.first = this.failures.first < this.newlines ? this.failures.first : -1;
+    moved.failures = this.failures;
+    moved.failures.count = failures.count;
+    moved.failures.first = failures.first;
+    this.failures = kept;
     return moved;
   }
 

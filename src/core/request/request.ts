@@ -90,18 +90,37 @@ export interface ExecRequest {
   until?: UntilSpec;
   /** `screen` as given (PTY only): true the screen, false the stream, absent the screen on the alternate screen. */
   screen?: boolean;
-  /** `wake_on_pattern`: a later line that matches wakes the model. */
-  wakePattern?: LinePattern;
+  /** `wake_on_pattern`: a later line that matches tells the model, at its level. */
+  wakePattern?: WakePattern;
 }
 
-/** `wake_on_pattern` by `until_pattern`'s rules, before anything changes; `untouched` ends each refusal. */
-export function compileWakePattern(source: string, untouched: string): LinePattern {
+/** `wake_on_pattern` as armed: the expression, and how loud its notice is (`next_turn:` written first). */
+export interface WakePattern {
+  regex: LinePattern;
+  level: "wake" | "next_turn";
+}
+
+/** What `wake_on_pattern` starts with to ride with the next turn instead of starting one. */
+const NEXT_TURN_PREFIX = "next_turn:";
+
+/** A pattern as the model writes it, its level included. */
+export function writtenWakePattern(source: string, level: "wake" | "next_turn"): string {
+  return level === "next_turn" ? `${NEXT_TURN_PREFIX}${source}` : source;
+}
+
+/**
+ * `wake_on_pattern`, checked by the rules of `until_pattern` before anything is spawned or changed;
+ * a `next_turn:` prefix sets its level. `untouched` ends each refusal: what did not happen.
+ */
+export function compileWakePattern(written: string, untouched: string): WakePattern {
+  const level = written.startsWith(NEXT_TURN_PREFIX) ? "next_turn" : "wake";
+  const source = level === "next_turn" ? written.slice(NEXT_TURN_PREFIX.length) : written;
   if (source === "") {
     throw new ExecRequestError(
       `wake_on_pattern is empty. Give a regular expression for the lines that should wake you, e.g. \`ERROR|panic\` (\`(?i)error\` ignores case). ${untouched}`,
     );
   }
-  return compileUntilPattern(source, { name: "wake_on_pattern", untouched });
+  return { regex: compileUntilPattern(source, { name: "wake_on_pattern", untouched }), level };
 }
 
 function existingDirectory(turnCwd: string, workdir: string | undefined): string {

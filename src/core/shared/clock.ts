@@ -1,4 +1,4 @@
-/** The clock a watch reads and arms its timers on: monotonic ms, unref'd timers; tests pass one they move. */
+/** The clock a watch, the decision point and the pattern cooldown read and arm timers on: monotonic ms, unref'd timers; tests pass one they move. */
 export interface Clock {
   now(): number;
   setTimeout(callback: () => void, ms: number): unknown;

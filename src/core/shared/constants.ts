@@ -68,19 +68,10 @@ export const RUNTIME_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_RUNTIME_LOG_QUOTA_BYTES";
 export const ON_LOG_QUOTA_ENV = "PI_UNIFIED_EXEC_ON_LOG_QUOTA";
 export const LOG_DIR_ENV = "PI_UNIFIED_EXEC_LOG_DIR";
 
-/** Exits this close together are announced in one prompt rather than one prompt each. */
-export const WAKE_DEBOUNCE_MS = 250;
-/** Jobs named in one wake prompt; the rest are counted (the prompt must stay small). */
-export const WAKE_MAX_LISTED = 16;
-
 /** Streaming UI updates during a wait come at most this often (Pi's bash tool: every 100 ms). */
 export const UPDATE_INTERVAL_MS = 250;
 /** A parked runtime (after `/reload`) not adopted by the next extension instance within this time stops its jobs. */
 export const RELOAD_ADOPTION_MS = 10_000;
-
-/** Nested exits kept for one enclosing call's receipt, and how many of them it names. */
-export const RECEIPT_MAX_KEPT = 64;
-export const RECEIPT_MAX_SHOWN = 16;
 
 /** On shutdown, time between SIGTERM to every job's group and SIGKILL to the survivors. */
 export const SHUTDOWN_GRACE_MS = 1_000;

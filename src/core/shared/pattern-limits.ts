@@ -39,21 +39,9 @@ export const MAX_CONDITIONAL_EXEC_YIELD_MS = 300_000;
  */
 export const TYPING_REPLY_MS = 1_000;
 
-/**
- * Least time between two pattern wakes of one job, in seconds, and its bounds: a server that logs
- * an error a second would otherwise start a turn a second. Matches in between are counted and named
- * by the next wake. `PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S` sets it (tests use 1).
- */
-export const PATTERN_WAKE_COOLDOWN_S = 30;
-export const MIN_PATTERN_WAKE_COOLDOWN_S = 1;
-export const MAX_PATTERN_WAKE_COOLDOWN_S = 3_600;
 export const PATTERN_WAKE_COOLDOWN_ENV = "PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S";
-
-/**
- * Pattern wakes of one job with no call of the model on it in between, after which the pattern
- * disarms itself (the last wake says so): a model that ignores a noisy pattern stops paying for it.
- */
-export const PATTERN_WAKE_BUDGET = 10;
+/** Turns notices may start per ten minutes in one Pi session (the person's setting; completion/attention.ts). */
+export const WAKE_TURNS_ENV = "PI_UNIFIED_EXEC_WAKE_TURNS";
 
 /** Characters of the matched line a pattern wake shows: one line, enough to act on, never a flood. */
 export const PATTERN_WAKE_LINE_CHARS = 300;

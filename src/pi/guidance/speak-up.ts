@@ -5,7 +5,7 @@
 import { PATTERN_WAKE_COOLDOWN_S } from "../../core/index.ts";
 
 /** `wake_on_pattern` on `exec_command`. */
-export const WAKE_ON_PATTERN_DESCRIPTION = `Wake me when a later line matches this regex (${PATTERN_WAKE_COOLDOWN_S} s cooldown).`;
+export const WAKE_ON_PATTERN_DESCRIPTION = `Wake me when a later line matches this regex (${PATTERN_WAKE_COOLDOWN_S} s cooldown; "next_turn:" prefix: as on_exit).`;
 
 /** `wake_on_pattern` on `set_on_exit`. */
 export const SET_WAKE_ON_PATTERN_DESCRIPTION = 'As exec_command\'s; "" disarms it.';

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UserInput } from "../../core/index.ts";
+import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UnreadTally, UserInput } from "../../core/index.ts";
 import { metadata, oneLine } from "./format.ts";
 
 /*
@@ -71,20 +71,22 @@ export function stopMessage(exit: JobExit | undefined): string | undefined {
 }
 
 /**
- * `armed`, for a wake this call armed, in Pi's `mode`. Print and JSON runs end the process with the
- * run: say so rather than promise a wake that cannot come.
+ * A wake's note in a print or JSON run: the process ends with the run, so say so rather than promise
+ * a wake that cannot come.
  */
-function armedNote(armed: boolean, mode: string, wake: string): string | undefined {
-  if (!armed) return undefined;
-  if (mode !== "print" && mode !== "json") return "armed";
-  return `armed, but in this print/JSON run ${wake} can only arrive while the run is still going; poll with write_stdin instead`;
+const printRunNote = (what: string) =>
+  `armed, but in this print/JSON run ${what} can only arrive while the run is still going; poll with write_stdin instead`;
+
+/**
+ * `completion_notification` for a job whose exit wake is armed at `level`, in Pi's `mode`; `arming`:
+ * the result of the call that armed it says once what `next_turn` means.
+ */
+export function completionNote(level: "wake" | "next_turn" | undefined, mode: string, arming = false): string | undefined {
+  if (!level) return undefined;
+  if (mode === "print" || mode === "json") return printRunNote("it");
+  if (level === "wake") return "armed";
+  return arming ? "next_turn (told in your next turn, whoever starts it; it never starts one)" : "next_turn";
 }
-
-/** `completion_notification` for a job whose exit wake is armed (see {@link armedNote}). */
-export const completionNote = (armed: boolean, mode: string) => armedNote(armed, mode, "it");
-
-/** `wake_on_pattern` in the first result after arming it (see {@link armedNote}). */
-export const patternNote = (armed: boolean, mode: string) => armedNote(armed, mode, "a wake");
 
 /** What a pattern that was too slow on the job's output tells the model, once: `wake_on_pattern`, `until_pattern`. */
 export const PATTERN_SUSPENDED = "suspended (too slow on this output)";
@@ -112,8 +114,32 @@ export function suspendedFields(
   };
 }
 
+/**
+ * `wake_on_pattern` in the first result after arming it (`written` as the job's snapshot has it):
+ * `armed`, at `next_turn` what that means, or, in a print/JSON run, that a wake can only come while
+ * the run lasts.
+ */
+export function patternNote(written: string | undefined, mode: string): string | undefined {
+  if (written === undefined) return undefined;
+  if (mode === "print" || mode === "json") return printRunNote("a wake");
+  return written.startsWith("next_turn:") ? "armed at next_turn (told in your next turn, whoever starts it; it never starts one)" : "armed";
+}
+
 /** Characters of a command `details` keep (the model's text and the TUI bound it further). */
 export const DETAILS_COMMAND_CHARS = 1_000;
+
+/**
+ * What an exited job printed that nobody read, without a byte of it: `3 lines, 0.1 KB (log lines
+ * 4–6); first failure-looking line: log line 5 (2 in all)`. Where the log is partial its line
+ * numbers no longer match the stream's, so they are given as the stream's.
+ */
+export function unreadWords({ lines, bytes, fromLine, toLine, failures, firstFailureLine }: UnreadTally, logPartial = false): string {
+  if (lines === 0) return "nothing";
+  const where = logPartial ? "stream line" : "log line";
+  const span = fromLine === toLine ? `${where} ${fromLine}` : `${where}s ${fromLine}–${toLine}`;
+  const first = firstFailureLine === undefined ? "" : `; first failure-looking line: ${where} ${firstFailureLine} (${failures} in all)`;
+  return `${lines} line${lines === 1 ? "" : "s"}, ${(bytes / 1024).toFixed(1)} KB (${span})${first}`;
+}
 
 /** The exit, in the model's words: code, signal, whether a deadline or someone else stopped it. */
 export function exitFields(exit: JobExit | undefined) {

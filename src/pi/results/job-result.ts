@@ -68,7 +68,9 @@ export const jobResultSchema = Type.Object({
   ),
   failure_message: Type.Optional(Type.String()),
   log_partial: Type.Optional(Type.Boolean()),
-  completion_notification: Type.Optional(Type.String({ description: "armed: one follow-up prompt when the job exits unobserved." })),
+  completion_notification: Type.Optional(
+    Type.String({ description: "armed: one follow-up prompt when the job exits unobserved; next_turn: told in the next turn instead." }),
+  ),
   ...patternSchema,
   ...userNewsSchema,
   user_typing: Type.Optional(Type.Literal(true, { description: "The user is typing into the job now: poll it, do not write to it." })),

@@ -10,6 +10,7 @@ import {
   killedBySchema,
   listeningInText,
   stopMessage,
+  unreadWords,
   usageFields,
   usageSchema,
   userNewsFields,
@@ -29,6 +30,9 @@ const sessionSchema = Type.Object({
   timed_out: Type.Optional(Type.Boolean()),
   killed_by: killedBySchema("Who stopped the job when it was not your kill_session."),
   failure_message: Type.Optional(Type.String()),
+  unread: Type.Optional(
+    Type.String({ description: "An exited job's output after your last read: lines, KB, log lines, the first failure-looking line." }),
+  ),
   elapsed_seconds: Type.Number(),
   quiet_ms: Type.Integer(),
   output_bytes_total: Type.Integer(),
@@ -37,6 +41,7 @@ const sessionSchema = Type.Object({
   deadline_remaining_seconds: Type.Optional(Type.Integer()),
   attached: Type.Optional(Type.Boolean({ description: "A call is attached right now; its result reports the exit." })),
   wake_armed: Type.Boolean({ description: "One follow-up prompt will announce the exit if nothing observes it." }),
+  wake_level: Type.Optional(Type.Literal("next_turn", { description: "The exit wake is told in the next turn instead." })),
   wake_on_pattern: Type.Optional(Type.String({ description: "The armed pattern: a later matching output line wakes you." })),
   listening: Type.Optional(Type.Array(Type.String(), { description: "TCP addresses the running job listens on." })),
   ...usageSchema,
@@ -64,11 +69,13 @@ const sessionSchema = Type.Object({
 
 export const listResultSchema = Type.Object({
   tool_time_utc: Type.String(),
+  notices_held: Type.Optional(Type.Integer({ description: "Notices the turn budget holds for the next turn." })),
   sessions: Type.Array(sessionSchema),
 });
 
 export interface ListDetails {
   tool_time_utc: string;
+  notices_held?: number;
   running: number;
   exited: number;
   /** Each job's listing fields (bounded metadata, no output): the TUI's rows are drawn from them. */
@@ -89,6 +96,7 @@ function entry(job: JobListing) {
     ...(job.background ? { background: backgroundLine(job.background) } : {}),
     ...exitFields(job.exit),
     ...(failure ? { failure_message: metadata(failure) } : {}),
+    ...(job.unread && !job.alreadyReported ? { unread: unreadWords(job.unread, job.logPartialReason !== undefined) } : {}),
     elapsed_seconds: Math.round(job.elapsedMs / 100) / 10,
     quiet_ms: job.quietMs,
     output_bytes_total: job.outputBytesTotal,
@@ -97,6 +105,7 @@ function entry(job: JobListing) {
     ...(job.deadlineRemainingMs !== undefined ? { deadline_remaining_seconds: Math.ceil(job.deadlineRemainingMs / 1000) } : {}),
     ...(job.attached ? { attached: true } : {}),
     wake_armed: job.wakeArmed,
+    ...(job.wakeLevel ? { wake_level: job.wakeLevel } : {}),
     ...(job.wakePattern !== undefined ? { wake_on_pattern: oneLine(job.wakePattern, 200) } : {}),
     ...(job.userTyping ? { user_typing: true } : {}),
     ...userNewsFields(job),
@@ -108,16 +117,24 @@ function entry(job: JobListing) {
   };
 }
 
-/** A job's fields in the text's words: `wake_armed` is the exit wake only, so the text says `exit_wake: armed` (or `none`). */
-function inTextWords(fields: Omit<ReturnType<typeof entry>, "session_id">): Record<string, unknown> {
+/** A job's fields in the text's words: `wake_armed` is the exit wake only, so the text says `exit_wake: armed` (`next_turn`, `none`). */
+function inTextWords({ wake_level, ...fields }: Omit<ReturnType<typeof entry>, "session_id">): Record<string, unknown> {
   return listeningInText(
     Object.fromEntries(
-      Object.entries(fields).map(([key, value]) => (key === "wake_armed" ? ["exit_wake", value ? "armed" : "none"] : [key, value])),
+      Object.entries(fields).map(([key, value]) =>
+        key === "wake_armed" ? ["exit_wake", value ? (wake_level ?? "armed") : "none"] : [key, value],
+      ),
     ),
   );
 }
 
-export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToolResult<ListDetails> {
+/** What the turn budget holds back: how many notices, and the person's budget (turns per ten minutes). */
+export interface HeldNotices {
+  count: number;
+  turns: number;
+}
+
+export function listResult(jobs: JobListing[], now: Date = new Date(), held?: HeldNotices): AgentToolResult<ListDetails> {
   const sessions = jobs.map(entry);
   const running = sessions.filter((session) => session.status === "running").length;
   const toolTimeUtc = now.toISOString();
@@ -125,6 +142,7 @@ export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToo
     `[${sessions.length} session${sessions.length === 1 ? "" : "s"}: ${running} running, ${sessions.length - running} exited]`,
     {
       tool_time_utc: toolTimeUtc,
+      ...(held?.count ? { notices_held: `${held.count} (to save turns: ${held.turns} per 10 min; they come with your next turn)` } : {}),
     },
   );
   const blocks = sessions.map(({ session_id, ...rest }) =>
@@ -134,10 +152,11 @@ export function listResult(jobs: JobListing[], now: Date = new Date()): AgentToo
     content: [{ type: "text", text: `${summary}\n---\n${blocks.join("\n") || "(no sessions)"}` }],
     details: {
       tool_time_utc: toolTimeUtc,
+      ...(held?.count ? { notices_held: held.count } : {}),
       running,
       exited: sessions.length - running,
       sessions,
     },
-    structuredContent: { tool_time_utc: toolTimeUtc, sessions },
+    structuredContent: { tool_time_utc: toolTimeUtc, ...(held?.count ? { notices_held: held.count } : {}), sessions },
   };
 }

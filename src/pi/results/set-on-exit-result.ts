@@ -13,7 +13,7 @@ const STATUS = Type.Union([...PATTERN_STATUS, Type.Literal("already_armed")]);
 export const setOnExitResultSchema = Type.Object({
   session_id: Type.Integer(),
   found: Type.Boolean(),
-  on_exit: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
+  on_exit: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake"), Type.Literal("next_turn")])),
   status: Type.Optional(STATUS),
   wake_on_pattern: Type.Optional(Type.String({ description: 'The pattern as given; "" disarms it.' })),
   wake_on_pattern_status: Type.Optional(Type.Union(PATTERN_STATUS)),
@@ -23,7 +23,7 @@ export const setOnExitResultSchema = Type.Object({
 export interface SetOnExitDetails {
   session_id: number;
   found: boolean;
-  on_exit?: "none" | "wake";
+  on_exit?: "none" | "wake" | "next_turn";
   status?: SetOnExitStatus;
   wake_on_pattern?: string;
   wake_on_pattern_status?: PatternStatus;
@@ -35,7 +35,7 @@ const MEANING: Record<SetOnExitStatus, string> = {
   disarmed: "no wake will follow; the job keeps running (or stays readable) as before",
   already_none: "no wake was armed",
   armed: "one follow-up prompt will announce the exit if nothing observes it",
-  already_armed: "the wake was armed already",
+  already_armed: "the wake was armed already, at this level",
   too_late: "the job has already exited or its wake was already sent; that cannot be changed now",
 };
 
@@ -48,7 +48,7 @@ const PATTERN_MEANING: Record<PatternStatus, string> = {
 
 /** What the model asked to change. */
 export interface WakeChangeRequest {
-  onExit?: "none" | "wake" | undefined;
+  onExit?: "none" | "wake" | "next_turn" | undefined;
   wakeOnPattern?: string | undefined;
 }
 
@@ -81,15 +81,23 @@ export function setOnExitResult(
   const title = [found.onExit, found.pattern].filter((status) => status !== undefined).join(", ");
   const text = headerLines(`[${title}]`, {
     session_id: sessionId,
-    ...(found.onExit ? { on_exit: asked.onExit, status: found.onExit, meaning: MEANING[found.onExit] } : {}),
+    ...(found.onExit
+      ? { on_exit: asked.onExit, status: found.onExit, meaning: nextTurn(asked.onExit === "next_turn", found.onExit, MEANING) }
+      : {}),
     ...(found.pattern
       ? {
           wake_on_pattern: asked.wakeOnPattern ? metadata(asked.wakeOnPattern) : '""',
           wake_on_pattern_status: found.pattern,
-          wake_on_pattern_meaning: `${PATTERN_MEANING[found.pattern]}${found.pattern === "armed" ? brief : ""}`,
+          wake_on_pattern_meaning: `${nextTurn(asked.wakeOnPattern?.startsWith("next_turn:") === true, found.pattern, PATTERN_MEANING)}${found.pattern === "armed" ? brief : ""}`,
         }
       : {}),
     ...userNewsFields(found),
   });
   return { content: [{ type: "text", text }], details, structuredContent: { ...details } };
+}
+
+/** A status's meaning; armed at `next_turn`, what that level means: it never starts a turn. */
+function nextTurn<S extends string>(atNextTurn: boolean, status: S, meanings: Record<S, string>): string {
+  if (!atNextTurn || status !== "armed") return meanings[status];
+  return "armed at next_turn: told in your next turn, whoever starts it (it never starts one: do not end your turn waiting for it)";
 }

@@ -66,10 +66,10 @@ export const execCommandParameters = Type.Object(
     ...UNTIL_PARAMETERS,
     screen: Type.Optional(Type.Boolean({ description: EXEC_SCREEN_DESCRIPTION })),
     on_exit: Type.Optional(
-      Type.Unsafe<"none" | "wake">({
+      Type.Unsafe<"none" | "wake" | "next_turn">({
         type: "string",
-        enum: ["none", "wake"],
-        description: '"wake": a prompt at an unwatched exit (default "none").',
+        enum: ["none", "wake", "next_turn"],
+        description: '"wake": a prompt at an unwatched exit; "next_turn": told in your next turn (default "none").',
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: WAKE_ON_PATTERN_DESCRIPTION })),
@@ -119,8 +119,8 @@ export function execCommandTool(
       const notice = [request.shell.notice, runtime.takeNotice(), format.takeResultWarning(ctx.mode)].filter((part) => part !== undefined);
       return jobResult(report, {
         notice: notice.join("; ") || undefined,
-        completion: completionNote(report.wake === "armed", ctx.mode),
-        patternArmed: patternNote(report.job.wakePattern !== undefined, ctx.mode),
+        completion: completionNote(report.wake === "armed" ? (report.wakeLevel ?? "wake") : undefined, ctx.mode, true),
+        patternArmed: patternNote(report.job.wakePattern, ctx.mode),
         piCwd: ctx.cwd,
         maxOutputTokens: params.max_output_tokens,
         login: params.login,

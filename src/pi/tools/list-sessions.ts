@@ -17,7 +17,8 @@ export function listSessionsTool(runtimes: SessionRuntimes): ToolDefinition<type
     prepareArguments: (raw) => checkArguments("list_sessions", listSessionsParameters, raw ?? {}),
     ...listSessionsRenderer,
     async execute(toolCallId, _params, _signal, _onUpdate, ctx) {
-      return listResult(runtimes.runtimeFor(ctx.sessionManager).list(toolCallId));
+      const runtime = runtimes.runtimeFor(ctx.sessionManager);
+      return listResult(runtime.list(toolCallId), new Date(), runtime.completions.heldByBudget);
     },
   };
 }

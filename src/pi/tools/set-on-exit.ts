@@ -11,10 +11,10 @@ export const setOnExitParameters = Type.Object(
   {
     session_id: Type.Integer({ minimum: 1, description: "Job id." }),
     on_exit: Type.Optional(
-      Type.Unsafe<"none" | "wake">({
+      Type.Unsafe<"none" | "wake" | "next_turn">({
         type: "string",
-        enum: ["none", "wake"],
-        description: '"wake": a prompt at its exit.',
+        enum: ["none", "wake", "next_turn"],
+        description: "As exec_command's.",
       }),
     ),
     wake_on_pattern: Type.Optional(Type.String({ description: SET_WAKE_ON_PATTERN_DESCRIPTION })),
@@ -34,7 +34,7 @@ export function setOnExitTool(runtimes: SessionRuntimes): ToolDefinition<typeof 
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       if (params.on_exit === undefined && params.wake_on_pattern === undefined) {
         throw new ExecRequestError(
-          'set_on_exit needs on_exit ("none" or "wake"), wake_on_pattern (a regular expression, or "" to disarm it), or both. Nothing was changed.',
+          'set_on_exit needs on_exit ("none", "wake" or "next_turn"), wake_on_pattern (a regular expression, or "" to disarm it), or both. Nothing was changed.',
         );
       }
       const pattern = params.wake_on_pattern;

@@ -91,7 +91,7 @@ export function writeStdinTool(
         });
       return jobResult(report, {
         absoluteUntil: request.absoluteUntil,
-        completion: completionNote(report.wake === "armed", ctx.mode),
+        completion: completionNote(report.wake === "armed" ? (report.wakeLevel ?? "wake") : undefined, ctx.mode),
         piCwd: ctx.cwd,
         resized: params.cols !== undefined || params.rows !== undefined,
         maxOutputTokens: params.max_output_tokens,

@@ -19,8 +19,15 @@ export function jobLabel(job: JobSnapshot, withAge = true): string {
   const ports = job.listening?.length ? ` ${job.listening.map((address) => address.slice(address.lastIndexOf(":"))).join(" ")}` : "";
   const deaf = job.deaf ? ` listening: none (${deafText(job.deaf)})` : "";
   const memory = job.usage ? ` · ${Math.round(job.usage.rssBytes / 1024 / 1024)} MB, ${Math.round(job.usage.cpuMs / 1000)} s CPU` : "";
-  const pattern = job.wakePattern !== undefined ? ` [wake /${oneLine(job.wakePattern, 40)}/]` : "";
-  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${deaf}${job.wakeArmed ? " [wake]" : ""}${pattern}${memory}`;
+  const pattern = job.wakePattern !== undefined ? ` [${patternWords(job.wakePattern, 40)}]` : "";
+  const exitWake = job.wakeArmed ? ` [${job.wakeLevel ?? "wake"}]` : "";
+  return `${job.jobId} · ${state}${oneLine(job.command, 80)}${ports}${deaf}${exitWake}${pattern}${memory}`;
+}
+
+/** An armed pattern as a row names it: `wake /ERROR/`, or `next_turn /ERROR/` at that level. */
+export function patternWords(written: string, limit: number): string {
+  const nextTurn = written.startsWith("next_turn:");
+  return `${nextTurn ? "next_turn" : "wake"} /${oneLine(nextTurn ? written.slice("next_turn:".length) : written, limit)}/`;
 }
 
 /**

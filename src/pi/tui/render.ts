@@ -10,6 +10,7 @@ import { type Component, Container, Spacer, Text } from "@earendil-works/pi-tui"
 import { DEFAULT_EXEC_YIELD_MS, decodeEscapes, metadataLine, visibleText } from "../../core/index.ts";
 import { bounded, shortDuration as duration } from "../results/format.ts";
 import { notShownNote } from "../results/output-cap.ts";
+import { patternWords } from "./jobs-ui.ts";
 
 const PREVIEW_LINES = 5;
 /** A quiet absolute (`yield_until`) wait's row and progress refresh at most this often: no heartbeat for hours. */
@@ -287,15 +288,17 @@ function jobResultComponent(
   return container;
 }
 
-/** Whether the row says `wake armed`: the result armed it, and the person has not disarmed it from the picker since. */
+/** Whether the row says `wake armed` (at its level): the result armed it, and the person has not disarmed it from the picker since. */
 function wakeNote(details: Record<string, unknown>): string {
-  if (typeof details.completion_notification !== "string" || !details.completion_notification.startsWith("armed")) return "";
-  return isExitWakeDisarmed(details.session_id) ? " · wake disarmed" : " · wake armed";
+  const note = details.completion_notification;
+  if (typeof note !== "string" || !/^(armed|next_turn)/.test(note)) return "";
+  if (isExitWakeDisarmed(details.session_id)) return " · wake disarmed";
+  return note.startsWith("next_turn") ? " · wake armed (next_turn)" : " · wake armed";
 }
 
 /** A row that says `wake armed` redraws when the person disarms that wake (once: then it says so). */
 function watchDisarm(details: Record<string, unknown>, context: Context): void {
-  if (wakeNote(details) !== " · wake armed") {
+  if (!wakeNote(details).startsWith(" · wake armed")) {
     context.state.unwatchDisarm?.();
     context.state.unwatchDisarm = undefined;
     return;
@@ -457,8 +460,8 @@ function listLines(details: Record<string, unknown>, expanded: boolean): Summary
     const exited = job.status === "exited";
     const state = exited ? exitWords(job.exit_code, job.signal) : "running";
     const flags = [
-      ...(job.wake_armed === true ? ["wake"] : []),
-      ...(typeof job.wake_on_pattern === "string" ? [`wake /${inline(job.wake_on_pattern, 40)}/`] : []),
+      ...(job.wake_armed === true ? [job.wake_level === "next_turn" ? "next_turn" : "wake"] : []),
+      ...(typeof job.wake_on_pattern === "string" ? [inline(patternWords(job.wake_on_pattern, 40), 60)] : []),
       ...(job.input_wait === "likely" ? ["waiting for input"] : job.input_wait === "secret" ? ["asks for a secret"] : []),
       ...(job.attached === true ? ["attached"] : []),
       ...(job.user_typing === true ? ["the user is typing"] : []),

@@ -78,9 +78,9 @@ async function typeInto(ctx: ExtensionCommandContext, runtime: ExecRuntime, job:
  * The picker where Pi draws no live list (an RPC client's dialog): the jobs as they were when it
  * opened. "Kill all" asks first, as the live list does.
  */
-async function pickByDialog(ctx: ExtensionCommandContext, live: JobSnapshot[]): Promise<Pick> {
+async function pickByDialog(ctx: ExtensionCommandContext, runtime: ExecRuntime, live: JobSnapshot[]): Promise<Pick> {
   const labels = live.map((job) => jobLabel(job));
-  const choice = await ctx.ui.select("unified-exec sessions", [...labels, KILL_ALL, CANCEL]);
+  const choice = await ctx.ui.select(pickerTitle(runtime), [...labels, KILL_ALL, CANCEL]);
   if (choice === KILL_ALL) {
     const sure = await ctx.ui.confirm(killAllQuestion(live), `Each gets SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s.`);
     return sure ? "kill-all" : undefined;
@@ -193,7 +193,7 @@ export function registerSessionsCommand(pi: ExtensionAPI, runtimes: SessionRunti
         ctx.ui.notify("No unified-exec sessions are running.", "info");
         return;
       }
-      const pick = ctx.mode === "tui" ? await pickLive(ctx, runtime, live) : await pickByDialog(ctx, live);
+      const pick = ctx.mode === "tui" ? await pickLive(ctx, runtime, live) : await pickByDialog(ctx, runtime, live);
       if (pick === undefined) return;
       if (pick === "kill-all") {
         const results = await Promise.all(live.map((job) => killJob(runtime, job.jobId)));
@@ -214,6 +214,13 @@ const VIEW_REFRESH_MS = 500;
 function killAllQuestion(jobs: readonly JobSnapshot[]): string {
   const count = jobs.filter((job) => !job.exit).length;
   return `Kill all ${count} job${count === 1 ? "" : "s"}? y/N`;
+}
+
+/** The picker's title; it says when the turn budget holds notices back (the person's `PI_UNIFIED_EXEC_WAKE_TURNS`). */
+function pickerTitle(runtime: ExecRuntime): string {
+  const { count, turns } = runtime.completions.heldByBudget;
+  if (count === 0) return "unified-exec sessions";
+  return `unified-exec sessions · ${count} notice${count === 1 ? "" : "s"} held for the model's next turn (budget: ${turns} turns per 10 min)`;
 }
 
 /** What the person picked: a job, every job, or nothing. */
@@ -281,7 +288,7 @@ class SessionsPicker implements Component {
     });
     return [
       rule,
-      truncateToWidth(theme.fg("toolTitle", theme.bold("unified-exec sessions")), width),
+      truncateToWidth(theme.fg("toolTitle", theme.bold(pickerTitle(this.runtime))), width),
       ...rows,
       this.confirming
         ? truncateToWidth(theme.fg("warning", theme.bold(killAllQuestion(this.jobs))), width)

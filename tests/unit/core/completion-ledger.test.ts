@@ -9,7 +9,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CompletionLedger, type ObservedExit } from "../../../src/core/completion/completion-ledger.ts";
+import { CompletionLedger } from "../../../src/core/completion/completion-ledger.ts";
+import type { ObservedExit } from "../../../src/core/job/attached-call.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { receiptText } from "../../../src/pi/receipt.ts";
 import { waitFor } from "../../helpers/processes.ts";
@@ -44,13 +45,13 @@ describe("completion ledger: nested calls", () => {
     ledger.callStarted("inner", "outer");
     ledger.observed("inner", exitOf(7));
     ledger.callEnded("inner", false);
-    assert.equal(ledger.isArmed(7), true, "not consumed before the outer call ends");
+    assert.equal(ledger.exitLevel(7), "wake", "not consumed before the outer call ends");
     assert.match(
       receiptFor(ledger, "outer") ?? "",
       /1 job exit reported inside this call[\s\S]*- session 7: exit_code 0, seen by write_stdin/,
     );
     ledger.callEnded("outer", false);
-    assert.equal(ledger.isArmed(7), false);
+    assert.equal(ledger.exitLevel(7), undefined);
     assert.equal(receiptFor(ledger, "outer"), undefined);
   });
 

@@ -1,18 +1,18 @@
 /**
  * The input wake's timing rule with a stepped clock (times are plain numbers here) and its record
- * kind in the completion coordinator: the wait counted only while untouched and waiting, once per
- * prompt, the environment value; one wake through the coordinator's batches, with an exit or a
+ * kind in the completion ledger: the wait counted only while untouched and waiting, once per
+ * prompt, the environment value; one wake through the ledger's batches, with an exit or a
  * pattern wake as one prompt, never without a wake armed, never under a call's lease, dropped by a
  * call, the exit, a kill and shutdown.
  */
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import type { CompletionCoordinator, InputWakeJob, WakeBatch } from "../../../src/core/completion/wakes.ts";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
+import { lastVisibleLine } from "../../../src/core/completion/job-wakes.ts";
+import type { InputWakeJob, WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
 import { InputWakeRule, inputWakeMs } from "../../../src/core/input-wait/input-wake-rule.ts";
-import { lastVisibleLine } from "../../../src/core/input-wake-watch.ts";
-import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import type { SteppedClock } from "../../helpers/clock.ts";
-import { coordinatorOn, exitWake, steppedWakes } from "../../helpers/wake-coordinator.ts";
+import { exitWake, ledgerOn, steppedWakes, type TestLedger } from "../../helpers/stepped-ledger.ts";
 
 const AFTER_MS = 30_000;
 
@@ -113,30 +113,30 @@ describe("the input wake's rule", () => {
 
 const prompt = (jobId: number, line = "Overwrite? [y/N]"): InputWakeJob => ({ jobId, command: `job ${jobId}`, line, waitedMs: AFTER_MS });
 
-describe("input wakes through the completion coordinator", () => {
+describe("input wakes through the completion ledger", () => {
   let clock: SteppedClock;
   let sent: WakeBatch[];
   let answered: Set<number>;
-  let coordinator: CompletionCoordinator;
+  let ledger: TestLedger;
   beforeEach(() => {
-    ({ clock, sent, answered, coordinator } = steppedWakes());
+    ({ clock, sent, answered, ledger } = steppedWakes());
   });
 
   it("goes out once after the debounce, naming the job, the command and the line", () => {
-    coordinator.arm(4);
-    coordinator.inputWaits(prompt(4));
+    ledger.arm(4);
+    ledger.inputWaits(prompt(4));
     assert.equal(sent.length, 0);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, [{ jobs: [], more: 0, inputs: [prompt(4)] }]);
     clock.advance(10_000);
     assert.equal(sent.length, 1, "exactly once");
-    assert.equal(coordinator.isArmed(4), true, "the exit's wake is untouched");
+    assert.equal(ledger.exitLevel(4), "wake", "the exit's wake is untouched");
   });
 
   it("a job with only a pattern armed may wake for input; a job with no wake armed never does", () => {
-    coordinator.armPattern(5, "ERROR", "server");
-    coordinator.inputWaits(prompt(5));
-    coordinator.inputWaits(prompt(6));
+    ledger.armPattern(5, "ERROR", "server");
+    ledger.inputWaits(prompt(5));
+    ledger.inputWaits(prompt(6));
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(
       sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
@@ -145,10 +145,10 @@ describe("input wakes through the completion coordinator", () => {
   });
 
   it("an input wake and an exit in the same batch are one prompt", () => {
-    coordinator.arm(1);
-    coordinator.arm(2);
-    coordinator.inputWaits(prompt(1));
-    coordinator.jobExited({ jobId: 2, command: "b", cwd: "/", exitCode: 0, signal: null, elapsedMs: 5, logPath: "/l" });
+    ledger.arm(1);
+    ledger.arm(2);
+    ledger.inputWaits(prompt(1));
+    ledger.jobExited({ jobId: 2, command: "b", cwd: "/", exitCode: 0, signal: null, elapsedMs: 5, logPath: "/l" });
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 1);
     assert.deepEqual(
@@ -162,32 +162,32 @@ describe("input wakes through the completion coordinator", () => {
   });
 
   it("a wake held during a run is asked again at the settle: the job that stopped waiting meanwhile wakes nobody", () => {
-    coordinator.runStarted();
-    coordinator.arm(1);
-    coordinator.arm(2);
-    coordinator.inputWaits(prompt(1));
-    coordinator.inputWaits(prompt(2));
+    ledger.runStarted();
+    ledger.arm(1);
+    ledger.arm(2);
+    ledger.inputWaits(prompt(1));
+    ledger.inputWaits(prompt(2));
     clock.advance(10_000);
-    assert.equal(coordinator.waiting, 2, "both held for the run");
+    assert.equal(ledger.waiting, 2, "both held for the run");
     answered.add(1); // its prompt timed out and it printed more
-    coordinator.runSettled();
+    ledger.runSettled();
     assert.deepEqual(
       sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
       [2],
     );
-    assert.equal(coordinator.waiting, 0);
+    assert.equal(ledger.waiting, 0);
   });
 
   it("a call on the job, its lease, its exit, a kill or shutdown drops what waits", () => {
     for (const [name, moot] of [
-      ["a call", (c: CompletionCoordinator) => c.jobCalled(1)],
-      ["a lease", (c: CompletionCoordinator) => c.lease("call-1", 1)],
-      ["the exit", (c: CompletionCoordinator) => c.jobExited(exitWake(1))],
-      ["a kill", (c: CompletionCoordinator) => c.suppress(1)],
-      ["shutdown", (c: CompletionCoordinator) => c.dropAll()],
+      ["a call", (c: TestLedger) => c.lease(undefined, 1)],
+      ["a lease", (c: TestLedger) => c.lease("call-1", 1)],
+      ["the exit", (c: TestLedger) => c.jobExited(exitWake(1))],
+      ["a kill", (c: TestLedger) => c.hold(1)],
+      ["shutdown", (c: TestLedger) => c.dropAll()],
     ] as const) {
       sent = [];
-      const c = coordinatorOn(clock, (batch) => sent.push(batch));
+      const c = ledgerOn(clock, (batch) => sent.push(batch));
       c.arm(1);
       c.inputWaits(prompt(1));
       moot(c);
@@ -198,7 +198,7 @@ describe("input wakes through the completion coordinator", () => {
 
   it("a batch whose send threw is retried, without the input wake of a job the model called on meanwhile", () => {
     let fail = true;
-    const c = coordinatorOn(clock, (batch) => {
+    const c = ledgerOn(clock, (batch) => {
       if (fail) throw new Error("stale API");
       sent.push(batch);
     });
@@ -208,9 +208,9 @@ describe("input wakes through the completion coordinator", () => {
     c.inputWaits(prompt(2));
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(c.waiting, 2);
-    c.jobCalled(1);
+    c.lease(undefined, 1); // a call on job 1
     fail = false;
-    c.retry();
+    c.runSettled();
     assert.deepEqual(
       sent.flatMap((batch) => batch.inputs ?? []).map((wake) => wake.jobId),
       [2],

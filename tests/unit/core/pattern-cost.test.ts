@@ -230,7 +230,7 @@ describe("a suspended pattern through the runtime", () => {
     keep(made.runtime);
     const id = runningId(await made.runtime.exec(exec(LINES)))!;
     const pattern = busy(3);
-    assert.equal(made.runtime.setOnExit(id, { wakePattern: pattern }).found, true);
+    assert.equal(made.runtime.setOnExit(id, { wakePattern: { regex: pattern, level: "wake" } }).found, true);
     return { made, id, pattern };
   };
 

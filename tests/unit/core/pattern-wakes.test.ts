@@ -1,23 +1,24 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import type { CompletionCoordinator, WakeBatch } from "../../../src/core/completion/wakes.ts";
-import { PATTERN_WAKE_BUDGET, WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
+import { PATTERN_WAKE_BUDGET } from "../../../src/core/completion/pattern-wakes.ts";
+import type { WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
 import type { SteppedClock } from "../../helpers/clock.ts";
-import { coordinatorOn, exitWake, steppedWakes, TEST_COOLDOWN_MS } from "../../helpers/wake-coordinator.ts";
+import { exitOf, exitWake, ledgerOn, REPORT, steppedWakes, TEST_COOLDOWN_MS, type TestLedger } from "../../helpers/stepped-ledger.ts";
 
 const exit = (jobId: number) => exitWake(jobId);
 
-describe("pattern wakes through the completion coordinator", () => {
+describe("pattern wakes through the completion ledger", () => {
   let clock: SteppedClock;
   let sent: WakeBatch[];
-  let coordinator: CompletionCoordinator;
+  let ledger: TestLedger;
   beforeEach(() => {
-    ({ clock, sent, coordinator } = steppedWakes());
+    ({ clock, sent, ledger } = steppedWakes());
   });
 
   it("a match goes out after the debounce, naming the job, the pattern, the line and the command", () => {
-    coordinator.armPattern(3, "ERROR", "npm run dev");
-    coordinator.patternHit(3, "db ERROR: refused", 1);
+    ledger.armPattern(3, "ERROR", "npm run dev");
+    ledger.patternHit(3, "db ERROR: refused", 1);
     assert.equal(sent.length, 0);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, [
@@ -30,11 +31,11 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it("twenty matches in five seconds give one wake, and the next one waits for the cooldown with the count", () => {
-    coordinator.armPattern(1, "x", "watcher");
-    coordinator.patternHit(1, "first", 1);
+    ledger.armPattern(1, "x", "watcher");
+    ledger.patternHit(1, "first", 1);
     for (let i = 0; i < 19; i++) {
       clock.advance(250);
-      coordinator.patternHit(1, `later ${i}`, 1);
+      ledger.patternHit(1, `later ${i}`, 1);
     }
     clock.advance(250);
     assert.equal(sent.length, 1, "one wake in the first five seconds");
@@ -49,9 +50,9 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it(`disarms itself with its ${PATTERN_WAKE_BUDGET}th wake when the model never calls on the job, and says so`, () => {
-    coordinator.armPattern(2, "ERR", "server");
+    ledger.armPattern(2, "ERR", "server");
     for (let i = 0; i < PATTERN_WAKE_BUDGET + 3; i++) {
-      coordinator.patternHit(2, `ERR ${i}`, 1);
+      ledger.patternHit(2, `ERR ${i}`, 1);
       clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
     const wakes = sent.flatMap((batch) => batch.patterns ?? []);
@@ -60,21 +61,21 @@ describe("pattern wakes through the completion coordinator", () => {
       wakes.map((wake) => wake.disarmed),
       [...Array(PATTERN_WAKE_BUDGET - 1).fill(false), true],
     );
-    assert.equal(coordinator.patternOf(2), undefined, "disarmed");
+    assert.equal(ledger.patternOf(2), undefined, "disarmed");
   });
 
   it("a call on the job clears what waits and starts the budget over", () => {
-    coordinator.armPattern(4, "ERR", "server");
+    ledger.armPattern(4, "ERR", "server");
     for (let i = 0; i < PATTERN_WAKE_BUDGET - 1; i++) {
-      coordinator.patternHit(4, `ERR ${i}`, 1);
+      ledger.patternHit(4, `ERR ${i}`, 1);
       clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
-    coordinator.patternHit(4, "read by the poll", 1);
-    coordinator.jobCalled(4);
+    ledger.patternHit(4, "read by the poll", 1);
+    ledger.lease(undefined, 4); // a call on the job
     clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, PATTERN_WAKE_BUDGET - 1, "the poll reads that line itself");
     for (let i = 0; i < 3; i++) {
-      coordinator.patternHit(4, `again ${i}`, 1);
+      ledger.patternHit(4, `again ${i}`, 1);
       clock.advance(TEST_COOLDOWN_MS + WAKE_DEBOUNCE_MS);
     }
     const last = sent.flatMap((batch) => batch.patterns ?? []).slice(-3);
@@ -89,19 +90,19 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it("a match after the model called on the job since the last wake wakes at once: the cooldown restarts from its call", () => {
-    coordinator.armPattern(10, "FAIL", "vitest");
-    coordinator.patternHit(10, "FAIL first run", 1);
+    ledger.armPattern(10, "FAIL", "vitest");
+    ledger.patternHit(10, "FAIL first run", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 1);
     clock.advance(4_000); // the model reads the failure, fixes it, breaks it again by another edit
-    coordinator.jobCalled(10);
+    ledger.lease(undefined, 10);
     clock.advance(3_000);
-    coordinator.patternHit(10, "FAIL second run", 1);
+    ledger.patternHit(10, "FAIL second run", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 2, "woken within the batch window, not after the cooldown");
     assert.equal(sent[1]!.patterns![0]!.line, "FAIL second run");
     // No call since that wake: the next match waits for the cooldown again.
-    coordinator.patternHit(10, "FAIL third run", 1);
+    ledger.patternHit(10, "FAIL third run", 1);
     clock.advance(TEST_COOLDOWN_MS - 1_000);
     assert.equal(sent.length, 2);
     clock.advance(1_000 + WAKE_DEBOUNCE_MS);
@@ -109,10 +110,10 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it("a job printing its pattern every second with nobody calling on it wakes at most once per cooldown", () => {
-    coordinator.armPattern(11, "tick", "ticker");
+    ledger.armPattern(11, "tick", "ticker");
     const wokeAt: number[] = [];
     for (let second = 0; second < 125; second++) {
-      coordinator.patternHit(11, `tick ${second}`, 1);
+      ledger.patternHit(11, `tick ${second}`, 1);
       const before = sent.length;
       clock.advance(1_000);
       if (sent.length > before) wokeAt.push(second);
@@ -122,21 +123,21 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it("a match held while a call's lease is on the job never goes out", () => {
-    coordinator.armPattern(5, "ERR", "server");
-    coordinator.lease("call-1", 5);
-    coordinator.patternHit(5, "ERR while attached", 1);
+    ledger.armPattern(5, "ERR", "server");
+    const call = ledger.lease("call-1", 5);
+    ledger.patternHit(5, "ERR while attached", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
-    coordinator.release("call-1");
+    call.settle(REPORT);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, []);
   });
 
   it("a match and the job's exit within the batch window are one prompt, and the exit wake is not consumed by it", () => {
-    coordinator.arm(6);
-    coordinator.armPattern(6, "panic", "server");
-    coordinator.patternHit(6, "panic: boom", 1);
+    ledger.arm(6);
+    ledger.armPattern(6, "panic", "server");
+    ledger.patternHit(6, "panic: boom", 1);
     clock.advance(100);
-    coordinator.jobExited(exit(6));
+    ledger.jobExited(exit(6));
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 1);
     assert.deepEqual(
@@ -147,43 +148,43 @@ describe("pattern wakes through the completion coordinator", () => {
   });
 
   it("a kill drops a pending match, a failed kill lets later ones through, and shutdown drops everything", () => {
-    coordinator.armPattern(7, "ERR", "server");
-    coordinator.patternHit(7, "ERR before the kill", 1);
-    const restore = coordinator.suppress(7);
-    coordinator.patternHit(7, "ERR while stopping", 1);
+    ledger.armPattern(7, "ERR", "server");
+    ledger.patternHit(7, "ERR before the kill", 1);
+    const restore = ledger.hold(7);
+    ledger.patternHit(7, "ERR while stopping", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 0);
     restore();
-    coordinator.patternHit(7, "ERR after a failed kill", 1);
+    ledger.patternHit(7, "ERR after a failed kill", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent[0]!.patterns![0]!.line, "ERR after a failed kill");
-    coordinator.patternHit(7, "ERR before shutdown", 1);
-    coordinator.dropAll();
+    ledger.patternHit(7, "ERR before shutdown", 1);
+    ledger.dropAll();
     clock.advance(TEST_COOLDOWN_MS * 2);
     assert.equal(sent.length, 1);
   });
 
   it("a disarmed or replaced pattern says only what it is now", () => {
-    coordinator.armPattern(8, "old", "server");
-    coordinator.patternHit(8, "old line", 1);
-    coordinator.armPattern(8, "new", "server");
+    ledger.armPattern(8, "old", "server");
+    ledger.patternHit(8, "old line", 1);
+    ledger.armPattern(8, "new", "server");
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, [], "the replaced pattern's match is gone");
-    assert.equal(coordinator.disarmPattern(8), true);
-    assert.equal(coordinator.disarmPattern(8), false);
-    coordinator.patternHit(8, "new line", 1);
+    assert.equal(ledger.disarmPattern(8), true);
+    assert.equal(ledger.disarmPattern(8), false);
+    ledger.patternHit(8, "new line", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, []);
   });
   it("a match the cooldown holds back goes out with the job's exit, in one prompt, not 30 s later about a dead job", () => {
-    coordinator.arm(9);
-    coordinator.armPattern(9, "ERROR", "server");
-    coordinator.patternHit(9, "ERROR one", 1);
+    ledger.arm(9);
+    ledger.armPattern(9, "ERROR", "server");
+    ledger.patternHit(9, "ERROR one", 1);
     clock.advance(WAKE_DEBOUNCE_MS);
     clock.advance(5_000);
-    coordinator.patternHit(9, "ERROR: fatal, exiting", 1);
+    ledger.patternHit(9, "ERROR: fatal, exiting", 1);
     clock.advance(100);
-    coordinator.jobExited(exit(9));
+    ledger.jobExited(exit(9));
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 2);
     assert.deepEqual(
@@ -198,7 +199,7 @@ describe("pattern wakes through the completion coordinator", () => {
   it("a batch whose send failed loses what a call taught the model meanwhile, and what a stop dropped", () => {
     let failing = true;
     const kept: WakeBatch[] = [];
-    const flaky = coordinatorOn(clock, (batch) => {
+    const flaky = ledgerOn(clock, (batch) => {
       if (failing) throw new Error("stale API");
       kept.push(batch);
     });
@@ -210,12 +211,12 @@ describe("pattern wakes through the completion coordinator", () => {
     }
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(flaky.waiting, 6, "the failed batch waits");
-    flaky.jobCalled(1); // a poll read job 1's lines
-    flaky.observed("call", 2); // a result carried job 2's exit
-    flaky.finalize("call", false);
-    flaky.dropWake(3); // job 3 was killed
+    flaky.lease(undefined, 1); // a poll read job 1's lines
+    flaky.observed("call", exitOf(2)); // a result carried job 2's exit
+    flaky.callEnded("call", false);
+    flaky.drop(3); // job 3 was killed
     failing = false;
-    flaky.retry();
+    flaky.runSettled();
     assert.equal(kept.length, 1);
     assert.deepEqual(
       kept[0]!.jobs.map((job) => job.jobId),

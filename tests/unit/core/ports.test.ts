@@ -8,17 +8,17 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
 import type { Job } from "../../../src/core/job/job.ts";
 import { noticeable } from "../../../src/core/job/job-reports.ts";
 import { pipeCommand, raiseOomScore } from "../../../src/core/processes/fd-hygiene.ts";
 import { deafness, hear, ListeningPorts, type Usage } from "../../../src/core/processes/listening.ts";
 import { bindFailures, failedPorts, portsStillHeld } from "../../../src/core/processes/port-conflicts.ts";
-import { WAKE_DEBOUNCE_MS } from "../../../src/core/shared/constants.ts";
 import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { JobMonitor, memoryCap } from "../../../src/core/supervision/job-monitor.ts";
 import { checkUntilListening, type HttpProbe, ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
-import { steppedWakes } from "../../helpers/wake-coordinator.ts";
+import { steppedWakes } from "../../helpers/stepped-ledger.ts";
 
 const MB = 1024 * 1024;
 
@@ -258,31 +258,31 @@ describe("a deaf server's notice at the decision point", () => {
   const deaf = (jobId: number) => ({ jobId, command: `server ${jobId}`, was: ["127.0.0.1:3000"], closedMs: 2_000 });
 
   it("goes out once after the debounce with a wake armed (the exit's, or only a pattern), never without one", () => {
-    const { clock, sent, coordinator } = steppedWakes();
-    coordinator.arm(1);
-    coordinator.armPattern(2, "ERROR", "server 2");
-    for (const jobId of [1, 2, 3]) coordinator.deafServer(deaf(jobId));
+    const { clock, sent, ledger } = steppedWakes();
+    ledger.arm(1);
+    ledger.armPattern(2, "ERROR", "server 2");
+    for (const jobId of [1, 2, 3]) ledger.deafServer(deaf(jobId));
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.deepEqual(sent, [{ jobs: [], more: 0, deaf: [deaf(1), deaf(2)] }]);
     clock.advance(10_000);
     assert.equal(sent.length, 1);
-    assert.equal(coordinator.isArmed(1), true, "the exit's wake is untouched");
+    assert.equal(ledger.exitLevel(1), "wake", "the exit's wake is untouched");
   });
 
   it("is held while Pi runs and dropped by a call on the job before the run settles; an exit goes with it as one prompt", () => {
-    const { clock, sent, coordinator } = steppedWakes();
-    coordinator.arm(1);
-    coordinator.arm(2);
-    coordinator.arm(3);
-    coordinator.runStarted();
-    coordinator.deafServer(deaf(1));
-    coordinator.deafServer(deaf(2));
-    coordinator.jobCalled(1);
+    const { clock, sent, ledger } = steppedWakes();
+    ledger.arm(1);
+    ledger.arm(2);
+    ledger.arm(3);
+    ledger.runStarted();
+    ledger.deafServer(deaf(1));
+    ledger.deafServer(deaf(2));
+    ledger.lease(undefined, 1); // a call on the job
     const exit = { jobId: 3, command: "c", cwd: "/", exitCode: 0, signal: null, elapsedMs: 5, logPath: "/l" };
-    coordinator.jobExited(exit);
+    ledger.jobExited(exit);
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 0, "held while the run goes on");
-    coordinator.runSettled();
+    ledger.runSettled();
     assert.deepEqual(sent, [{ jobs: [exit], more: 0, deaf: [deaf(2)] }]);
   });
 });

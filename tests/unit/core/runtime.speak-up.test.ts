@@ -55,7 +55,10 @@ describe("wake_on_pattern through the runtime", () => {
   it("is armed later by set_on_exit and disarmed with null; an exited job is too late", async () => {
     const { runtime, patternWakes } = tracked();
     const id = runningId(await runtime.exec(exec('while read line; do echo "$line"; done')))!;
-    assert.deepEqual(runtime.setOnExit(id, { wakePattern: compileUntilPattern("^go$") }), { found: true, pattern: "armed" });
+    assert.deepEqual(runtime.setOnExit(id, { wakePattern: { regex: compileUntilPattern("^go$"), level: "wake" } }), {
+      found: true,
+      pattern: "armed",
+    });
     await runtime.interact({ jobId: id, window: { ms: 250 }, input: { kind: "bytes", bytes: Buffer.from("go\n") } });
     await wakesSettled(runtime);
     assert.deepEqual(patternWakes(), [], "the write's own call returned the echo");
@@ -63,7 +66,9 @@ describe("wake_on_pattern through the runtime", () => {
     assert.deepEqual(runtime.setOnExit(id, { wakePattern: null }), { found: true, pattern: "already_none" });
     assert.equal(runtime.list()[0]!.wakePattern, undefined);
     const done = await runtime.exec(exec("exit 0", { yield_time_ms: 1_000 }));
-    assert.deepEqual(runtime.setOnExit(done.job.jobId, { wakePattern: compileUntilPattern("x") }), { found: false });
+    assert.deepEqual(runtime.setOnExit(done.job.jobId, { wakePattern: { regex: compileUntilPattern("x"), level: "wake" } }), {
+      found: false,
+    });
   });
 
   it("a progress bar redrawn across reads is judged as the model reads it: text drawn over never wakes", async () => {

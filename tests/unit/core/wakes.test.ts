@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { type Clock, CompletionCoordinator, type WakeBatch } from "../../../src/core/completion/wakes.ts";
-import { exitWake } from "../../helpers/wake-coordinator.ts";
+import type { WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
+import type { Clock } from "../../../src/core/shared/clock.ts";
+import { exitOf, exitWake, ledgerOn, REPORT, type TestLedger } from "../../helpers/stepped-ledger.ts";
 
 /** A clock whose timers fire only when the test says so. */
 class ManualClock implements Clock {
@@ -31,77 +32,77 @@ class ManualClock implements Clock {
 
 const exit = exitWake;
 
-describe("CompletionCoordinator", () => {
+describe("the completion ledger's exit wakes", () => {
   let clock: ManualClock;
   let sent: WakeBatch[];
-  let coordinator: CompletionCoordinator;
+  let ledger: TestLedger;
   beforeEach(() => {
     clock = new ManualClock();
     sent = [];
-    coordinator = new CompletionCoordinator((batch) => sent.push(batch), clock);
+    ledger = ledgerOn(clock, (batch) => sent.push(batch));
   });
   const woken = () => sent.flatMap((batch) => batch.jobs.map((job) => job.jobId));
 
   it("wakes once for an armed job that exits unobserved, after the debounce", () => {
-    coordinator.arm(1);
-    coordinator.jobExited(exit(1));
+    ledger.arm(1);
+    ledger.jobExited(exit(1));
     assert.deepEqual(sent, [], "not before the debounce");
     clock.tick();
     assert.deepEqual(woken(), [1]);
-    coordinator.jobExited(exit(1));
+    ledger.jobExited(exit(1));
     clock.tick();
     assert.deepEqual(woken(), [1], "never twice");
   });
 
   it("never wakes for a job that was not armed", () => {
-    coordinator.jobExited(exit(1));
+    ledger.jobExited(exit(1));
     clock.tick();
     assert.deepEqual(sent, []);
   });
 
   it("a finalized call that returned the exit consumes the wake", () => {
-    coordinator.arm(1);
-    coordinator.lease("call-a", 1);
-    coordinator.jobExited(exit(1));
+    ledger.arm(1);
+    ledger.lease("call-a", 1);
+    ledger.jobExited(exit(1));
     clock.tick();
     assert.deepEqual(sent, [], "held while watched");
-    coordinator.observed("call-a", 1);
-    coordinator.finalize("call-a", false);
+    ledger.observed("call-a", exitOf(1));
+    ledger.callEnded("call-a", false);
     clock.tick();
     assert.deepEqual(sent, []);
-    assert.equal(coordinator.isArmed(1), false);
+    assert.equal(ledger.exitLevel(1), undefined);
   });
 
   it("a call that failed, was cancelled, or returned without the exit leaves the wake eligible", () => {
-    coordinator.arm(1);
-    coordinator.arm(2);
-    coordinator.arm(3);
-    coordinator.observed("errored", 1);
-    coordinator.lease("cancelled", 2);
-    coordinator.lease("deadline", 3);
-    for (const id of [1, 2, 3]) coordinator.jobExited(exit(id));
-    coordinator.finalize("errored", true);
-    coordinator.release("cancelled");
-    coordinator.release("deadline");
+    ledger.arm(1);
+    ledger.arm(2);
+    ledger.arm(3);
+    ledger.observed("errored", exitOf(1));
+    const cancelled = ledger.lease("cancelled", 2);
+    const deadline = ledger.lease("deadline", 3);
+    for (const id of [1, 2, 3]) ledger.jobExited(exit(id));
+    ledger.callEnded("errored", true);
+    cancelled.settle(undefined);
+    deadline.settle(REPORT);
     clock.tick();
     assert.deepEqual(woken().sort(), [1, 2, 3]);
   });
 
   it("an exit while a call is attached waits for that call's outcome", () => {
-    coordinator.arm(1);
-    coordinator.lease("poll", 1);
-    coordinator.jobExited(exit(1));
+    ledger.arm(1);
+    const poll = ledger.lease("poll", 1);
+    ledger.jobExited(exit(1));
     clock.tick();
     assert.deepEqual(sent, []);
-    coordinator.release("poll");
+    poll.settle(REPORT);
     clock.tick();
     assert.deepEqual(woken(), [1]);
   });
 
   it("batches exits close together into one prompt, listing at most 16 and counting the rest", () => {
     for (let id = 1; id <= 20; id++) {
-      coordinator.arm(id);
-      coordinator.jobExited(exit(id));
+      ledger.arm(id);
+      ledger.jobExited(exit(id));
     }
     clock.tick();
     assert.equal(sent.length, 1);
@@ -110,95 +111,96 @@ describe("CompletionCoordinator", () => {
   });
 
   it("a listing that observes the exit during the debounce consumes the not-yet-sent wake", () => {
-    coordinator.arm(1);
-    coordinator.jobExited(exit(1));
-    coordinator.observed("list", 1);
+    ledger.arm(1);
+    ledger.jobExited(exit(1));
+    ledger.observed("list", exitOf(1));
     clock.tick();
-    coordinator.finalize("list", false);
+    ledger.callEnded("list", false);
     clock.tick();
     assert.deepEqual(sent, []);
   });
 
   it("suppression holds the wake; a failed kill restores it; a successful one drops it", () => {
-    coordinator.arm(1);
-    coordinator.arm(2);
-    const restore1 = coordinator.suppress(1);
-    coordinator.suppress(2);
-    coordinator.jobExited(exit(1));
-    coordinator.jobExited(exit(2));
+    ledger.arm(1);
+    ledger.arm(2);
+    const restore1 = ledger.hold(1);
+    ledger.hold(2);
+    ledger.jobExited(exit(1));
+    ledger.jobExited(exit(2));
     clock.tick();
     assert.deepEqual(sent, []);
-    coordinator.dropWake(2);
+    ledger.drop(2);
     restore1();
     clock.tick();
     assert.deepEqual(woken(), [1]);
   });
 
   it("set_on_exit: statuses for every case", () => {
-    assert.equal(coordinator.setOnExit(1, "wake", false), "armed");
-    assert.equal(coordinator.setOnExit(1, "wake", false), "already_armed");
-    assert.equal(coordinator.setOnExit(1, "none", false), "disarmed");
-    assert.equal(coordinator.setOnExit(1, "none", false), "already_none");
-    assert.equal(coordinator.setOnExit(2, "wake", true), "too_late", "the job has exited already");
-    coordinator.arm(3);
-    coordinator.jobExited(exit(3));
-    assert.equal(coordinator.setOnExit(3, "none", true), "disarmed", "a tombstone can be disarmed before delivery");
+    assert.equal(ledger.setOnExit(1, "wake", false), "armed");
+    assert.equal(ledger.setOnExit(1, "wake", false), "already_armed");
+    assert.equal(ledger.setOnExit(1, "none", false), "disarmed");
+    assert.equal(ledger.setOnExit(1, "none", false), "already_none");
+    assert.equal(ledger.setOnExit(2, "wake", true), "too_late", "the job has exited already");
+    ledger.arm(3);
+    ledger.jobExited(exit(3));
+    assert.equal(ledger.setOnExit(3, "none", true), "disarmed", "a tombstone can be disarmed before delivery");
     clock.tick();
     assert.deepEqual(sent, []);
-    coordinator.arm(4);
-    coordinator.jobExited(exit(4));
+    ledger.arm(4);
+    ledger.jobExited(exit(4));
     clock.tick();
-    assert.equal(coordinator.setOnExit(4, "none", true), "too_late", "a delivered wake cannot be recalled");
-    assert.equal(coordinator.knows(4), true);
+    assert.equal(ledger.setOnExit(4, "none", true), "too_late", "a delivered wake cannot be recalled");
+    assert.equal(ledger.knows(4), true);
   });
 
   it("nested observations transfer to the enclosing call and commit when it is finalized", () => {
-    coordinator.arm(1);
-    coordinator.lease("nested", 1);
-    coordinator.jobExited(exit(1));
-    coordinator.observed("nested", 1);
-    coordinator.transfer("nested", "outer");
+    ledger.arm(1);
+    ledger.callStarted("nested", "outer");
+    const nested = ledger.lease("nested", 1);
+    ledger.jobExited(exit(1));
+    nested.settle(REPORT, exitOf(1));
+    ledger.callEnded("nested", false);
     clock.tick();
     assert.deepEqual(sent, [], "still held by the enclosing call");
-    coordinator.finalize("outer", false);
+    ledger.callEnded("outer", false);
     clock.tick();
     assert.deepEqual(sent, []);
   });
 
   it("an enclosing call that fails releases what its nested calls observed", () => {
-    coordinator.arm(1);
-    coordinator.observed("nested", 1);
-    coordinator.jobExited(exit(1));
-    coordinator.transfer("nested", "outer");
-    coordinator.finalize("outer", true);
+    ledger.arm(1);
+    ledger.callStarted("nested", "outer");
+    ledger.observed("nested", exitOf(1));
+    ledger.jobExited(exit(1));
+    ledger.callEnded("nested", false);
+    ledger.callEnded("outer", true);
     clock.tick();
     assert.deepEqual(woken(), [1]);
   });
 
   it("a send that throws synchronously is retried later, once", () => {
     let fail = true;
-    const retrying = new CompletionCoordinator((batch) => {
+    const retrying = ledgerOn(clock, (batch) => {
       if (fail) throw new Error("stale API");
       sent.push(batch);
-    }, clock);
+    });
     retrying.arm(1);
     retrying.jobExited(exit(1));
     clock.tick();
     assert.deepEqual(sent, []);
     assert.equal(retrying.waiting, 1);
     fail = false;
-    retrying.retry();
-    retrying.retry();
+    retrying.runSettled(); // Pi's agent_settled retries a send that threw
+    retrying.runSettled();
     assert.deepEqual(woken(), [1]);
   });
 
   it("waits for a sender to be bound, and drops everything at shutdown", () => {
-    const unbound = new CompletionCoordinator(undefined, clock);
+    const unbound = ledgerOn(clock, undefined);
     unbound.arm(1);
     unbound.jobExited(exit(1));
     clock.tick();
-    unbound.setSender((batch) => sent.push(batch));
-    unbound.retry();
+    unbound.bindSender((batch) => sent.push(batch));
     assert.deepEqual(woken(), [1]);
     unbound.arm(2);
     unbound.jobExited(exit(2));

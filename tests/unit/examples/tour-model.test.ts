@@ -22,7 +22,7 @@ function walk(prompt: string): ModelStep[] {
   const taken: ModelStep[] = [];
   const results: SeenResult[] = [];
   for (let turn = 0; turn < 8; turn++) {
-    const view: ModelView = { prompt, wake: false, turn, results: [...results], last: results.slice(-1), messages: [] };
+    const view: ModelView = { prompt, wake: false, turn, results: [...results], last: results.slice(-1), riders: [], messages: [] };
     const step = tourStep(view);
     taken.push(step);
     if (!("toolCalls" in step)) break;

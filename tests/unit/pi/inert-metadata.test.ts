@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { WakeBatch } from "../../../src/core/completion/wakes.ts";
+import type { WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { jobResult } from "../../../src/pi/results/job-result.ts";

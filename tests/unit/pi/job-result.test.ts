@@ -188,15 +188,23 @@ describe("a job result after a stop the model did not ask for", () => {
 
 describe("completion_notification on polls", () => {
   it("says armed on a running job's result, with the longer wording where a wake cannot outlive the run", () => {
-    assert.equal(completionNote(true, "rpc"), "armed");
-    assert.match(completionNote(true, "print")!, /^armed, but in this print\/JSON run it can only arrive while the run is still going/);
-    assert.equal(completionNote(false, "rpc"), undefined);
+    assert.equal(completionNote("wake", "rpc"), "armed");
+    assert.match(completionNote("wake", "print")!, /^armed, but in this print\/JSON run it can only arrive while the run is still going/);
+    assert.equal(completionNote(undefined, "rpc"), undefined);
     const result = jobResult(unread({ job: { exit: undefined, wakeArmed: true }, waitEnd: "deadline", wake: "armed" }), {
-      completion: completionNote(true, "rpc"),
+      completion: completionNote("wake", "rpc"),
     });
     assert.match(text(result), /\ncompletion_notification: armed\n/);
     assert.equal(result.details.completion_notification, "armed");
     assert.ok(Value.Check(jobResultSchema, result.structuredContent));
+  });
+
+  it("says next_turn at that level, and once, on the call that armed it, that it never starts a turn", () => {
+    assert.equal(completionNote("next_turn", "rpc"), "next_turn");
+    assert.match(
+      completionNote("next_turn", "rpc", true)!,
+      /^next_turn \(told in your next turn, whoever starts it; it never starts one\)$/,
+    );
   });
 });
 

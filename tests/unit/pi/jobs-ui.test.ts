@@ -72,6 +72,20 @@ describe("jobs UI", () => {
       jobLabel(snapshot({ jobId: 1, command: "npm run dev", wakeArmed: true, elapsedMs: 130_000 })),
       "1 · running 2m10s · npm run dev [wake]",
     );
+    assert.equal(
+      jobLabel(
+        snapshot({
+          jobId: 1,
+          command: "npm run dev",
+          wakeArmed: true,
+          wakeLevel: "next_turn",
+          wakePattern: "next_turn:ERROR",
+          elapsedMs: 0,
+        }),
+      ),
+      "1 · running 0.0s · npm run dev [next_turn] [next_turn /ERROR/]",
+      "each wake says its level",
+    );
     const exited = snapshot({
       jobId: 2,
       command: "make",

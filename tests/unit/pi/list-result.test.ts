@@ -57,6 +57,23 @@ describe("list_sessions results", () => {
     );
   });
 
+  it("says the exit wake's level, an exited job's unread part, and the notices the turn budget holds", () => {
+    const unread = { lines: 3, bytes: 120, fromLine: 8, toLine: 10, failures: 1, firstFailureLine: 9 };
+    const result = listResult(
+      [listing({ wakeArmed: true, wakeLevel: "next_turn" }), listing({ jobId: 2, exit: { exitCode: 1, signal: null }, unread })],
+      new Date(0),
+      { count: 2, turns: 6 },
+    );
+    assert.match(text(result), /\nnotices_held: 2 \(to save turns: 6 per 10 min; they come with your next turn\)\n/);
+    assert.match(text(result), /session_id: 1\n(?: {2}.*\n)* {2}exit_wake: next_turn\n/);
+    assert.match(
+      text(result),
+      /session_id: 2\n(?: {2}.*\n)* {2}unread: 3 lines, 0\.1 KB \(log lines 8–10\); first failure-looking line: log line 9 \(1 in all\)\n/,
+    );
+    assert.equal((result.structuredContent as { notices_held?: number }).notices_held, 2);
+    assert.ok(Value.Check(listResultSchema, result.structuredContent));
+  });
+
   it("the text names the exit wake as exit_wake (armed or none); structuredContent keeps wake_armed", () => {
     const result = listResult([listing({ wakeArmed: true }), listing({ jobId: 2, wakeArmed: false })]);
     assert.match(text(result), /session_id: 1\n(?: {2}.*\n)* {2}exit_wake: armed\n/);

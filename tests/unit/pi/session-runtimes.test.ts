@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
-import type { WakeBatch } from "../../../src/core/completion/wakes.ts";
+import type { WakeBatch } from "../../../src/core/completion/wake-delivery.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { type HostState, RUNTIME_FORMAT, SessionRuntimes } from "../../../src/pi/session-runtimes.ts";

@@ -27,6 +27,23 @@ describe("wake prompt", () => {
     assert.match(wakeText({ jobs: [], more: 0, inputs: [wake] }), /- session 3 waits for input \(30 s/);
   });
 
+  it("says what is unread without a byte of it, where the first failure-looking line is, and what rode with a turn to save turns", () => {
+    const unread = { lines: 5_000, bytes: 49_390, fromLine: 1, toLine: 5_000, failures: 1, firstFailureLine: 1_200 };
+    const exit = { jobId: 5, command: "npm test", cwd: "/w", exitCode: 1, signal: null, elapsedMs: 2_000, logPath: "/l/5.log", unread };
+    const text = wakeText({ jobs: [exit], more: 0, held: 2, nextTurn: true });
+    assert.match(text, /^\[unified-exec\] A background job you asked to hear of has exited:\n/);
+    assert.match(text, /\n {2}unread: 5000 lines, 48\.2 KB \(log lines 1–5000\); first failure-looking line: log line 1200 \(1 in all\)\n/);
+    assert.match(text, /\n2 of these waited to save turns \(the person's PI_UNIFIED_EXEC_WAKE_TURNS\)\.\n/);
+    const partial = wakeText({
+      jobs: [{ ...exit, unread: { ...unread, failures: 0, firstFailureLine: undefined }, logPartial: true }],
+      more: 0,
+    });
+    assert.match(partial, /unread: 5000 lines, 48\.2 KB \(stream lines 1–5000\)\n/);
+    const read = wakeText({ jobs: [{ ...exit, unread: { lines: 0, bytes: 0, fromLine: 9, toLine: 8, failures: 0 } }], more: 0 });
+    assert.match(read, /unread: nothing/);
+    assert.match(drawn({ jobs: [exit], more: 0, held: 2, next_turn: true }), /came with this turn \(next_turn\)\n {2}2 held to save turns/);
+  });
+
   it("names each job with bounded metadata and counts the rest", () => {
     const text = wakeText({
       jobs: [

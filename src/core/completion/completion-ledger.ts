@@ -139,7 +139,7 @@ export class CompletionLedger<Report> {
       },
       deaf: {
         eligible: (jobId: number) => this.deafEligible(jobId),
-        level: () => "wake" as const,
+        level: (jobId: number) => this.followingLevel(jobId),
         take: (jobId: number) => this.takeDeaf(jobId),
       },
     };

@@ -2,8 +2,9 @@
  * How loud a job may be (SPEC §3f), on plain data: the turn budget's window with a fake clock, the
  * level a notice goes out at, the decision point with plain kinds; then the levels through the
  * ledger on a stepped clock: a `next_turn` notice never starts a turn, rides with the next run,
- * exactly once, and is dropped when made moot before it; `set_on_exit` moves a level; a budget of
- * two holds the third pattern wake for the next turn with a count while a failed exit still wakes.
+ * exactly once, and is dropped when made moot before it; `set_on_exit` moves a level; an input wait
+ * and a deaf server follow the exit's level; a spent budget holds pattern wakes and deaf servers for
+ * the next turn with a count while a failed exit still wakes.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -145,6 +146,7 @@ describe("the decision point on plain kinds", () => {
 });
 
 const prompt = (jobId: number): InputWakeJob => ({ jobId, command: `job ${jobId}`, line: "Continue? [y/N]", waitedMs: 30_000 });
+const deaf = (jobId: number) => ({ jobId, command: `server ${jobId}`, was: ["127.0.0.1:3000"], closedMs: 2_000 });
 
 describe("levels through the ledger", () => {
   it("a next_turn exit never starts a turn and rides with the next run exactly once", () => {
@@ -246,6 +248,47 @@ describe("levels through the ledger", () => {
       sent[0]!.patterns?.map((wake) => wake.jobId),
       [1],
     );
+  });
+
+  it("a deaf server's notice follows the exit's level, and wakes when only a pattern is armed", () => {
+    const { clock, sent, ledger } = steppedWakes();
+    ledger.arm(1, "next_turn");
+    ledger.deafServer(deaf(1));
+    clock.advance(WAKE_DEBOUNCE_MS * 4);
+    ledger.runSettled();
+    assert.equal(sent.length, 0, "a next_turn job's lost port starts no turn");
+    assert.equal(ledger.waiting, 1);
+    ledger.armPattern(2, "ERROR", "server 2", "next_turn");
+    ledger.deafServer(deaf(2));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(
+      sent.map((batch) => batch.deaf?.map((wake) => wake.jobId)),
+      [[1, 2]],
+      "only a pattern armed on job 2: it wakes, and takes job 1's along",
+    );
+    assert.equal(ledger.takeForTurn(), undefined, "exactly once");
+  });
+
+  it("a spent turn budget holds a deaf server's notice for the next turn, while a failed exit still wakes and takes it along", () => {
+    const { clock, sent, ledger } = steppedWakes(1);
+    ledger.armPattern(1, "ERROR", "a");
+    ledger.patternHit(1, "ERROR a", 1);
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 1, "the one turn of the budget");
+    ledger.arm(2);
+    ledger.deafServer(deaf(2));
+    clock.advance(WAKE_DEBOUNCE_MS * 4);
+    assert.equal(sent.length, 1, "held: the budget is spent");
+    assert.deepEqual(ledger.heldByBudget, { count: 1, turns: 1 });
+    ledger.arm(3);
+    ledger.jobExited(exitWake(3, { exitCode: 1 }));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.equal(sent.length, 2, "an exit keeps its level");
+    assert.deepEqual(
+      sent[1]!.deaf?.map((wake) => wake.jobId),
+      [2],
+    );
+    assert.equal(sent[1]!.held, 1);
   });
 
   it("with a budget of 2, the third pattern wake is held for the next turn with a count, while a failed exit still wakes at once", () => {

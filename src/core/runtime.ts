@@ -130,7 +130,12 @@ export class ExecRuntime {
         // Armed only when the call hands back a live id (as on_exit); the call's own lines are its to return.
         if (request.wakePattern && !job.exit) this.wakes.armPattern(job, request.wakePattern);
       });
-      report = this.reports.call(job, { ...step, window: request.window, startMono: callStart, conditional: request.until !== undefined });
+      report = await this.reports.call(job, {
+        ...step,
+        window: request.window,
+        startMono: callStart,
+        conditional: request.until !== undefined,
+      });
       if (request.terminal) report.terminal = request.terminal;
       // Armed only when the call hands back a live id; an exit inside the window was just returned.
       if (!report.job.exit && call.onExit && call.onExit !== "none") {
@@ -164,8 +169,11 @@ export class ExecRuntime {
     refuseScreenOnPipes(request, job.tty);
     // While the user types, the model may poll but not write, resize or ask again.
     if (request.input || request.resize || request.askUser) job.holders.refuseWhileTyping();
-    if (request.input?.kind === "bytes" && !request.modelTypesSecrets)
-      refuseModelSecret(job.id, request.input.bytes, () => job.hidesTyping());
+    if (request.input?.kind === "bytes" && !request.modelTypesSecrets) {
+      await refuseModelSecret(job.id, request.input.bytes, () => job.hidesTyping());
+      // The terminal's read let other events run: the person may have taken the keyboard meanwhile.
+      job.holders.refuseWhileTyping();
+    }
     if (request.askUser && !call.ask) {
       throw new ExecRequestError(
         "ask_user needs Pi's interactive terminal or an RPC client to ask a person; this run has neither. Nothing was asked or written.",
@@ -187,7 +195,7 @@ export class ExecRuntime {
         ...(request.screen !== undefined ? { screen: request.screen } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
-      report = this.reports.call(job, {
+      report = await this.reports.call(job, {
         ...step,
         window: request.window,
         startMono: attached.startMono,

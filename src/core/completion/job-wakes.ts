@@ -136,13 +136,14 @@ export class JobWakes {
     };
     if (!rule.observe(now, held, job.outputBytesTotal, probe)) return;
     const withheld = job.holders.typedInto;
-    this.completions.inputWaits({
+    const wake = {
       jobId: job.id,
       command: job.command,
       waitedMs: afterMs,
       ...(withheld ? { withheld: true as const } : { line: lastVisibleLine(tail) }),
-      ...(job.hidesTyping() ? { secret: true as const } : {}),
-    });
+    };
+    // The terminal is read as the wake is due, without holding the loop; the ledger re-checks the wake as it goes out.
+    void job.hidesTyping().then((hidden) => this.completions.inputWaits(hidden ? { ...wake, secret: true } : wake));
   }
 }
 

@@ -11,7 +11,8 @@
  *
  * May import: shared, processes.
  */
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { descendantsOf, type ProcessEntry, processTable, procStat, sweepTable, tableIndex } from "../processes/process-table.ts";
 import { INPUT_WAIT_QUIET_MS, PROMPT_LINE_CHARS } from "../shared/constants.ts";
 import { ExecRequestError } from "../shared/errors.ts";
@@ -251,15 +252,21 @@ export function hidesTyping(sttyG: string): boolean | undefined {
   return Number.isNaN(lflag) ? undefined : (lflag & ECHO) === 0 && (lflag & ICANON) !== 0;
 }
 
+const runFile = promisify(execFile);
+
 /**
  * Whether the terminal at `path` (a PTY job's `/dev/pts/N`) hides what is typed now: one `stty` run,
- * about 2 ms, made only where a prompt waits or the model types into a PTY job. Linux only: elsewhere
- * (and where it cannot be read) undefined, and nothing is refused.
+ * made only where a prompt waits or the model types into a PTY job, never blocking Pi's loop (a
+ * synchronous run took up to 52 ms under load). Linux only: elsewhere (and where it cannot be read)
+ * undefined, and nothing is refused.
  */
-export function terminalHidesTyping(path: string | undefined, platform: string = process.platform): boolean | undefined {
+export async function terminalHidesTyping(path: string | undefined, platform: string = process.platform): Promise<boolean | undefined> {
   if (platform !== "linux" || !path) return undefined;
-  const run = spawnSync("stty", ["-F", path, "-g"], { encoding: "utf8", timeout: 1_000 });
-  return run.status === 0 ? hidesTyping(run.stdout) : undefined;
+  try {
+    return hidesTyping((await runFile("stty", ["-F", path, "-g"], { encoding: "utf8", timeout: 1_000 })).stdout);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -267,8 +274,8 @@ export function terminalHidesTyping(path: string | undefined, platform: string =
  * any is written, unless they are control keys alone (Ctrl-C, Ctrl-D, Enter, Backspace). `hidden`
  * reads the terminal now, so a prompt hidden a moment ago is never missed for an older verdict.
  */
-export function refuseModelSecret(jobId: number, bytes: Uint8Array, hidden: () => boolean | undefined): void {
-  if (!bytes.some((byte) => byte >= 0x20 && byte !== 0x7f) || !hidden()) return;
+export async function refuseModelSecret(jobId: number, bytes: Uint8Array, hidden: () => Promise<boolean | undefined>): Promise<void> {
+  if (!bytes.some((byte) => byte >= 0x20 && byte !== 0x7f) || !(await hidden())) return;
   throw new ExecRequestError(
     `session ${jobId} asks for a secret: its terminal hides what is typed, so the answer is the person's. ` +
       `Ask them with write_stdin(session_id: ${jobId}, ask_user: "…"); control keys alone (\\x03, \\x04, \\r) still go. Nothing was written.`,

@@ -214,7 +214,7 @@ export class JobReports {
   }
 
   /** A call's report; it removes a job whose exit it carries (a cancelled call carries none). */
-  call(job: Job, step: CallStep): JobReport {
+  async call(job: Job, step: CallStep): Promise<JobReport> {
     const cancelled = step.end === "aborted";
     if (job.exit && !cancelled) this.forget(job);
     const slots = this.slotUse();
@@ -239,7 +239,7 @@ export class JobReports {
     const portConflicts = cancelled ? undefined : this.portConflicts(job, step.output?.text);
     const backgroundChanged = !cancelled && this.newsOfBackground(job, background?.processes.pids);
     const patternsSuspended = cancelled ? undefined : job.holders.takeSuspended();
-    return {
+    const report: JobReport = {
       job: this.snapshot(job, { hideExit: cancelled, listening, deaf, usage, background }),
       window: step.window,
       waitEnd: step.end,
@@ -260,6 +260,10 @@ export class JobReports {
       ...this.news(job),
       ...(backgroundChanged ? { backgroundChanged } : {}),
     };
+    // Where a prompt waits on a terminal, a result reads whether it hides what is typed, fresh; the
+    // report is whole before the read, so nothing the job does meanwhile is half in it.
+    if (report.inputWait && job.tty && (await job.hidesTyping())) report.inputWait = { ...report.inputWait, secret: true };
+    return report;
   }
 
   /** Whether `pids` (what the job's shell left running now) differ from what its previous result named; remembers them. */
@@ -320,7 +324,8 @@ export class JobReports {
       const lingering = job.exit !== undefined && aliveGroups(job.groups()).length > 0;
       return {
         ...this.snapshot(job, { now, lingering, listening, deaf, usage, background: job.backgroundNow(true) }),
-        ...(inputWait?.likely ? { inputWait } : {}),
+        // A listing cannot wait for the terminal: it says what was last read where the job has not moved since.
+        ...(inputWait?.likely ? { inputWait: job.knownHidesTyping() ? { ...inputWait, secret: true as const } : inputWait } : {}),
         ...this.news(job),
       };
     });

@@ -98,6 +98,9 @@ export class Job {
   /** Set before the exit is fixed: fixing may finish within the call that starts it. */
   private finishing = false;
   private stopReason: StopReason | undefined;
+  /** The terminal's echo flag as last read (`hidesTyping`), and the job's motion when it was read. */
+  private hidingRead: { motion: string; hidden: boolean | undefined } | undefined;
+  private readingHiding: Promise<boolean | undefined> | undefined;
   /** What the exit says of a stop the model did not ask for (the memory at a memory stop). */
   private stopNote: string | undefined;
   /** A stop's signal while the shell's background ran on: the job's exit, not the shell's code. */
@@ -279,12 +282,33 @@ export class Job {
     const wait = probeInputWait(query);
     if (!wait.likely) return wait;
     // A pipe job waiting with no prompt on its last line may print its prompt only to a terminal.
-    return { ...wait, promptShown: looksLikePrompt(lastLine), ...(this.hidesTyping() ? { secret: true as const } : {}) };
+    return { ...wait, promptShown: looksLikePrompt(lastLine) };
   }
 
-  /** Whether the job's terminal hides what is typed right now (a secret prompt); undefined on pipes, off Linux, or unread. */
-  hidesTyping(): boolean | undefined {
-    return this.tty && !this.ending ? terminalHidesTyping(this.transport.stdinIdentity) : undefined;
+  /** Whether the job's terminal hides what is typed now (a secret prompt), read fresh; undefined on pipes, off Linux, or unread. */
+  async hidesTyping(): Promise<boolean | undefined> {
+    if (!this.tty || this.ending) return undefined;
+    const motion = this.motion;
+    const hidden = await terminalHidesTyping(this.transport.stdinIdentity);
+    this.hidingRead = { motion, hidden };
+    return hidden;
+  }
+
+  /**
+   * The terminal's flag as last read, while the job has not moved since (no output, no input);
+   * otherwise undefined, and a read starts for the next to ask (a listing cannot wait for it).
+   */
+  knownHidesTyping(): boolean | undefined {
+    if (this.hidingRead?.motion === this.motion) return this.hidingRead.hidden;
+    if (this.tty && !this.ending && !this.readingHiding)
+      this.readingHiding = this.hidesTyping().finally(() => {
+        this.readingHiding = undefined;
+      });
+    return undefined;
+  }
+
+  private get motion(): string {
+    return `${this.output.bytesTotal}:${this.stdin.movements}`;
   }
 
   /** Model text of the output retained since the previous read; the buffer starts over. */

@@ -136,7 +136,7 @@ async function actOn(ctx: ExtensionCommandContext, runtime: ExecRuntime, picked:
   const disarms = running ? [...(job.wakeArmed ? [DISARM] : []), ...(job.wakePattern !== undefined ? [DISARM_PATTERN] : [])] : [];
   // A prompt that hides what is typed is the person's: the menu says so where they would answer it.
   const live = running ? runtime.jobs().find((candidate) => candidate.id === job.jobId) : undefined;
-  const type = live?.hidesTyping() ? TYPE_SECRET : TYPE;
+  const type = (await live?.hidesTyping()) ? TYPE_SECRET : TYPE;
   const actions = running ? [view, type, ...disarms, KILL, CANCEL] : [view, CANCEL];
   const action = await chooseAction(ctx, runtime, job, label, actions);
   if (action === "ended") {

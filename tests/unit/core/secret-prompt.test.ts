@@ -55,18 +55,21 @@ describe("whether a terminal hides what is typed", () => {
     assert.equal(hidesTyping("stty: /dev/pts/99: No such file"), undefined);
   });
 
-  it("control keys alone are never refused, and the terminal is then not even read", () => {
+  it("control keys alone are never refused, and the terminal is then not even read", async () => {
     let reads = 0;
-    const hidden = () => {
+    const hidden = async () => {
       reads++;
       return true;
     };
-    for (const keys of ["\x03", "\x04", "\r", "\n", "\r\n", "\x7f\x15", "\x1b"]) refuseModelSecret(1, Buffer.from(keys), hidden);
+    for (const keys of ["\x03", "\x04", "\r", "\n", "\r\n", "\x7f\x15", "\x1b"]) await refuseModelSecret(1, Buffer.from(keys), hidden);
     assert.equal(reads, 0);
     for (const text of ["hunter2\n", "y", " ", "é", "\x1b[A"])
-      assert.throws(() => refuseModelSecret(1, Buffer.from(text), hidden), ExecRequestError, JSON.stringify(text));
-    assert.doesNotThrow(() => refuseModelSecret(1, Buffer.from("hunter2\n"), () => false));
-    assert.doesNotThrow(() => refuseModelSecret(1, Buffer.from("hunter2\n"), () => undefined), "unknown: as before");
+      await assert.rejects(refuseModelSecret(1, Buffer.from(text), hidden), ExecRequestError, JSON.stringify(text));
+    await assert.doesNotReject(refuseModelSecret(1, Buffer.from("hunter2\n"), async () => false));
+    await assert.doesNotReject(
+      refuseModelSecret(1, Buffer.from("hunter2\n"), async () => undefined),
+      "unknown: as before",
+    );
   });
 
   describe("on real PTYs", { skip: LINUX_PTY }, () => {
@@ -91,11 +94,23 @@ describe("whether a terminal hides what is typed", () => {
 
     it("read -s hides, read -p and a raw-mode reader do not; off Linux (the platform mocked) it is not read: unknown, as before", async () => {
       const hidden = await pty("read -s -p 'Password: ' x; sleep 30", "Password: ");
-      assert.equal(terminalHidesTyping(hidden), true);
-      assert.equal(terminalHidesTyping(hidden, "darwin"), undefined);
-      assert.equal(terminalHidesTyping(await pty("read -p 'Name: ' x; sleep 30", "Name: ")), false);
-      assert.equal(terminalHidesTyping(await pty("stty raw -echo; printf 'raw> '; read x; sleep 30", "raw> ")), false);
-      assert.equal(terminalHidesTyping("/dev/pts/999999"), undefined);
+      assert.equal(await terminalHidesTyping(hidden), true);
+      assert.equal(await terminalHidesTyping(hidden, "darwin"), undefined);
+      assert.equal(await terminalHidesTyping(await pty("read -p 'Name: ' x; sleep 30", "Name: ")), false);
+      assert.equal(await terminalHidesTyping(await pty("stty raw -echo; printf 'raw> '; read x; sleep 30", "raw> ")), false);
+      assert.equal(await terminalHidesTyping("/dev/pts/999999"), undefined);
+    });
+
+    it("reading the terminal never holds Pi's event loop: a callback queued as the read starts runs before it ends", async () => {
+      const hidden = await pty("read -s -p 'Password: ' x; sleep 30", "Password: ");
+      let ran = false;
+      setImmediate(() => {
+        ran = true;
+      });
+      const read = terminalHidesTyping(hidden);
+      assert.equal(ran, false);
+      assert.equal(await read, true);
+      assert.equal(ran, true, "the loop ran while stty did");
     });
   });
 });

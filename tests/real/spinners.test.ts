@@ -85,7 +85,13 @@ for (const host of NEWEST_HOST_ONLY) {
       const run = await pi.run(
         "spin",
         steps(
-          call("exec_command", { cmd: `${DEVELOPER_ENV} node ${script}`, tty: true, yield_time_ms: 1_000 }),
+          // Waits for the first frame rather than a fixed time: loading ora takes over a second on a busy machine.
+          call("exec_command", {
+            cmd: `${DEVELOPER_ENV} node ${script}`,
+            tty: true,
+            until_pattern: " installing$",
+            yield_time_ms: 30_000,
+          }),
           (view) =>
             call("write_stdin", { session_id: firstSession(view), until_pattern: "^✔ added \\d+ packages in", yield_time_ms: 30_000 }),
           say("done"),

@@ -1,6 +1,6 @@
 /**
  * A shell that leaves processes running keeps its job (issue 37), through the real Pi CLI (RPC mode)
- * on the newest host: a server started with `&` stays a job with its port and is stopped whole by
+ * on both hosts: a server started with `&` stays a job with its port and is stopped whole by
  * kill_session (which says it killed it: SIGTERM, not the shell's 0); a background subshell's later
  * output is returned by a poll; `(…) & exit 3` with an exit wake wakes once with exit code 3; one
  * stopped by its deadline wakes and is listed as killed at its deadline; on a PTY, `nohup … &` as the
@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { escapedDaemonThenExit } from "../helpers/jobs.ts";
 import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
@@ -29,7 +29,7 @@ const running = (marker: string) =>
     .map(Number)
     .filter((pid) => pid !== process.pid);
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`a shell that leaves processes running keeps its job on ${host.name}`, { skip: process.platform === "win32" }, () => {
     let pi: PiRpcHost;
     const scratch = mkdtempSync(join(tmpdir(), "pi-unified-exec-bg-"));

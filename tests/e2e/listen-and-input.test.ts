@@ -1,5 +1,5 @@
 /**
- * `until_listening` and the input wake through the real Pi CLI (RPC mode) on the newest host: a
+ * `until_listening` and the input wake through the real Pi CLI (RPC mode) on both hosts: a
  * wait that ends soon after a server's bind and names the address, a port that ends it and not
  * another the job binds first, a server that probes its port (listens and closes) before it binds
  * reported only once it listens, bad values refused with nothing spawned; a prompt-blocked job with a
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { bindServer, binds, freePort, probingServer } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 
@@ -23,7 +23,7 @@ const inputWake = (record: PiEvent) => isWake(record) && /waits for input/.test(
 const sessionIn = (text: string) => Number(/session (\d+)/.exec(text)?.[1]);
 const PROMPT_JOB = "printf 'building\\nOverwrite config.json? [y/N] '; read answer; echo \"got $answer\"; sleep 300";
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`until_listening and the input wake on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {

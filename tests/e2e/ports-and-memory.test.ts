@@ -1,8 +1,7 @@
 /**
  * A dev server's ports and a job's memory through the real Pi CLI (RPC mode), with real servers
- * (Node's `http`, Python's `http.server`, one that binds then compiles for 2 s), on the newest host
- * (what a job does; its notices go out as every wake does, whose delivery `run-end-wakes` checks on
- * both): a server that closes its port while its process lives wakes once (Pi settled, counted) and
+ * (Node's `http`, Python's `http.server`, one that binds then compiles for 2 s), on both hosts
+ * (issues 53 and 54 are checked where they are used): a server that closes its port while its process lives wakes once (Pi settled, counted) and
  * the listing says what it lost; a job over a 300 MB cap is stopped with `killed_by: memory` and one
  * exit notice; a second server on a held port names session N, a port held outside Pi the pid and
  * command; `kill_session` says `ports_released` and a bind right after succeeds; `until_listening`
@@ -15,7 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePort } from "../helpers/bind-server.ts";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
 import { bindsNow, memoryGrower, memoryHolder, nodeServer, outsideHolder, pythonServer } from "../helpers/servers.ts";
@@ -24,7 +23,7 @@ const SKIP = process.platform !== "linux" ? "reads sockets and memory from /proc
 const wakeText = (record: PiEvent) => textOf(record.message.content);
 const idOf = (text: string) => Number(headerOf(text).session_id);
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`ports and memory on ${host.name}`, { skip: SKIP }, () => {
     let pi: PiRpcHost;
     before(async () => {

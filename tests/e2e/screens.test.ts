@@ -1,6 +1,5 @@
 /**
- * Full-screen programs on a PTY through the real Pi CLI on the newest host (the host does not
- * change it): vim shows the file and its `~` filler and `ihello<Esc>:wq<CR>` writes it; a resize
+ * Full-screen programs on a PTY through the real Pi CLI on both hosts: vim shows the file and its `~` filler and `ihello<Esc>:wq<CR>` writes it; a resize
  * during vim redraws to the new size; `top -d 1` repaints the normal screen, so its result is its
  * screen (one frame with its header lines) and it is not called waiting, until it stops and a log
  * scrolls; less shows one screen of a 500-line file and `q` returns results to the stream; a
@@ -13,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, outputOf, type ToolRecord } from "../helpers/events.ts";
-import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
 import { call, firstSession, steps } from "../helpers/scripted-model.ts";
@@ -23,7 +22,7 @@ const SETTLED = { until_quiet_ms: 400, yield_time_ms: 10_000 };
 const lines = (tool: ToolRecord) => outputOf(tool.text).split("\n");
 const pty = { skip: SKIP_WITHOUT_PTY };
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`screens of full-screen programs on ${host.name}`, () => {
     let pi: PiRpcHost;
     before(async () => {

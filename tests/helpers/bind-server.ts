@@ -13,11 +13,19 @@ import { runningId } from "./reports.ts";
 
 /** A port free right now (bound and closed by this process). */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    // Below the kernel's ephemeral range (32768 up): a port taken from that range can be handed to
+    // another test's bind(0) or outgoing connection before this test binds it.
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
 }
 
 export interface BindServerOptions {

@@ -1,7 +1,5 @@
 /**
- * Real spinner-drawing tools on a PTY through the real Pi CLI, on the newest host (what a result shows
- * of a terminal does not depend on the host): npm's install spinner
- * and ora's leave only their final line in results, an anchored `until_pattern` matches the final
+ * Real spinner-drawing tools on a PTY through the real Pi CLI, on both hosts: npm's install spinner and ora's leave only their final line in results, an anchored `until_pattern` matches the final
  * line and npm init's `package name:` prompt, and nothing is left running. Skipped, saying why, where
  * the npm registry cannot be reached (tools.ts).
  */
@@ -12,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { headerOf, outputOf } from "../helpers/events.ts";
-import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
@@ -25,7 +23,7 @@ if (skip) console.log(`# the real-tools tier is skipped: ${skip}`);
 /** A spinner frame (npm's and ora's dots) anywhere in the text. */
 const FRAME = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`spinners and prompts of real tools on ${host.name}`, { skip: skip ?? SKIP_WITHOUT_PTY }, () => {
     let pi: PiRpcHost;
     let dir: string;

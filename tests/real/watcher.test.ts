@@ -1,6 +1,5 @@
 /**
- * A real test watcher (vitest in watch mode) through the real Pi CLI, on the newest host (its wakes
- * go out as every wake does, whose delivery the e2e tier checks on both): started and waited for
+ * A real test watcher (vitest in watch mode) through the real Pi CLI, on both hosts: started and waited for
  * until it watches, an edit breaks a test and the failure wakes the model, which reads it with the
  * read the wake names; a fix, then a second break whose failure wakes within 5 s of the edit (the
  * pattern cooldown restarts from the model's call), then a stop that leaves nothing running.
@@ -12,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { NEWEST_HOST_ONLY } from "../helpers/hosts.ts";
+import { PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { call, say, steps } from "../helpers/scripted-model.ts";
@@ -24,7 +23,7 @@ if (skip) console.log(`# the real-tools tier is skipped: ${skip}`);
 const SUM = (op: "+" | "-") => `export const sum = (a, b) => a ${op} b;\n`;
 const WATCHING = /Waiting for file changes|Watching for file changes/g;
 
-for (const host of NEWEST_HOST_ONLY) {
+for (const host of PI_HOSTS) {
   describe(`a real test watcher on ${host.name}`, { skip }, () => {
     let pi: PiRpcHost;
     let project: string;

@@ -1,6 +1,13 @@
-/**
- * pi-unified-exec: Codex's unified exec for Pi. This file only wires the pieces together; the job
- * runtime lives in `core/` (no Pi imports) and the Pi-facing layer in `pi/`.
+/*
+ * pi-unified-exec: Codex's unified exec for Pi. The job runtime lives in `core/` (no Pi imports), the
+ * Pi-facing layer in `pi/`; this file only wires them. The flow at a glance:
+ * 1. A tool call (`pi/tools/`: schema, raw checks) gets its session's runtime (`pi/session-runtimes.ts`)
+ *    and asks the core; the core's snapshot becomes the text, `structuredContent` and `details`
+ *    (`pi/results/`), which the rows draw (`pi/tui/`).
+ * 2. What a job tells the model while nobody watches it leaves the core's one decision point as a wake
+ *    (`pi/wake-message.ts`: a message that starts or joins a turn) or rides with the next turn.
+ * 3. Pi's events (`pi/lifecycle.ts`) bind the session, park the runtime across `/reload` and stop it
+ *    at a session boundary; `/unified-exec-sessions` is the person's view (`pi/tui/`).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { registerCompactionNote } from "./pi/compaction-note.ts";

@@ -105,7 +105,7 @@ export class CompletionLedger<Report> {
   /** Results saved for repeated nested reads, by job id, until their outermost call is finalized. */
   private readonly replays = new Map<number, { scope: string; report: Report }>();
   private readonly delivery: WakeDelivery;
-  /** Turns notices may still start: past it, pattern and input notices wait for the next turn. */
+  /** Turns notices may still start: past it, pattern, input and deaf-server notices wait for the next turn. */
   private readonly budget: TurnBudget;
 
   constructor(

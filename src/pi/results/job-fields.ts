@@ -1,7 +1,3 @@
-import { Type } from "typebox";
-import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UnreadTally, UserInput } from "../../core/index.ts";
-import { metadata, oneLine } from "./format.ts";
-
 /*
  * results/ — what each tool returns. At a glance:
  * 1. this file maps a core job snapshot to the model's fields: the core's *job* becomes the model's
@@ -11,6 +7,9 @@ import { metadata, oneLine } from "./format.ts";
  *    footer of what was printed (output-cap), or Codex's own text (codex);
  * 4. the same object gives the text, `structuredContent` (every field) and `details` (for the UI).
  */
+import { Type } from "typebox";
+import type { Background, DisarmedWake, JobExit, JobSnapshot, StopReason, UnreadTally, UserInput } from "../../core/index.ts";
+import { metadata, oneLine } from "./format.ts";
 
 /** Who stopped a job, when it was not the model's own `kill_session`. */
 export type KilledBy = "user" | "deadline" | "boundary" | "quota" | "memory";

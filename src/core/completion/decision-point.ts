@@ -1,7 +1,8 @@
 /**
- * The one place a notice is decided, for every kind (an exit, a match, a wait for input, a server gone deaf): notices
- * are queued here by kind and job, and leave only from {@link flush} or {@link takeForTurn}, where
- * each is re-checked by its kind (`eligible`) and taken (`take`) in the same synchronous step.
+ * The one place a notice is decided, for every kind (an exit, a match, a wait for input, a server
+ * gone deaf): notices are queued here by kind and job, and leave only from {@link flush} or
+ * {@link takeForTurn}, where each is re-checked by its kind (`eligible`) and taken (`take`) in the
+ * same synchronous step.
  * - While the host runs, nothing goes out: Pi's queues cannot be withdrawn, so a notice handed over
  *   during a run could be read by a later call of the same run and still arrive.
  * - When the run settles, or after the debounce window when the host is idle, what is due goes out

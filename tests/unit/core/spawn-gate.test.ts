@@ -7,30 +7,7 @@ import assert from "node:assert/strict";
 import { connect, createServer, type Socket } from "node:net";
 import { describe, it } from "node:test";
 import { spawnGate } from "../../../src/core/processes/spawn-gate.ts";
-
-/** Settles the gate: lets every pending turn pass. */
-async function settled(): Promise<void> {
-  for (let i = 0; i < 6; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** A turn marker: throws when two holders share one turn (each clears its mark at the next check phase). */
-function turnMarker() {
-  let holder: number | undefined;
-  return (who: number) => {
-    assert.equal(holder, undefined, `spawn ${who} shares a turn with spawn ${holder}`);
-    holder = who;
-    setImmediate(() => {
-      holder = undefined;
-    });
-  };
-}
-
-/** Waits its turn like the job starter does: claim, or wait and then spawn. */
-async function spawnInTurn(mark: (who: number) => void, who: number): Promise<void> {
-  const gate = spawnGate();
-  if (!gate.claim()) await gate.turn();
-  mark(who);
-}
+import { settled, spawnInTurn, turnMarker } from "../../helpers/spawn-turns.ts";
 
 describe("spawn gate", () => {
   it("lets a lone spawn go at once, in the caller's turn", async () => {

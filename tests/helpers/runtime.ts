@@ -55,7 +55,19 @@ export function runtimeWithWakes(ids?: () => number) {
   runtime.completions.bindSender((batch) => batches.push(batch));
   /** The job ids every wake so far announced, in order. */
   const woken = () => batches.flatMap((batch) => batch.jobs.map((job) => job.jobId));
-  return { runtime, batches, woken };
+  /** Every matched line a wake so far announced, in order. */
+  const patternWakes = () => batches.flatMap((batch) => batch.patterns ?? []);
+  return { runtime, batches, woken, patternWakes };
+}
+
+/** Makes runtimes with recorded wakes (`runtimeWithWakes`), shut down after the tests of the file or block it is called in. */
+export function runtimesWithWakes(): () => ReturnType<typeof runtimeWithWakes> {
+  const keep = shutDownAfter();
+  return () => {
+    const made = runtimeWithWakes();
+    keep(made.runtime);
+    return made;
+  };
 }
 
 /**

@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
-import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { PI_HOSTS } from "../helpers/hosts.ts";
+import { FAST_PATTERN_WAKES, type PiRpcHost, piForSuite } from "../helpers/pi-rpc.ts";
 import { quietFor } from "../helpers/processes.ts";
 import { call, firstSession, say, steps } from "../helpers/scripted-model.ts";
 
@@ -28,14 +28,8 @@ const afterFile = (file: string) => `while [ ! -e ${file} ]; do sleep 0.05; done
 for (const host of PI_HOSTS) {
   describe(`one decision point for every wake on ${host.name}`, () => {
     let pi: PiRpcHost;
-    before(async () => {
-      pi = await PiRpcHost.start(host, {
-        extensions: [EXTENSION_ENTRY, PROBE_EXTENSION],
-        env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" },
-      });
-    });
-    after(async () => {
-      await pi?.close();
+    piForSuite(host, FAST_PATTERN_WAKES, (started) => {
+      pi = started;
     });
     const wakesSince = (from: number) => pi.records.slice(from).filter(isWake);
     const marker = (name: string) => join(pi.dirs.root, `${name}-${Date.now()}`);

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, isWake, outputOf, type PiEvent, textOf } from "../helpers/events.ts";
 import { EXTENSION_ENTRY, NEWEST_HOST_ONLY, PI_HOSTS, REPO_ROOT } from "../helpers/hosts.ts";
-import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
+import { FAST_PATTERN_WAKES, PiRpcHost, PROBE_EXTENSION, piForSuite } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { call, firstSession, type ModelView, say, steps } from "../helpers/scripted-model.ts";
 
@@ -242,14 +242,8 @@ for (const host of NEWEST_HOST_ONLY) {
 
   describe(`wake_on_pattern's budget, with a 1 s cooldown, on ${host.name}`, () => {
     let pi: PiRpcHost;
-    before(async () => {
-      pi = await PiRpcHost.start(host, {
-        extensions: [EXTENSION_ENTRY, PROBE_EXTENSION],
-        env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" },
-      });
-    });
-    after(async () => {
-      await pi?.close();
+    piForSuite(host, FAST_PATTERN_WAKES, (started) => {
+      pi = started;
     });
 
     it("a pattern the model ignores wakes exactly ten times; the tenth says it disarmed", async () => {

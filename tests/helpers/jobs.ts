@@ -7,7 +7,7 @@ import { after } from "node:test";
 import { Job, type WaitEnd, waitForExit } from "../../src/core/job/job.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
 import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
-import { currentShellHost, resolveShell } from "../../src/core/request/shell.ts";
+import { currentShellHost, jobEnvironment, resolveShell } from "../../src/core/request/shell.ts";
 import { loadPtyModule } from "../../src/core/transport/pty.ts";
 import { transportFactory } from "../../src/core/transport/spawn.ts";
 import { processAlive } from "./processes.ts";
@@ -146,4 +146,21 @@ export class StartedJobs {
       }
     }
   }
+}
+
+/**
+ * Jobs on a PTY (120×30 unless told) tracked by `jobs`, and what each printed so far: reads
+ * accumulate, as the model sees them across calls.
+ */
+export function ptyJobs(jobs: StartedJobs) {
+  const transcript = new Map<Job, string>();
+  return {
+    start: (command: string, cols = 120, rows = 30): Job =>
+      jobs.start(command, { env: jobEnvironment(process.env, { tty: true }), terminal: { cols, rows } }),
+    seen: (job: Job): string => {
+      const text = (transcript.get(job) ?? "") + job.takeOutput().text;
+      transcript.set(job, text);
+      return text;
+    },
+  };
 }

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { type PiEvent, type Run, runOf } from "./events.ts";
-import { type PiHost, REPO_ROOT } from "./hosts.ts";
+import { EXTENSION_ENTRY, type PiHost, REPO_ROOT } from "./hosts.ts";
 import { killTree } from "./launched.ts";
 import { type LaunchedPi, type LaunchOptions, launchPi, type PiDirs } from "./pi-process.ts";
 import { waitFor } from "./processes.ts";
@@ -15,6 +15,12 @@ import { type Script, say } from "./scripted-model.ts";
 
 /** The test-only extension with the commands tests drive Pi with (`/test-reload`, `/test-pending-wakes`, …). */
 export const PROBE_EXTENSION = join(REPO_ROOT, "tests", "fixtures", "probe-extension.ts");
+
+/** Our extension and the probe, with a 1 s cooldown between a job's pattern wakes, so a test sees several in seconds. */
+export const FAST_PATTERN_WAKES: LaunchOptions = {
+  extensions: [EXTENSION_ENTRY, PROBE_EXTENSION],
+  env: { PI_UNIFIED_EXEC_PATTERN_WAKE_COOLDOWN_S: "1" },
+};
 
 /** Answers one dialog: its response fields, later (a promise: the dialog stays open until then), or none (cancelled). */
 type UiHandler = (request: PiEvent) => Record<string, unknown> | Promise<Record<string, unknown> | undefined> | undefined;
@@ -220,9 +226,8 @@ export class PiRpcHost {
 }
 
 /**
- * One Pi for the enclosing `describe`, for suites where a person answers dialogs: started in its
- * `before` (handed to `use`), quit in its `after` with no dialog handler left, so a handler a test set
- * cannot answer what quitting asks.
+ * One Pi for the enclosing `describe`: started in its `before` (handed to `use`), quit in its `after`
+ * with no dialog handler left, so a handler a test set cannot answer what quitting asks.
  */
 export function piForSuite(host: PiHost, options: LaunchOptions, use: (pi: PiRpcHost) => void): void {
   let pi: PiRpcHost | undefined;

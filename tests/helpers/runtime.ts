@@ -35,6 +35,23 @@ export function scratchDirectory(prefix: string): string {
 }
 
 /**
+ * Makes fresh temporary directories to give runtimes as their log parent (so a test finds their
+ * private directory and registry), removed after the tests of the file or block it is called in:
+ * with retries, as a watchdog may still be writing there.
+ */
+export function logParents(prefix: string): () => string {
+  const parents: string[] = [];
+  after(() => {
+    for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  });
+  return () => {
+    const parent = mkdtempSync(join(tmpdir(), prefix));
+    parents.push(parent);
+    return parent;
+  };
+}
+
+/**
  * Wakes the runtime has decided on and not yet sent: queued at the decision point, held for a run,
  * or waiting for a retry. A test shows that nothing more comes by settling and reading this, never
  * by a fixed wait: what is not pending now has no timer left to send it.
@@ -55,7 +72,19 @@ export function runtimeWithWakes(ids?: () => number) {
   runtime.completions.bindSender((batch) => batches.push(batch));
   /** The job ids every wake so far announced, in order. */
   const woken = () => batches.flatMap((batch) => batch.jobs.map((job) => job.jobId));
-  return { runtime, batches, woken };
+  /** Every matched line a wake so far announced, in order. */
+  const patternWakes = () => batches.flatMap((batch) => batch.patterns ?? []);
+  return { runtime, batches, woken, patternWakes };
+}
+
+/** Makes runtimes with recorded wakes (`runtimeWithWakes`), shut down after the tests of the file or block it is called in. */
+export function runtimesWithWakes(): () => ReturnType<typeof runtimeWithWakes> {
+  const keep = shutDownAfter();
+  return () => {
+    const made = runtimeWithWakes();
+    keep(made.runtime);
+    return made;
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * A transport started by hand (pipes or a real PTY) that records what it reported, for the transport
- * contract (`tests/unit/core/transport-contract.test.ts`) and its repeats beside CPU burners
- * (`tests/stress/transport.test.ts`). The jobs left are killed after the file's tests.
+ * A transport started by hand (pipes or a real PTY) that records what it reported, and the scenarios
+ * of reading output that the unit tests (`transport-contract`, `output-reader`, `pty`, `printed-tally`)
+ * run once and `tests/stress/transport.test.ts` many times beside CPU burners. The jobs left are
+ * killed after the file's tests.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -74,6 +75,31 @@ export function assertOrder(events: string[]): void {
   assert.equal(events.filter((event) => event === "closed").length, 1, events.join(","));
   assert.ok(events.indexOf("exit") < events.indexOf("closed"), events.join(","));
   assert.equal(events.at(-1), "closed", events.join(","));
+}
+
+/**
+ * A PTY job's last output to a reader that busies the loop 2 ms a chunk: every line arrives, the
+ * last one too, in order. `run` names the run in a failure.
+ */
+export async function slowReaderGetsEveryLine(run = 0): Promise<void> {
+  const slow = () => {
+    const until = performance.now() + 2;
+    while (performance.now() < until);
+  };
+  const job = startTransport("pty", 'for i in $(seq 1 3000); do echo "line $i of the output that matters"; done', slow);
+  await job.closed;
+  const lines = job.output().trimEnd().split("\n");
+  assert.equal(lines.length, 3000, `run ${run}: ${lines.length} lines, last ${JSON.stringify(lines.at(-1))}`);
+  assert.equal(lines.at(-1), "line 3000 of the output that matters", `run ${run}`);
+  assertOrder(job.events);
+}
+
+/** `cat` on a PTY given a line and Ctrl-D: how its leader's exit was reported. */
+export async function ctrlDExit(): Promise<LeaderExit | undefined> {
+  const job = startTransport("pty", "exec cat");
+  await job.transport.write(Buffer.from("x\n\x04"));
+  await job.closed;
+  return job.exit();
 }
 
 /** One slot per turn of the event loop from now on, the last being the current turn's, until `stop`. */
@@ -161,4 +187,20 @@ export async function ptyLinesThroughASlowDisk(run = 0): Promise<void> {
     `run ${run}: the log holds ${Buffer.concat(written).length} of ${expected.length} bytes`,
   );
   await runtime.shutdown();
+}
+
+/** `seq 1 2000000`: 14 888 896 bytes. */
+const SEQ_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 9_000 * 5 + 90_000 * 6 + 900_000 * 7 + 1_000_001 * 8;
+
+/**
+ * `seq 1 2000000` in one call through `runtime`: the result counts every line and byte printed,
+ * though retention kept one MiB. `run` names the run in a failure.
+ */
+export async function seqCountedWhole(runtime: ExecRuntime, run = 0): Promise<void> {
+  const report = await runtime.exec(prepareExec({ cmd: "seq 1 2000000", yield_time_ms: 60_000 }, process.cwd(), process.env));
+  assert.equal(report.job.exit?.exitCode, 0);
+  assert.ok(report.output.omittedBytes > 0);
+  assert.deepEqual(report.output.printed, { bytes: SEQ_BYTES, lines: 2_000_000 }, `run ${run}`);
+  assert.ok(report.output.text.endsWith("1999999\n2000000\n"));
+  assert.equal(report.job.outputReads, 1, "the job's first read");
 }

@@ -11,17 +11,12 @@ import { dialogEndsWithTheJob, keysReachARawModeProgram } from "../helpers/ask-u
 import { startBurners } from "../helpers/load.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { runningId } from "../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter } from "../helpers/runtime.ts";
+import { runtimesWithWakes } from "../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
 const SECRET = "hunter2-correct-horse";
-const keep = shutDownAfter();
-function made() {
-  const { runtime, batches } = runtimeWithWakes();
-  keep(runtime);
-  return { runtime, batches };
-}
+const made = runtimesWithWakes();
 
 describe("a person typing into jobs, beside CPU burners", () => {
   it("the reply never wakes and the later line does, for 6 jobs at once with CPU burners beside them", async () => {

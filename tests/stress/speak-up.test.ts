@@ -10,17 +10,11 @@ import { prepareExec } from "../../src/core/request/request.ts";
 import { startBurners } from "../helpers/load.ts";
 import { quietFor, waitFor } from "../helpers/processes.ts";
 import { runningId } from "../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter } from "../helpers/runtime.ts";
+import { runtimesWithWakes } from "../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
-const keep = shutDownAfter();
-function tracked() {
-  const made = runtimeWithWakes();
-  keep(made.runtime);
-  const patternWakes = () => made.batches.flatMap((batch) => batch.patterns ?? []);
-  return { ...made, patternWakes };
-}
+const tracked = runtimesWithWakes();
 
 describe("wake_on_pattern through the runtime, beside CPU burners", () => {
   it("wakes exactly once with the line, and leaves every byte for the poll: 10 runs beside CPU burners", async () => {

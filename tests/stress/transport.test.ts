@@ -10,33 +10,19 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import type { Job } from "../../src/core/job/job.ts";
-import { prepareExec } from "../../src/core/request/request.ts";
-import { jobEnvironment } from "../../src/core/request/shell.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
 import { ReadBatch, readOutput } from "../../src/core/transport/output-reader.ts";
-import { StartedJobs, untilExit } from "../helpers/jobs.ts";
+import { ptyJobs, StartedJobs, untilExit } from "../helpers/jobs.ts";
 import { startBurners } from "../helpers/load.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
-import { assertOrder, floodTurns, ptyLinesThroughASlowDisk, startTransport } from "../helpers/transports.ts";
+import { ctrlDExit, floodTurns, ptyLinesThroughASlowDisk, seqCountedWhole, slowReaderGetsEveryLine } from "../helpers/transports.ts";
 
 describe("PTY transport under load", { skip: SKIP_WITHOUT_PTY }, () => {
   it("delivers every byte of a job's last output to a slow reader, 30 runs with CPU burners beside it", async () => {
     const stop = startBurners(2);
     try {
-      for (let run = 0; run < 30; run++) {
-        const slow = () => {
-          const until = performance.now() + 2;
-          while (performance.now() < until);
-        };
-        const job = startTransport("pty", 'for i in $(seq 1 3000); do echo "line $i of the output that matters"; done', slow);
-        await job.closed;
-        const lines = job.output().trimEnd().split("\n");
-        assert.equal(lines.length, 3000, `run ${run}: ${lines.length} lines, last ${JSON.stringify(lines.at(-1))}`);
-        assert.equal(lines.at(-1), "line 3000 of the output that matters", `run ${run}`);
-        assertOrder(job.events);
-      }
+      for (let run = 0; run < 30; run++) await slowReaderGetsEveryLine(run);
     } finally {
       stop();
     }
@@ -47,11 +33,9 @@ describe("PTY transport under load", { skip: SKIP_WITHOUT_PTY }, () => {
     try {
       const hangups: number[] = [];
       for (let run = 0; run < 100; run++) {
-        const job = startTransport("pty", "exec cat");
-        await job.transport.write(Buffer.from("x\n\x04"));
-        await job.closed;
-        if (job.exit()?.signal === "SIGHUP") hangups.push(run);
-        else assert.deepEqual(job.exit(), { code: 0, signal: null }, `run ${run}`);
+        const exit = await ctrlDExit();
+        if (exit?.signal === "SIGHUP") hangups.push(run);
+        else assert.deepEqual(exit, { code: 0, signal: null }, `run ${run}`);
       }
       assert.deepEqual(hangups, [], "runs reported as killed by SIGHUP");
     } finally {
@@ -93,16 +77,7 @@ describe("reading output under load", () => {
 });
 
 describe("PTY jobs under load", { skip: SKIP_WITHOUT_PTY }, () => {
-  const jobs = new StartedJobs();
-  const startPty = (command: string) =>
-    jobs.start(command, { env: jobEnvironment(process.env, { tty: true }), terminal: { cols: 120, rows: 30 } });
-  const transcript = new Map<Job, string>();
-  /** Everything a job printed so far (reads accumulate). */
-  const seen = (job: Job) => {
-    const text = (transcript.get(job) ?? "") + job.takeOutput().text;
-    transcript.set(job, text);
-    return text;
-  };
+  const { start: startPty, seen } = ptyJobs(new StartedJobs());
   const soon = () => performance.now() + 15_000;
 
   it("a Ctrl-C that ends the job is reported as written, never as failed: 15 runs beside CPU burners", async () => {
@@ -131,23 +106,13 @@ describe("PTY jobs under load", { skip: SKIP_WITHOUT_PTY }, () => {
 });
 
 describe("printed counts through the runtime, beside CPU burners", () => {
-  /** `seq 1 2000000`: 14 888 896 bytes. */
-  const SEQ_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 9_000 * 5 + 90_000 * 6 + 900_000 * 7 + 1_000_001 * 8;
-  const exec = (cmd: string) => prepareExec({ cmd, yield_time_ms: 60_000 }, process.cwd(), process.env);
   const runtime = new ExecRuntime();
   after(() => runtime.shutdown());
 
   it("seq 1 2000000 in one call: 2 000 000 lines and every byte, though retention kept one MiB (5 runs, CPU burners beside)", async () => {
     const stopBurners = startBurners(2);
     try {
-      for (let run = 0; run < 5; run++) {
-        const report = await runtime.exec(exec("seq 1 2000000"));
-        assert.equal(report.job.exit?.exitCode, 0);
-        assert.ok(report.output.omittedBytes > 0);
-        assert.deepEqual(report.output.printed, { bytes: SEQ_BYTES, lines: 2_000_000 }, `run ${run}`);
-        assert.ok(report.output.text.endsWith("1999999\n2000000\n"));
-        assert.equal(report.job.outputReads, 1, "the job's first read");
-      }
+      for (let run = 0; run < 5; run++) await seqCountedWhole(runtime, run);
     } finally {
       stopBurners();
     }

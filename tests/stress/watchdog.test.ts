@@ -6,10 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { descendantsOf } from "../../src/core/processes/process-table.ts";
 import { REPO_ROOT } from "../helpers/hosts.ts";
 import { StartedJobs } from "../helpers/jobs.ts";
@@ -17,20 +15,11 @@ import { startBurners } from "../helpers/load.ts";
 import { startNodeHost } from "../helpers/node-host.ts";
 import { pidsIn, processAlive, waitFor } from "../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
+import { logParents } from "../helpers/runtime.ts";
 
-const parents: string[] = [];
 /** The jobs' groups, killed after the file's tests if a run failed. */
 const strays = new StartedJobs();
-
-function logParent(): string {
-  const parent = mkdtempSync(join(tmpdir(), "piue-watchdog-"));
-  parents.push(parent);
-  return parent;
-}
-
-after(() => {
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-});
+const logParent = logParents("piue-watchdog-");
 
 /** A separate Node process hosting a runtime with the given jobs; resolves once they run, with their pids. */
 async function startHost(

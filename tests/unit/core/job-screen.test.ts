@@ -21,6 +21,7 @@ import { StartedJobs, untilExit } from "../../helpers/jobs.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { runningId } from "../../helpers/reports.ts";
+import { exitReportShowsLastScreen } from "../../helpers/screen-scenarios.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "piue-job-screen-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -191,17 +192,7 @@ describe("the emulator behind a PTY job", () => {
 describe("the exit's report shows the last screen", () => {
   it("with every byte the job printed (3 runs)", pty, async () => {
     const runtime = new ExecRuntime();
-    for (let run = 0; run < 3; run++) {
-      const report = await runtime.exec(
-        exec("for i in $(seq 1 400); do echo line $i; done", { tty: true, cols: 40, rows: 8, screen: true, yield_time_ms: 20_000 }),
-      );
-      assert.equal(report.job.exit?.exitCode, 0);
-      assert.deepEqual(
-        report.screen?.lines,
-        ["line 394", "line 395", "line 396", "line 397", "line 398", "line 399", "line 400", ""],
-        `run ${run}`,
-      );
-    }
+    for (let run = 0; run < 3; run++) await exitReportShowsLastScreen(runtime, dir, run);
     await runtime.shutdown();
   });
 });

@@ -6,10 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -19,21 +18,12 @@ import { REGISTRY_FILE, REGISTRY_MAGIC } from "../../../src/core/supervision/wat
 import { StartedJobs } from "../../helpers/jobs.ts";
 import { groupMembers, otherStartThan, startTimeOf } from "../../helpers/process-identity.ts";
 import { processAlive, waitFor } from "../../helpers/processes.ts";
+import { logParents } from "../../helpers/runtime.ts";
 
-const parents: string[] = [];
 /** Detached processes the tests start (each leads its own group), killed after the file's tests. */
 const strays = new StartedJobs();
+const logParent = logParents("piue-leftovers-");
 const DAY_MS = 86_400_000;
-
-after(() => {
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-});
-
-function logParent(): string {
-  const parent = mkdtempSync(join(tmpdir(), "piue-leftovers-"));
-  parents.push(parent);
-  return parent;
-}
 
 const startTime = startTimeOf;
 const POSIX_ONLY = process.platform === "win32" && "Windows has no watchdog, no registry and no sweep";

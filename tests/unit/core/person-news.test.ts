@@ -16,19 +16,14 @@ import type { ExecRuntime } from "../../../src/core/runtime.ts";
 import { dialogEndsWithTheJob } from "../../helpers/ask-user.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter } from "../../helpers/runtime.ts";
+import { runtimesWithWakes } from "../../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
 const TOKEN = "tok-7f3a9c-secret";
 /** The issue's job: a silent read, then two seconds later a line that carries what was typed. */
 const TOKEN_JOB = `read -s -p 'Token: ' t; echo; sleep 2; echo "stored credential $t"; sleep 300`;
-const keep = shutDownAfter();
-function made() {
-  const made = runtimeWithWakes();
-  keep(made.runtime);
-  return made;
-}
+const made = runtimesWithWakes();
 const typist =
   (text: string): AskTheUser =>
   async (typing) => {

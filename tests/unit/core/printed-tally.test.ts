@@ -12,9 +12,8 @@ import { newlinesIn, PrintedTally } from "../../../src/core/output/printed-tally
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { runningId } from "../../helpers/reports.ts";
+import { seqCountedWhole } from "../../helpers/transports.ts";
 
-/** `seq 1 2000000`: 14 888 896 bytes. */
-const SEQ_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 9_000 * 5 + 90_000 * 6 + 900_000 * 7 + 1_000_001 * 8;
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 60_000, ...extra }, process.cwd(), process.env);
 const write = (jobId: number, extra: Record<string, unknown> = {}) => prepareWrite({ session_id: jobId, ...extra }, process.env);
@@ -49,14 +48,7 @@ describe("printed counts through the runtime", () => {
   after(() => runtime.shutdown());
 
   it("seq 1 2000000 in one call: 2 000 000 lines and every byte, though retention kept one MiB", async () => {
-    for (const run of [0]) {
-      const report = await runtime.exec(exec("seq 1 2000000"));
-      assert.equal(report.job.exit?.exitCode, 0);
-      assert.ok(report.output.omittedBytes > 0);
-      assert.deepEqual(report.output.printed, { bytes: SEQ_BYTES, lines: 2_000_000 }, `run ${run}`);
-      assert.ok(report.output.text.endsWith("1999999\n2000000\n"));
-      assert.equal(report.job.outputReads, 1, "the job's first read");
-    }
+    await seqCountedWhole(runtime);
   });
 
   it("a read that ends at a matched line counts up to it; the next read counts the rest, once", async () => {

@@ -2,27 +2,16 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../../src/core/job/job.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
-import { jobEnvironment } from "../../../src/core/request/shell.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { loadPtyModule } from "../../../src/core/transport/pty.ts";
-import { StartedJobs, untilExit } from "../../helpers/jobs.ts";
+import { ptyJobs, StartedJobs, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { PTY_LOAD_ERROR, SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { ptyLinesThroughASlowDisk } from "../../helpers/transports.ts";
 
 const jobs = new StartedJobs();
 
-function startPty(command: string, cols = 120, rows = 30): Job {
-  return jobs.start(command, { env: jobEnvironment(process.env, { tty: true }), terminal: { cols, rows } });
-}
-
-const transcript = new Map<Job, string>();
-/** Everything a job printed so far (reads accumulate, as the model would see across calls). */
-const seen = (job: Job) => {
-  const text = (transcript.get(job) ?? "") + job.takeOutput().text;
-  transcript.set(job, text);
-  return text;
-};
+const { start: startPty, seen } = ptyJobs(jobs);
 /** A send's window: generous, the writes here are small. */
 const soon = () => performance.now() + 15_000;
 const send = (job: Job, text: string) => job.send({ kind: "bytes", bytes: Buffer.from(text) }, soon());

@@ -12,17 +12,11 @@ import { socketAddress } from "../../../src/core/processes/listening.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter, wakesSettled } from "../../helpers/runtime.ts";
+import { runtimesWithWakes, wakesSettled } from "../../helpers/runtime.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
-const keep = shutDownAfter();
-function tracked() {
-  const made = runtimeWithWakes();
-  keep(made.runtime);
-  const patternWakes = () => made.batches.flatMap((batch) => batch.patterns ?? []);
-  return { ...made, patternWakes };
-}
+const tracked = runtimesWithWakes();
 
 describe("wake_on_pattern through the runtime", () => {
   it("a line printed after the call wakes once, with the line, and the next poll returns the unread output around it", async () => {

@@ -12,6 +12,7 @@ import { after, describe, it } from "node:test";
 import { renderTerminalText } from "../../../src/core/output/terminal-text.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { type ScreenJob, type ScreenJobOptions, startOnScreen } from "../../helpers/screen-pty.ts";
+import { cursorPositionAnswered, lastBytesOnScreen } from "../../helpers/screen-scenarios.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "screen-pty-"));
 // Its own HOME: no user vimrc or lesskey; vim loads Debian's defaults.vim (ruler, showcmd) as for a new user.
@@ -135,28 +136,10 @@ describe("a PTY job's screen: top and less", () => {
 
 describe("a PTY job's screen: queries and ordering", { skip: SKIP_WITHOUT_PTY }, () => {
   it("a program asking for the cursor position gets ESC[row;colR written back (3 runs)", async () => {
-    for (let run = 0; run < 3; run++) {
-      const job = start(
-        `stty -echo raw; printf 'ab\\r\\ncd${"x".repeat(run)}\\e[6n'; read -rs -d R reply; stty sane; printf '\\nreply:%s:\\n' "\${reply#?}"`,
-      );
-      assert.equal((await job.exited).code, 0, `run ${run}`);
-      await job.closed;
-      assert.match(job.raw().toString("utf8"), new RegExp(`reply:\\[2;${3 + run}:`), `run ${run}`);
-      assert.deepEqual(
-        job.replies.map((bytes) => bytes.toString("latin1")),
-        [`\x1b[2;${3 + run}R`],
-      );
-    }
+    for (let run = 0; run < 3; run++) await cursorPositionAnswered(start, run);
   });
 
   it("after the output is read to the end, a snapshot shows its last bytes (3 runs)", async () => {
-    for (let run = 0; run < 3; run++) {
-      const job = start(`seq 1 ${3000 + run}`, { cols: 40, rows: 10 });
-      await job.closed;
-      const last = 3000 + run;
-      const expected = [...Array.from({ length: 9 }, (_, i) => String(last - 8 + i)), ""];
-      assert.deepEqual((await job.screen.snapshot()).lines, expected, `run ${run}`);
-      assert.deepEqual((await job.screen.snapshot()).cursor, { row: 10, col: 1 });
-    }
+    for (let run = 0; run < 3; run++) await lastBytesOnScreen(start, run);
   });
 });

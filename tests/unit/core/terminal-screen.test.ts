@@ -8,6 +8,7 @@ import {
   TerminalScreen,
   type TerminalScreenOptions,
 } from "../../../src/core/screen/terminal-screen.ts";
+import { framesInOrder } from "../../helpers/screen-scenarios.ts";
 
 const b = (text: string) => Buffer.from(text, "utf8");
 
@@ -134,19 +135,7 @@ describe("TerminalScreen: sanitizing", () => {
 
 describe("TerminalScreen: ordering", () => {
   it("a snapshot taken right after a write reflects every byte written before it (200 frames)", async () => {
-    const s = screen({ cols: 40, rows: 10 });
-    for (let frame = 0; frame < 200; frame++) {
-      // A frame cut in three writes, the way a PTY read may split it.
-      const text = `\x1b[H\x1b[2J${Array.from({ length: 10 }, (_, row) => `frame ${frame} row ${row}`).join("\r\n")}`;
-      const bytes = b(text);
-      s.write(bytes.subarray(0, 7));
-      s.write(bytes.subarray(7, 50));
-      s.write(bytes.subarray(50));
-      const snap = await s.snapshot();
-      assert.equal(snap.lines[0], `frame ${frame} row 0`);
-      assert.equal(snap.lines[9], `frame ${frame} row 9`);
-    }
-    s.dispose();
+    await framesInOrder(200);
   });
 
   it("applies a resize after the bytes written before it, and a snapshot waits for it", async () => {

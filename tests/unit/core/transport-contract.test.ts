@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { escapedDaemonThenExit, StartedJobs } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, quietFor, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
-import { assertOrder, startTransport } from "../../helpers/transports.ts";
+import { assertOrder, ctrlDExit, slowReaderGetsEveryLine, startTransport } from "../../helpers/transports.ts";
 
 const leftovers = new StartedJobs();
 
@@ -102,25 +102,11 @@ for (const kind of ["pipe", "pty"] as const) {
 
 describe("PTY transport", { skip: SKIP_WITHOUT_PTY }, () => {
   it("delivers every byte of a job's last output to a slow reader", async () => {
-    const slow = () => {
-      const until = performance.now() + 2;
-      while (performance.now() < until);
-    };
-    const job = startTransport("pty", 'for i in $(seq 1 3000); do echo "line $i of the output that matters"; done', slow);
-    await job.closed;
-    const lines = job.output().trimEnd().split("\n");
-    assert.equal(lines.length, 3000, `${lines.length} lines, last ${JSON.stringify(lines.at(-1))}`);
-    assert.equal(lines.at(-1), "line 3000 of the output that matters");
-    assertOrder(job.events);
+    await slowReaderGetsEveryLine();
   });
 
   it("reports a leader that ends on Ctrl-D with its real status, never SIGHUP: 10 runs", async () => {
-    for (let run = 0; run < 10; run++) {
-      const job = startTransport("pty", "exec cat");
-      await job.transport.write(Buffer.from("x\n\x04"));
-      await job.closed;
-      assert.deepEqual(job.exit(), { code: 0, signal: null }, `run ${run}`);
-    }
+    for (let run = 0; run < 10; run++) assert.deepEqual(await ctrlDExit(), { code: 0, signal: null }, `run ${run}`);
   });
 
   it("leaves no descriptor open after 50 jobs, and no job inherits another's terminal", async () => {

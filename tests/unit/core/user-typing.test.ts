@@ -15,19 +15,14 @@ import { jobResult } from "../../../src/pi/results/job-result.ts";
 import { keysReachARawModeProgram } from "../../helpers/ask-user.ts";
 import { quietFor, waitFor } from "../../helpers/processes.ts";
 import { runningId } from "../../helpers/reports.ts";
-import { runtimeWithWakes, shutDownAfter, wakesSettled } from "../../helpers/runtime.ts";
+import { runtimesWithWakes, wakesSettled } from "../../helpers/runtime.ts";
 import { PASSPHRASE_PROMPT } from "../../helpers/secrets.ts";
 
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, yield_time_ms: 250, ...extra }, process.cwd(), process.env);
 const until = (pattern: string, ms = 10_000) => ({ window: { ms }, until: { pattern: compileUntilPattern(pattern) } });
 const SECRET = "hunter2-correct-horse";
-const keep = shutDownAfter();
-function made() {
-  const { runtime, batches } = runtimeWithWakes();
-  keep(runtime);
-  return { runtime, batches };
-}
+const made = runtimesWithWakes();
 /** A person who types `text` (and Enter) into whatever they are asked. */
 const typist =
   (text: string | undefined): AskTheUser =>

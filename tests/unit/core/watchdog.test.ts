@@ -7,10 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
@@ -23,17 +22,12 @@ import { groupMembers, groupOf, otherStartThan, sessionOf, startTimeOf } from ".
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { runningId } from "../../helpers/reports.ts";
+import { logParents } from "../../helpers/runtime.ts";
 
 const SCRIPT = join(REPO_ROOT, "src", "core", "supervision", "watchdog.sh");
-const parents: string[] = [];
 /** Detached processes the tests start (each leads its own group), killed after the file's tests. */
 const strays = new StartedJobs();
-
-function logParent(): string {
-  const parent = mkdtempSync(join(tmpdir(), "piue-watchdog-"));
-  parents.push(parent);
-  return parent;
-}
+const logParent = logParents("piue-watchdog-");
 
 function runtimeIn(parent: string): ExecRuntime {
   return new ExecRuntime({ logs: new LogDirectory({ ...logConfig(), parent }) });
@@ -72,10 +66,6 @@ function registryIn(parent: string) {
 
 const exec = (runtime: ExecRuntime, cmd: string, extra: { tty?: boolean; yield_time_ms?: number } = {}) =>
   runtime.exec(prepareExec({ cmd, yield_time_ms: 400, ...extra }, process.cwd(), process.env));
-
-after(() => {
-  for (const parent of parents) rmSync(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-});
 
 describe("watchdog", { skip: process.platform === "win32" && "Windows has no watchdog" }, () => {
   it("starts with a runtime's first job, not before, in its own session, and ignores hangups and Ctrl-C", async () => {

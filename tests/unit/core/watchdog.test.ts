@@ -54,6 +54,12 @@ function detached(command: string): ChildProcess {
   return child;
 }
 
+/** Linux: whether a process ignores SIGHUP and SIGINT (bits 1 and 2 of /proc/PID/status SigIgn). */
+function ignoresHupAndInt(pid: number): boolean {
+  const line = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return line !== null && (BigInt(`0x${line[1]}`) & 3n) === 3n;
+}
+
 function registryIn(parent: string) {
   const [dir] = readdirSync(parent).filter((name) => name.startsWith("pi-unified-exec-"));
   if (!dir) return undefined;
@@ -75,7 +81,12 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
     const pid = runtime.orphans.watchdog.pid!;
     assert.ok(pid && processAlive(pid));
     assert.equal(groupOf(pid), pid, "it leads its own process group");
-    if (process.platform === "linux") assert.equal(sessionOf(pid), pid, "it leads its own session");
+    if (process.platform === "linux") {
+      assert.equal(sessionOf(pid), pid, "it leads its own session");
+      // Its script ignores them from its first line; a signal sent before sh has read that line (the
+      // first milliseconds) would still end it, and nothing but a direct kill reaches its own session.
+      await waitFor(() => ignoresHupAndInt(pid), "the watchdog's trap of HUP and INT");
+    }
     process.kill(pid, "SIGHUP");
     process.kill(pid, "SIGINT");
     await exec(runtime, "true");

@@ -1,18 +1,17 @@
 /**
  * What a job that seems to wait for input tells the model, through the real Pi CLI (RPC mode)
- * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`). On the newest host (what the probe reads of a job): a quiet line
- * ending in `:` while the job only sleeps is no prompt (no input wake, no `input_wait`, no hint), on
- * pipes and a PTY; a prompt answered after its wake (Python's `input()` on pipes by the model, `read -s`
- * on a PTY, whose wake says it asks for a secret, by the person through `ask_user`) wakes once, and not
- * again while the program works on silently. On every host (a wake held for Pi's run
- * until it settles): an input wake held during a run whose prompt timed out before the run settled
- * never goes out, while a prompt still waiting at the settle wakes.
+ * (`PI_UNIFIED_EXEC_INPUT_WAKE_S=2`), on both hosts: a quiet line ending in `:` while the job only
+ * sleeps is no prompt (no input wake, no `input_wait`, no hint), on pipes and a PTY; a prompt answered
+ * after its wake (Python's `input()` on pipes by the model, `read -s` on a PTY, whose wake says it asks
+ * for a secret, by the person through `ask_user`) wakes once, and not again while the program works on
+ * silently; an input wake held during a run whose prompt timed out before the run settled never goes
+ * out, while a prompt still waiting at the settle wakes.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { headerOf, inCallOrder, isWake, type PiEvent, textOf } from "../helpers/events.ts";
-import { EXTENSION_ENTRY, NEWEST_HOST, PI_HOSTS } from "../helpers/hosts.ts";
+import { EXTENSION_ENTRY, PI_HOSTS } from "../helpers/hosts.ts";
 import { PiRpcHost, PROBE_EXTENSION } from "../helpers/pi-rpc.ts";
 import { SKIP_WITHOUT_PTY } from "../helpers/pty.ts";
 import { call, callAll, say, steps } from "../helpers/scripted-model.ts";
@@ -36,91 +35,82 @@ for (const host of PI_HOSTS) {
     });
     const wakesSince = (from: number) => pi.records.slice(from).filter(isWake).map(wakeText);
     /** Waits until wakes since `from` have named the exits of `ids`. */
-    const newestOnly = { skip: host !== NEWEST_HOST && "newest host only: the host does not change what the probe reads" };
     const exitsWoken = async (from: number, ids: number[]) => {
       for (const id of ids) {
         await pi.waitForRecord((r) => isWake(r) && exitsIn(wakeText(r)).includes(id), from, 30_000, `session ${id}'s exit wake`);
       }
     };
 
-    it(
-      "a quiet `Downloading weights (step 1 of 2): ` never wakes for input and a poll shows neither input_wait nor the hint (pipes, PTY)",
-      newestOnly,
-      async () => {
-        await pi.waitIdle();
-        const from = pi.records.length;
-        const cmd = "printf 'Downloading weights (step 1 of 2): '; sleep 7";
-        const run = await pi.run(
-          "download",
-          steps(
-            callAll(
-              ["exec_command", { cmd, on_exit: "wake", yield_time_ms: 250 }],
-              ["exec_command", { cmd, tty: true, on_exit: "wake", yield_time_ms: 250 }],
-            ),
-            (view) =>
-              callAll(
-                ...view.last.map(
-                  (result) =>
-                    ["write_stdin", { session_id: Number(headerOf(result.text).session_id), yield_time_ms: 5_000 }] as [
-                      string,
-                      Record<string, unknown>,
-                    ],
-                ),
-              ),
-            say("waiting"),
+    it("a quiet `Downloading weights (step 1 of 2): ` never wakes for input and a poll shows neither input_wait nor the hint (pipes, PTY)", async () => {
+      await pi.waitIdle();
+      const from = pi.records.length;
+      const cmd = "printf 'Downloading weights (step 1 of 2): '; sleep 7";
+      const run = await pi.run(
+        "download",
+        steps(
+          callAll(
+            ["exec_command", { cmd, on_exit: "wake", yield_time_ms: 250 }],
+            ["exec_command", { cmd, tty: true, on_exit: "wake", yield_time_ms: 250 }],
           ),
-        );
-        const ids = run.tools.slice(0, 2).map((tool) => Number(headerOf(tool.text).session_id));
-        for (const poll of run.tools.slice(2)) {
-          assert.equal(headerOf(poll.text).input_wait, undefined, poll.text);
-          assert.doesNotMatch(poll.text, /polling will not move it|waits for input/, poll.text);
-        }
-        // The jobs end by themselves: their exits are the last thing they can wake for.
-        await exitsWoken(from, ids);
-        assert.deepEqual(wakesSince(from).flatMap(inputWakesIn), [], wakesSince(from).join("\n---\n"));
-      },
-    );
+          (view) =>
+            callAll(
+              ...view.last.map(
+                (result) =>
+                  ["write_stdin", { session_id: Number(headerOf(result.text).session_id), yield_time_ms: 5_000 }] as [
+                    string,
+                    Record<string, unknown>,
+                  ],
+              ),
+            ),
+          say("waiting"),
+        ),
+      );
+      const ids = run.tools.slice(0, 2).map((tool) => Number(headerOf(tool.text).session_id));
+      for (const poll of run.tools.slice(2)) {
+        assert.equal(headerOf(poll.text).input_wait, undefined, poll.text);
+        assert.doesNotMatch(poll.text, /polling will not move it|waits for input/, poll.text);
+      }
+      // The jobs end by themselves: their exits are the last thing they can wake for.
+      await exitsWoken(from, ids);
+      assert.deepEqual(wakesSince(from).flatMap(inputWakesIn), [], wakesSince(from).join("\n---\n"));
+    });
 
     for (const [where, cmd, answer] of [
       ["Python's input() on pipes", `python3 -c 'input("Name: "); import time; time.sleep(5)'`, { chars: "bob\\n" }],
       ["read -s on a PTY (a secret: the person answers)", "read -s -p 'Password: ' x; sleep 5", { ask_user: "Type the password" }],
     ] as const) {
-      it(
-        `${where}, answered after its input wake, is no longer waiting and wakes no second time while it works on silently`,
-        newestOnly,
-        async () => {
-          await pi.waitIdle();
-          const from = pi.records.length;
-          const answers: string[] = [];
-          pi.setWakeScript(
-            steps(
-              (view) => {
-                const [id] = inputWakesIn(view.prompt);
-                return id === undefined ? say("noted") : call("write_stdin", { session_id: id, ...answer, yield_time_ms: 1_000 });
-              },
-              (view) => {
-                answers.push(view.last[0]?.text ?? "");
-                return say("answered");
-              },
-            ),
-          );
-          pi.onUiRequest((request) => (request.method === "input" ? { value: "s3cret" } : undefined));
-          try {
-            const tty = where.includes("PTY");
-            const run = await pi.run("ask", steps(call("exec_command", { cmd, tty, on_exit: "wake", yield_time_ms: 250 }), say("started")));
-            const id = Number(headerOf(run.tools[0]!.text).session_id);
-            await exitsWoken(from, [id]);
-            assert.equal(answers.length, 1, "the input wake was answered once");
-            assert.equal(headerOf(answers[0]!).input_wait, undefined, answers[0]);
-            assert.deepEqual(wakesSince(from).flatMap(inputWakesIn), [id], "one input wake, for the prompt");
-            const secret = wakesSince(from).some((text) => text.includes(`session ${id} asks for a secret`));
-            assert.equal(secret, "ask_user" in answer, "the wake of a hidden prompt says it asks for a secret");
-          } finally {
-            pi.onUiRequest(undefined);
-            pi.setWakeScript(() => say("noted"));
-          }
-        },
-      );
+      it(`${where}, answered after its input wake, is no longer waiting and wakes no second time while it works on silently`, async () => {
+        await pi.waitIdle();
+        const from = pi.records.length;
+        const answers: string[] = [];
+        pi.setWakeScript(
+          steps(
+            (view) => {
+              const [id] = inputWakesIn(view.prompt);
+              return id === undefined ? say("noted") : call("write_stdin", { session_id: id, ...answer, yield_time_ms: 1_000 });
+            },
+            (view) => {
+              answers.push(view.last[0]?.text ?? "");
+              return say("answered");
+            },
+          ),
+        );
+        pi.onUiRequest((request) => (request.method === "input" ? { value: "s3cret" } : undefined));
+        try {
+          const tty = where.includes("PTY");
+          const run = await pi.run("ask", steps(call("exec_command", { cmd, tty, on_exit: "wake", yield_time_ms: 250 }), say("started")));
+          const id = Number(headerOf(run.tools[0]!.text).session_id);
+          await exitsWoken(from, [id]);
+          assert.equal(answers.length, 1, "the input wake was answered once");
+          assert.equal(headerOf(answers[0]!).input_wait, undefined, answers[0]);
+          assert.deepEqual(wakesSince(from).flatMap(inputWakesIn), [id], "one input wake, for the prompt");
+          const secret = wakesSince(from).some((text) => text.includes(`session ${id} asks for a secret`));
+          assert.equal(secret, "ask_user" in answer, "the wake of a hidden prompt says it asks for a secret");
+        } finally {
+          pi.onUiRequest(undefined);
+          pi.setWakeScript(() => say("noted"));
+        }
+      });
     }
 
     it("an input wake held during a run whose prompt timed out before the settle never goes out; one still waiting does", async () => {

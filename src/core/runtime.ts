@@ -62,6 +62,7 @@ export class ExecRuntime {
     waitsForInput: (jobId) => this.wakes.stillWaitsForInput(jobId),
     // A wake never quotes a job a person typed into; one the runtime no longer holds, it cannot vouch for.
     typedInto: (jobId) => this.registry.get(jobId)?.holders.typedInto ?? true,
+    listensAgain: (jobId) => !this.reports.stillDeaf(jobId),
   });
   readonly orphans: OrphanGuard;
   private readonly registry: JobRegistry;

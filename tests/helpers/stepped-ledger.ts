@@ -21,13 +21,16 @@ export interface SteppedWakes {
   sent: WakeBatch[];
   draining: Set<number>;
   answered: Set<number>;
+  /** Jobs whose server listens again (their deaf notice is no news). */
+  hearing: Set<number>;
   ledger: TestLedger;
 }
 
 /**
  * A ledger on `clock` (debounce WAKE_DEBOUNCE_MS, cooldown TEST_COOLDOWN_MS, no turn budget unless
  * `wakeTurns` says) that hands each batch to `send` (none bound when undefined); jobs in `draining`
- * count as draining their exit, jobs in `answered` as no longer waiting for input.
+ * count as draining their exit, jobs in `answered` as no longer waiting for input, jobs in `hearing`
+ * as servers that listen again.
  */
 export function ledgerOn(
   clock: Clock,
@@ -35,9 +38,15 @@ export function ledgerOn(
   draining = new Set<number>(),
   answered = new Set<number>(),
   wakeTurns = 0,
+  hearing = new Set<number>(),
 ): TestLedger {
   const ledger = new CompletionLedger<unknown>(
-    { draining: (jobId) => draining.has(jobId), waitsForInput: (jobId) => !answered.has(jobId), typedInto: () => false },
+    {
+      draining: (jobId) => draining.has(jobId),
+      waitsForInput: (jobId) => !answered.has(jobId),
+      typedInto: () => false,
+      listensAgain: (jobId) => hearing.has(jobId),
+    },
     { clock, debounceMs: WAKE_DEBOUNCE_MS, patternCooldownMs: TEST_COOLDOWN_MS, wakeTurns },
   );
   ledger.bindSender(send);
@@ -50,7 +59,9 @@ export function steppedWakes(wakeTurns = 0): SteppedWakes {
   const sent: WakeBatch[] = [];
   const draining = new Set<number>();
   const answered = new Set<number>();
-  return { clock, sent, draining, answered, ledger: ledgerOn(clock, (batch) => sent.push(batch), draining, answered, wakeTurns) };
+  const hearing = new Set<number>();
+  const ledger = ledgerOn(clock, (batch) => sent.push(batch), draining, answered, wakeTurns, hearing);
+  return { clock, sent, draining, answered, hearing, ledger };
 }
 
 /** The exit of job `jobId` (code 0 unless `over` says otherwise). */

@@ -48,9 +48,11 @@ export interface WakeHost {
   waitsForInput(jobId: number): boolean;
   /** A person typed into the job (or the runtime no longer holds it): no wake quotes its output. */
   typedInto(jobId: number): boolean;
+  /** A server told deaf listens again at the latest look (no new scan): its notice is no news. */
+  listensAgain(jobId: number): boolean;
 }
 
-const ANY_JOB: WakeHost = { draining: () => false, waitsForInput: () => true, typedInto: () => false };
+const ANY_JOB: WakeHost = { draining: () => false, waitsForInput: () => true, typedInto: () => false, listensAgain: () => false };
 
 /** How a ledger is made: a clock, windows and a turn budget of its own for tests. */
 export interface LedgerOptions {
@@ -92,7 +94,9 @@ export class CompletionLedger<Report> {
   /** Input wakes due, one per job, until the decision point takes them. */
   private readonly inputs = new Map<number, InputWakeJob>();
   /** Deaf-server notices due, one per job, until the decision point takes them. */
-  private readonly deaf = new Map<number, DeafWakeJob>();
+  /** Deaf-server notices by job, with when the ledger got each (its `closedMs` grows until it goes out). */
+  private readonly deaf = new Map<number, { wake: DeafWakeJob; at: number }>();
+  private readonly now: () => number;
   private readonly point: DecisionPoint<WakeRecords>;
   /** Leases: call id → the jobs it holds, and those whose exit its result carries. */
   private readonly leases = new Map<string, { jobs: Set<number>; observed: Set<number> }>();
@@ -118,7 +122,8 @@ export class CompletionLedger<Report> {
     }: LedgerOptions = {},
   ) {
     this.delivery = new WakeDelivery((jobId) => host.typedInto(jobId));
-    this.budget = new TurnBudget(() => clock.now(), wakeTurns);
+    this.now = () => clock.now();
+    this.budget = new TurnBudget(this.now, wakeTurns);
     this.patterns = new PatternWakes(clock, patternCooldownMs, (jobId) => this.schedulePattern(jobId));
     // An exit keeps the level the model set; the budget may hold back the others.
     const kinds = {
@@ -323,7 +328,7 @@ export class CompletionLedger<Report> {
 
   /** A server of the job went deaf: one notice at the next decision, while a wake is armed on the job. */
   deafServer(wake: DeafWakeJob): void {
-    this.deaf.set(wake.jobId, wake);
+    this.deaf.set(wake.jobId, { wake, at: this.now() });
     if (this.deafEligible(wake.jobId)) this.point.schedule("deaf", wake.jobId);
     else this.deaf.delete(wake.jobId);
   }
@@ -533,9 +538,15 @@ export class CompletionLedger<Report> {
     return this.budget.decide(this.exits.get(jobId)?.level);
   }
 
-  /** While a wake is armed, no call holds the job and it still waits at that prompt (asked last: it probes). */
+  /** While a wake is armed, no stop is under way, no call holds the job and it still waits at that prompt (asked last: it probes). */
   private inputEligible(jobId: number): boolean {
-    return this.inputs.has(jobId) && this.wantsWakes(jobId) && !this.leased(jobId) && this.host.waitsForInput(jobId);
+    return this.inputs.has(jobId) && this.mayFollow(jobId) && this.host.waitsForInput(jobId);
+  }
+
+  /** A notice that follows the exit wake (input, deaf) may go out: a wake armed, no stop on purpose under way, no call on the job. */
+  private mayFollow(jobId: number): boolean {
+    const stopping = this.exits.get(jobId)?.suppressed === true || this.patterns.isHeld(jobId);
+    return this.wantsWakes(jobId) && !stopping && !this.leased(jobId);
   }
 
   private takeInput(jobId: number): InputWakeJob | undefined {
@@ -544,15 +555,16 @@ export class CompletionLedger<Report> {
     return wake;
   }
 
-  /** A deaf-server notice may go out while the job has a wake armed and no call holds it (a call's result says it). */
+  /** A deaf-server notice may go out while the server is still deaf and {@link mayFollow} (a call's result says it). */
   private deafEligible(jobId: number): boolean {
-    return this.deaf.has(jobId) && this.wantsWakes(jobId) && !this.leased(jobId);
+    return this.deaf.has(jobId) && this.mayFollow(jobId) && !this.host.listensAgain(jobId);
   }
 
+  /** The notice with how long the server has been deaf as it goes out, not as it was queued. */
   private takeDeaf(jobId: number): DeafWakeJob | undefined {
-    const wake = this.deaf.get(jobId);
+    const queued = this.deaf.get(jobId);
     this.deaf.delete(jobId);
-    return wake;
+    return queued && { ...queued.wake, closedMs: queued.wake.closedMs + Math.max(0, this.now() - queued.at) };
   }
 
   /** A call on the job, its exit or a stop: a wait for input it named, or a deaf server, is no news any more. */

@@ -92,11 +92,15 @@ export class JobWakes {
     this.watchInputs();
   }
 
-  /** Asked by the decision point as the job's input wake goes out: it still waits at the prompt the wake names. */
+  /**
+   * Asked by the decision point as the job's input wake goes out: nobody holds the job (a person typing
+   * into a hidden prompt prints nothing, so it would still look waiting) and it still waits at the prompt
+   * the wake names.
+   */
   stillWaitsForInput(jobId: number): boolean {
     const job = this.registry.get(jobId);
     const rule = job && this.rules.get(job);
-    if (!job || !rule) return false;
+    if (!job || !rule || job.attached !== undefined || job.holders.userTyping) return false;
     return rule.stillDue(job.outputBytesTotal, () => waits(job, job.previewText()));
   }
 

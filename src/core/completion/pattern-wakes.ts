@@ -105,6 +105,11 @@ export class PatternWakes {
     return this.records.get(jobId)?.pattern;
   }
 
+  /** A stop on purpose is under way ({@link hold}). */
+  isHeld(jobId: number): boolean {
+    return this.records.get(jobId)?.held === true;
+  }
+
   levelOf(jobId: number): NoticeLevel {
     return this.records.get(jobId)?.level ?? "wake";
   }

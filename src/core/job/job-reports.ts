@@ -155,6 +155,11 @@ export class JobReports {
     return deaf;
   }
 
+  /** The job's server is deaf at its latest read (no new scan: the monitor reads once a second). */
+  stillDeaf(jobId: number): boolean {
+    return this.ports.deafness(jobId) !== undefined;
+  }
+
   /** The held ports among those `text` says the job could not get, with who holds each. */
   portConflicts(job: Job, text: string | undefined): PortConflict[] | undefined {
     const ports = text ? failedPorts(bindFailures(text), job.command) : [];

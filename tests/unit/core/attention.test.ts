@@ -345,7 +345,7 @@ describe("levels through the ledger", () => {
   it("a next_turn notice of a job a person typed into rides without its line", () => {
     const clock = new SteppedClock();
     const ledger = new CompletionLedger<unknown>(
-      { draining: () => false, waitsForInput: () => true, typedInto: (jobId) => jobId === 1 },
+      { draining: () => false, waitsForInput: () => true, typedInto: (jobId) => jobId === 1, listensAgain: () => false },
       { clock, wakeTurns: 0 },
     );
     ledger.armPattern(1, "token", "login", "next_turn");

@@ -256,6 +256,8 @@ describe("the monitor's decisions", () => {
 
 describe("a deaf server's notice at the decision point", () => {
   const deaf = (jobId: number) => ({ jobId, command: `server ${jobId}`, was: ["127.0.0.1:3000"], closedMs: 2_000 });
+  /** The notice as it goes out `heldMs` after it was queued: deaf that much longer. */
+  const deafFor = (jobId: number, heldMs: number) => ({ ...deaf(jobId), closedMs: 2_000 + heldMs });
 
   it("goes out once after the debounce with a wake armed (the exit's, or only a pattern), never without one", () => {
     const { clock, sent, ledger } = steppedWakes();
@@ -263,7 +265,7 @@ describe("a deaf server's notice at the decision point", () => {
     ledger.armPattern(2, "ERROR", "server 2");
     for (const jobId of [1, 2, 3]) ledger.deafServer(deaf(jobId));
     clock.advance(WAKE_DEBOUNCE_MS);
-    assert.deepEqual(sent, [{ jobs: [], more: 0, deaf: [deaf(1), deaf(2)] }]);
+    assert.deepEqual(sent, [{ jobs: [], more: 0, deaf: [deafFor(1, WAKE_DEBOUNCE_MS), deafFor(2, WAKE_DEBOUNCE_MS)] }]);
     clock.advance(10_000);
     assert.equal(sent.length, 1);
     assert.equal(ledger.exitLevel(1), "wake", "the exit's wake is untouched");
@@ -283,7 +285,34 @@ describe("a deaf server's notice at the decision point", () => {
     clock.advance(WAKE_DEBOUNCE_MS);
     assert.equal(sent.length, 0, "held while the run goes on");
     ledger.runSettled();
-    assert.deepEqual(sent, [{ jobs: [exit], more: 0, deaf: [deaf(2)] }]);
+    assert.deepEqual(sent, [{ jobs: [exit], more: 0, deaf: [deafFor(2, WAKE_DEBOUNCE_MS)] }]);
+  });
+
+  it("is dropped at the decision when the server listens again meanwhile; one still deaf says how long as it goes out", () => {
+    const { clock, sent, hearing, ledger } = steppedWakes();
+    ledger.arm(1);
+    ledger.arm(2);
+    ledger.runStarted();
+    ledger.deafServer(deaf(1));
+    ledger.deafServer(deaf(2));
+    clock.advance(60_000); // the run goes on a minute
+    hearing.add(1); // job 1's server restarted and listens again
+    ledger.runSettled();
+    assert.deepEqual(sent, [{ jobs: [], more: 0, deaf: [deafFor(2, 60_000)] }]);
+  });
+
+  it("never goes out while a stop on purpose is under way, nor does an input wait; a stop that failed lets later ones go", () => {
+    const { clock, sent, ledger } = steppedWakes();
+    ledger.arm(1);
+    const restore = ledger.hold(1); // the picker's kill: SIGTERM sent, the grace running
+    ledger.deafServer(deaf(1));
+    ledger.inputWaits({ jobId: 1, command: "server 1", waitedMs: 30_000, line: "Password:" });
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, [], "nothing during the stop");
+    restore(); // the stop failed: the job runs on with its wake
+    ledger.deafServer(deaf(1));
+    clock.advance(WAKE_DEBOUNCE_MS);
+    assert.deepEqual(sent, [{ jobs: [], more: 0, deaf: [deafFor(1, WAKE_DEBOUNCE_MS)] }]);
   });
 });
 

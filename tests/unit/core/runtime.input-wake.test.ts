@@ -20,10 +20,12 @@ import {
   SKIP_WITHOUT_PROBE as SKIP,
 } from "../../helpers/input-wake.ts";
 import { waitFor } from "../../helpers/processes.ts";
+import { SKIP_WITHOUT_PTY } from "../../helpers/pty.ts";
 import { runningId } from "../../helpers/reports.ts";
 import { pendingWakes, runtimeWithWakes, scratchDirectory, wakesSettled } from "../../helpers/runtime.ts";
 
 inputWakeAfterTwoSeconds();
+const SKIP_PTY = { skip: SKIP_WITHOUT_PTY };
 
 describe("the input wake with real jobs", { skip: SKIP }, () => {
   it('a job with on_exit: "wake" blocked on a prompt wakes once with the prompt line, and an answer reaches it', async () => {
@@ -107,6 +109,25 @@ describe("an input wake held during a run", { skip: SKIP }, () => {
         [id],
       );
       await runtime.kill(runningId(started)!, "SIGKILL");
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+
+  it("a wake held during a run for a hidden prompt never goes out once a person types into it before the settle", SKIP_PTY, async () => {
+    const { runtime, batches } = runtimeWithWakes();
+    try {
+      runtime.completions.runStarted();
+      const started = await runtime.exec(exec("read -s -p 'Password: ' secret; sleep 30", { tty: true }), { onExit: "wake" });
+      const id = runningId(started)!;
+      await waitFor(() => runtime.completions.waiting === 1, "the input wake, held for the run", 20_000);
+      const taken = runtime.typeInto(id);
+      assert.ok("typing" in taken, "the person takes the keyboard");
+      await taken.typing.type(Buffer.from("hunt")); // half a password: a hidden prompt prints nothing
+      runtime.completions.runSettled();
+      assert.deepEqual(inputsOf(batches), [], "no notice while the person types");
+      taken.typing.end();
+      await runtime.kill(id, "SIGKILL");
     } finally {
       await runtime.shutdown();
     }

@@ -170,7 +170,8 @@ export class ExecRuntime {
     refuseScreenOnPipes(request, job.tty);
     // While the user types, the model may poll but not write, resize or ask again.
     if (request.input || request.resize || request.askUser) job.holders.refuseWhileTyping();
-    if (request.input?.kind === "bytes" && !request.modelTypesSecrets) {
+    // A job another call holds is refused as busy right below, before any read of its terminal.
+    if (request.input?.kind === "bytes" && !request.modelTypesSecrets && job.attached === undefined) {
       await refuseModelSecret(job.id, request.input.bytes, () => job.hidesTyping());
       // The terminal's read let other events run: the person may have taken the keyboard meanwhile.
       job.holders.refuseWhileTyping();

@@ -44,7 +44,7 @@ export interface HostState {
 
 const KEY = Symbol.for("pi-unified-exec/host-state");
 
-export function hostState(): HostState {
+function hostState(): HostState {
   const holder = globalThis as { [KEY]?: HostState };
   holder[KEY] ??= { runtimes: new WeakMap(), unstopped: new Set(), nextId: 1, handovers: new WeakMap() };
   const state = holder[KEY];

@@ -51,7 +51,8 @@ export class TurnBudget {
 
   /**
    * The level a pattern, input or deaf-server notice of `level` goes out at now: a `wake` the budget
-   * cannot pay is `held`. Undefined: a notice that follows an exit wake none is armed for wakes.
+   * cannot pay is `held`. No level given (a job with only a pattern armed, for a notice that follows
+   * the exit's level): `wake`.
    */
   decide(level: NoticeLevel = "wake"): DecidedLevel {
     return level === "wake" && !this.open ? "held" : level;

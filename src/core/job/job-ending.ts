@@ -57,7 +57,7 @@ export function exitCodeOf({ code, signal }: LeaderExit): number | null {
 }
 
 /** The living processes of `leader`'s group or session once it is gone; none on Windows. On pipes `kill(-group, 0)` answers first. */
-export function survivorsOf(leader: number, scope: HoldScope): number[] {
+function survivorsOf(leader: number, scope: HoldScope): number[] {
   if (process.platform === "win32") return [];
   if (scope === "group" && !groupHasMembers(leader)) return [];
   return membersOf(leader, scope);

@@ -37,7 +37,7 @@ export function combinedInput(earlier: UserInput | undefined, later: UserInput):
 }
 
 /** One job's untold news: gathered as the person acts, taken whole by the model's next result. */
-export class UntoldNews {
+class UntoldNews {
   private typed: UserInput | undefined;
   private readonly disarmed = new Set<DisarmedWake>();
 

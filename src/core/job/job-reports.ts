@@ -266,8 +266,12 @@ export class JobReports {
       ...(backgroundChanged ? { backgroundChanged } : {}),
     };
     // Where a prompt waits on a terminal, a result reads whether it hides what is typed, fresh; the
-    // report is whole before the read, so nothing the job does meanwhile is half in it.
-    if (report.inputWait && job.tty && (await job.hidesTyping())) report.inputWait = { ...report.inputWait, secret: true };
+    // report is whole before the read, so nothing the job does meanwhile is half in it. A call given
+    // back at once (cancelled, steered) takes the last read instead of waiting for one.
+    if (report.inputWait && job.tty) {
+      const atOnce = cancelled || step.end === "steered";
+      if (atOnce ? job.knownHidesTyping() : await job.hidesTyping()) report.inputWait = { ...report.inputWait, secret: true };
+    }
     return report;
   }
 

@@ -98,8 +98,12 @@ export class Job {
   /** Set before the exit is fixed: fixing may finish within the call that starts it. */
   private finishing = false;
   private stopReason: StopReason | undefined;
-  /** The terminal's echo flag as last read (`hidesTyping`), and the job's motion when it was read. */
-  private hidingRead: { motion: string; hidden: boolean | undefined } | undefined;
+  /**
+   * The terminal's echo flag as last read (`hidesTyping`), the job's motion when it was read, and which
+   * read it was: reads may come back out of order, and the latest started wins.
+   */
+  private hidingRead: { motion: string; hidden: boolean | undefined; seq: number } | undefined;
+  private hidingReads = 0;
   private readingHiding: Promise<boolean | undefined> | undefined;
   /** What the exit says of a stop the model did not ask for (the memory at a memory stop). */
   private stopNote: string | undefined;
@@ -289,8 +293,9 @@ export class Job {
   async hidesTyping(): Promise<boolean | undefined> {
     if (!this.tty || this.ending) return undefined;
     const motion = this.motion;
+    const seq = ++this.hidingReads;
     const hidden = await terminalHidesTyping(this.transport.stdinIdentity);
-    this.hidingRead = { motion, hidden };
+    if (seq > (this.hidingRead?.seq ?? 0)) this.hidingRead = { motion, hidden, seq };
     return hidden;
   }
 

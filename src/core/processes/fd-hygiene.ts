@@ -127,7 +127,7 @@ function raiseScript(platform: NodeJS.Platform): string {
 let oomScore: number | undefined | null = null;
 
 /** The `oom_score_adj` jobs start with: Pi's own plus 500 (at most 1000); Pi's stays as it is. Linux only. */
-export function jobOomScore(): number | undefined {
+function jobOomScore(): number | undefined {
   if (oomScore !== null) return oomScore;
   try {
     oomScore = Math.min(1000, Math.max(0, Number(readFileSync("/proc/self/oom_score_adj", "utf8"))) + 500);

@@ -45,7 +45,7 @@ export const LISTEN_SCAN: Freshness = { reuseMs: 0, recheckMs: 200, recheckMaxMs
 
 const DESCRIPTORS_TRUSTED_MAX_MS = 8_000;
 /** A job that listened and has listened on nothing this long, its processes running, has gone deaf (SPEC §3c). */
-export const DEAF_AFTER_MS = 2_000;
+const DEAF_AFTER_MS = 2_000;
 /** Longest parent chain followed from a process to a job. */
 const MAX_ANCESTRY = 64;
 

@@ -45,7 +45,7 @@ export interface ProcessIdentity {
 }
 
 /** Every process with its identity; sessions only where starts are ticks (Linux): `ownedGroups` compares them with a bound. */
-export function identitySnapshot(): ProcessIdentity[] | undefined {
+function identitySnapshot(): ProcessIdentity[] | undefined {
   const table = processTable();
   if (!table) return undefined;
   const identities: ProcessIdentity[] = [];
@@ -67,7 +67,7 @@ export function identitySnapshot(): ProcessIdentity[] | undefined {
  * process, or, gone, some member of its session (Linux) started no later than `bound`; without
  * sessions (macOS) any member (a group id is never reused while held). Zombies are not signalled.
  */
-export function ownedGroups(group: RegisteredGroup, table: readonly ProcessIdentity[]): number[] {
+function ownedGroups(group: RegisteredGroup, table: readonly ProcessIdentity[]): number[] {
   const { pgid } = group;
   if (!Number.isSafeInteger(pgid) || pgid <= 1) return [];
   const leader = table.find((entry) => entry.pid === pgid);

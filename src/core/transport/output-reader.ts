@@ -141,7 +141,7 @@ export interface RestClock {
 /** A timed wait on a cell nobody signals: the thread sleeps, with no turn of the loop and no CPU. */
 const restCell = new Int32Array(new SharedArrayBuffer(4));
 
-export const threadRestClock: RestClock = {
+const threadRestClock: RestClock = {
   now: () => performance.now(),
   loopIdleMs: () => performance.eventLoopUtilization().idle,
   sleep: (ms) => void Atomics.wait(restCell, 0, 0, ms),
@@ -230,7 +230,7 @@ export class ReadTurn {
 }
 
 /** The turn every output reader of this process shares. */
-export const processReadTurn = new ReadTurn();
+const processReadTurn = new ReadTurn();
 
 export interface OutputReader {
   pause(): void;

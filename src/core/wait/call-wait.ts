@@ -233,7 +233,7 @@ export class CallWait {
  * many line ends must follow the cut in the bytes as follow `end` in the text. A match that ends the
  * text (an unfinished last line, or the last line of the chunk) takes the whole chunk.
  */
-export function byteEnd(bytes: Buffer, text: string, end: number): number {
+function byteEnd(bytes: Buffer, text: string, end: number): number {
   if (end >= text.length) return bytes.length;
   let after = 0;
   for (let i = text.indexOf("\n", end); i !== -1; i = text.indexOf("\n", i + 1)) after++;

@@ -13,7 +13,7 @@ import { ExecRequestError } from "../shared/errors.ts";
 
 /** How often a wait reads the job's sockets: a bind is seen within about this long, one scan of one job costs a few ms at most. */
 export const LISTEN_CHECK_MS = 100;
-export const MAX_LISTEN_PORT = 65_535;
+const MAX_LISTEN_PORT = 65_535;
 
 /** A GET that does not answer within this long is tried again at a later check. */
 const HTTP_TRY_MS = 1_000;

@@ -27,7 +27,7 @@ export function tokensForBytes(bytes: number): number {
 }
 
 /** Bytes a budget of `tokens` allows (4 a token). */
-export function bytesForTokens(tokens: number): number {
+function bytesForTokens(tokens: number): number {
   return Math.max(0, tokens) * APPROX_BYTES_PER_TOKEN;
 }
 
@@ -55,7 +55,7 @@ export function middleCut(text: string, maxBytes: number, undecodedBytes = 0): s
  * `[0, headEnd)` and the tail `[tailStart, end)`. The head ends at the last character boundary at or
  * before half the budget; the tail starts at the first boundary at or after the other half from the end.
  */
-export function cutSpan(bytes: Buffer, maxBytes: number): { headEnd: number; tailStart: number } {
+function cutSpan(bytes: Buffer, maxBytes: number): { headEnd: number; tailStart: number } {
   const left = Math.floor(maxBytes / 2);
   const right = maxBytes - left;
   let headEnd = left;
@@ -178,7 +178,7 @@ export function codexTokenBudget(maxOutputTokens: number | undefined): number {
 }
 
 /** {@link codexTokenBudget} in bytes, as Codex's truncation counts them. */
-export function codexByteBudget(maxOutputTokens: number | undefined): number {
+function codexByteBudget(maxOutputTokens: number | undefined): number {
   return bytesForTokens(codexTokenBudget(maxOutputTokens));
 }
 
@@ -204,7 +204,7 @@ export function codexResultText(input: CodexResultInput): string {
 }
 
 /** The pieces of {@link codexResultText}: the header (through `Output:`), the `Warning:` note lines, and the output as cut. */
-export function codexResultParts(input: CodexResultInput): { header: string; notes: string; output: string } {
+function codexResultParts(input: CodexResultInput): { header: string; notes: string; output: string } {
   const omitted = input.omittedBytes ?? 0;
   const output = withCodexOmission(input.output, omitted);
   const tokens = codexTokenBudget(input.maxOutputTokens);

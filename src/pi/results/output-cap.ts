@@ -17,7 +17,7 @@ import { oneLine } from "./format.ts";
 export const APPROX_BYTES_PER_TOKEN = 4;
 
 /** A printed amount in decimal units with a space: `14.9 MB`, `512 B`. */
-export function printedSize(bytes: number): string {
+function printedSize(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
   const units = ["KB", "MB", "GB", "TB"];
   let value = bytes / 1000;

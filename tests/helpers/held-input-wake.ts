@@ -1,8 +1,8 @@
 /**
- * The held input wake's race, forced: during a run, a job waits at a prompt long enough for its input
+ * The held input wake's races, forced: during a run, a job waits at a prompt long enough for its input
  * wake (held for the run); then its prompt ends (it "times out" on SIGUSR1) and it prints more or goes
- * on silently; only then does the run settle. The wake must not go out. Used by the runtime test and
- * its repeated runs beside CPU burners.
+ * on silently, or a person starts typing into it (a hidden prompt prints nothing); only then does the
+ * run settle. The wake must not go out. Used by the runtime test and its repeated runs beside CPU burners.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,6 +53,32 @@ export async function heldWakeAfterPromptEnds(
     await waitFor(() => existsSync(moved), "the prompt to end");
     if (printed) await waitFor(() => readFileSync(started.job.logPath, "utf8").includes(printed), "the job's new output");
     runtime.completions.runSettled();
+    return batches.slice(from).flatMap((batch) => batch.inputs ?? []);
+  } finally {
+    await runtime.kill(id, "SIGKILL");
+  }
+}
+
+/**
+ * The person's race on `runtime` (input wakes after 2 s, a PTY): a hidden `read -s` prompt's wake is
+ * held for the run, a person types half a password into it, then the run settles. Returns the input
+ * wakes the settle sent; the job is killed after.
+ */
+export async function heldWakeWhilePersonTypes(runtime: ExecRuntime, batches: WakeBatch[]): Promise<InputWakeJob[]> {
+  const from = batches.length;
+  runtime.completions.runStarted();
+  const cmd = "read -s -p 'Password: ' secret; sleep 30";
+  const started = await runtime.exec(prepareExec({ cmd, tty: true, yield_time_ms: 250 }, process.cwd(), process.env), {
+    onExit: "wake",
+  });
+  const id = runningId(started)!;
+  try {
+    await waitFor(() => runtime.completions.waiting === 1, "the input wake, held for the run", 20_000);
+    const taken = runtime.typeInto(id);
+    if (!("typing" in taken)) throw new Error(`the person could not type into session ${id}: ${taken.refused}`);
+    await taken.typing.type(Buffer.from("hunt"));
+    runtime.completions.runSettled();
+    taken.typing.end();
     return batches.slice(from).flatMap((batch) => batch.inputs ?? []);
   } finally {
     await runtime.kill(id, "SIGKILL");

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { prepareWrite } from "../../../src/core/request/request.ts";
-import { heldWakeAfterPromptEnds } from "../../helpers/held-input-wake.ts";
+import { heldWakeAfterPromptEnds, heldWakeWhilePersonTypes } from "../../helpers/held-input-wake.ts";
 import {
   exec,
   inputsOf,
@@ -117,17 +117,7 @@ describe("an input wake held during a run", { skip: SKIP }, () => {
   it("a wake held during a run for a hidden prompt never goes out once a person types into it before the settle", SKIP_PTY, async () => {
     const { runtime, batches } = runtimeWithWakes();
     try {
-      runtime.completions.runStarted();
-      const started = await runtime.exec(exec("read -s -p 'Password: ' secret; sleep 30", { tty: true }), { onExit: "wake" });
-      const id = runningId(started)!;
-      await waitFor(() => runtime.completions.waiting === 1, "the input wake, held for the run", 20_000);
-      const taken = runtime.typeInto(id);
-      assert.ok("typing" in taken, "the person takes the keyboard");
-      await taken.typing.type(Buffer.from("hunt")); // half a password: a hidden prompt prints nothing
-      runtime.completions.runSettled();
-      assert.deepEqual(inputsOf(batches), [], "no notice while the person types");
-      taken.typing.end();
-      await runtime.kill(id, "SIGKILL");
+      assert.deepEqual(await heldWakeWhilePersonTypes(runtime, batches), [], "no notice while the person types");
     } finally {
       await runtime.shutdown();
     }

@@ -174,7 +174,9 @@ export class ListeningPorts {
     const table = this.platform === "linux" ? processTable() : undefined;
     if (!table) return undefined;
     const usage = new Map<number, Usage>(jobs.map((job) => [job.jobId, { rssBytes: 0, cpuMs: 0 }]));
-    for (const [process, jobId] of jobOwners(jobs, table, (entry) => this.markerJob(entry))) add(usage.get(jobId)!, process);
+    // Not by marker alone: a process that left with setsid runs on outside the job, and a memory stop
+    // could not reach it; only what the stop ends counts against the cap.
+    for (const [process, jobId] of jobOwners(jobs, table, () => undefined)) add(usage.get(jobId)!, process);
     return usage;
   }
 

@@ -21,16 +21,17 @@ const HTTP_TRY_MS = 1_000;
 /** What ends the wait: any address the job did not hold at the call's start, one port, or an HTTP answer (`port` absent: the job's own). */
 export type ListenTarget = { kind: "new" } | { kind: "port"; port: number } | { kind: "http"; path: string; host?: string; port?: number };
 
-/** One GET of `path` on `host:port`: its status, or undefined when nothing answered in time. */
-export type HttpProbe = (host: string, port: number, path: string, timeoutMs: number) => Promise<number | undefined>;
+/** One GET of `path` on `host:port`: its status, or undefined when nothing answered in time or `signal` ended it. */
+export type HttpProbe = (host: string, port: number, path: string, timeoutMs: number, signal: AbortSignal) => Promise<number | undefined>;
 
-const httpGet: HttpProbe = (host, port, path, timeoutMs) =>
+const httpGet: HttpProbe = (host, port, path, timeoutMs, signal) =>
   new Promise((resolve) => {
-    const req = request({ host, port, path, method: "GET", timeout: timeoutMs, agent: false }, (response) => {
+    // A wall-clock limit on the whole try: a socket timeout alone lets a server that trickles bytes keep it open.
+    const limit = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+    const req = request({ host, port, path, method: "GET", agent: false, signal: limit }, (response) => {
       resolve(response.statusCode);
       response.destroy();
     });
-    req.on("timeout", () => req.destroy());
     req.on("error", () => resolve(undefined));
     req.end();
   });
@@ -96,8 +97,10 @@ export class ListenWatch {
   private seen: ReadonlySet<string> = new Set();
   private addresses: readonly string[] | undefined;
   private stopped = false;
-  /** A GET in flight: no check starts another. */
-  private asking = false;
+  /** A GET in flight (no check starts another), ended by {@link stop}. */
+  private asking: AbortController | undefined;
+  /** GETs tried so far: a path tries the job's ports in turn, the lowest first. */
+  private tries = 0;
   /** The status of the answer that ended an HTTP wait. */
   status: number | undefined;
 
@@ -130,6 +133,7 @@ export class ListenWatch {
 
   stop(): void {
     this.stopped = true;
+    this.asking?.abort();
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -163,18 +167,21 @@ export class ListenWatch {
   }
 
   /**
-   * An HTTP wait: once the job listens on the URL's port (a path: on any of its ports, the lowest
-   * first), a GET there; an answer below 500 ends the wait. A job that does not listen there yet,
-   * or no answer within a try, waits for a later check. The checks go on while a GET is in flight.
+   * An HTTP wait: once the job listens on the URL's port (a path: on its ports in turn, the lowest
+   * first, so a database beside the app is not the only one asked), a GET there; an answer below 500
+   * ends the wait. A job that does not listen there yet, or no answer within a try, waits for a later
+   * check. The checks go on while a GET is in flight.
    */
   private ask(target: Extract<ListenTarget, { kind: "http" }>, addresses: readonly string[]): boolean {
-    const address = addresses.find((candidate) => target.port === undefined || portOf(candidate) === target.port);
-    if (address === undefined || this.asking) return false;
+    const candidates = addresses.filter((candidate) => target.port === undefined || portOf(candidate) === target.port);
+    if (candidates.length === 0 || this.asking) return false;
+    const address = candidates[this.tries++ % candidates.length]!;
     const bound = address.slice(0, address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
     const host = target.host ?? (bound === "0.0.0.0" ? "127.0.0.1" : bound === "::" ? "::1" : bound);
-    this.asking = true;
-    void this.probe(host, portOf(address), target.path, HTTP_TRY_MS).then((status) => {
-      this.asking = false;
+    const asking = new AbortController();
+    this.asking = asking;
+    void this.probe(host, portOf(address), target.path, HTTP_TRY_MS, asking.signal).then((status) => {
+      this.asking = undefined;
       if (this.stopped || this.met !== undefined || status === undefined || status >= 500) return;
       this.status = status;
       this.end(address, addresses);

@@ -7,6 +7,7 @@
  * counts as a noticeable change of memory, the cap's setting, and the fallbacks off Linux.
  */
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
 import { describe, it } from "node:test";
 import { WAKE_DEBOUNCE_MS } from "../../../src/core/completion/completion-ledger.ts";
 import type { Job } from "../../../src/core/job/job.ts";
@@ -18,6 +19,7 @@ import { ExecRequestError } from "../../../src/core/shared/errors.ts";
 import { JobMonitor, memoryCap } from "../../../src/core/supervision/job-monitor.ts";
 import { checkUntilListening, type HttpProbe, ListenWatch } from "../../../src/core/wait/listen-watch.ts";
 import { SteppedClock } from "../../helpers/clock.ts";
+import { waitFor } from "../../helpers/processes.ts";
 import { steppedWakes } from "../../helpers/stepped-ledger.ts";
 
 const MB = 1024 * 1024;
@@ -171,6 +173,66 @@ describe("until_listening with a URL", () => {
     await settle();
     assert.deepEqual(w.asked, ["127.0.0.1:5173/health"]);
     assert.equal(w.listen.status, 404, "any status below 500 is an answer");
+  });
+
+  it("a path asks the job's ports in turn: a database on the lowest that answers no HTTP does not hold the wait", async () => {
+    const w = watch("/health", ["127.0.0.1:5432", "127.0.0.1:8000"], [undefined, 200]);
+    w.listen.start();
+    await settle();
+    w.clock.advance(100);
+    await settle();
+    assert.deepEqual(w.asked, ["127.0.0.1:5432/health", "127.0.0.1:8000/health"]);
+    assert.equal(w.met(), "127.0.0.1:8000");
+  });
+
+  it("a GET in flight ends with the wait", async () => {
+    const signals: AbortSignal[] = [];
+    const probe: HttpProbe = (_host, _port, _path, _timeoutMs, signal) => {
+      signals.push(signal);
+      return new Promise(() => {}); // never answers
+    };
+    const listen = new ListenWatch(
+      checkUntilListening("/", "")!,
+      () => ["127.0.0.1:3000"],
+      () => {},
+      new SteppedClock(),
+      100,
+      probe,
+    );
+    listen.start();
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]!.aborted, false);
+    listen.stop();
+    assert.equal(signals[0]!.aborted, true);
+  });
+
+  it("a server that trickles its answer is let go after a try's second (real sockets)", async () => {
+    const closed: number[] = [];
+    const server = createServer((socket) => {
+      const opened = performance.now();
+      const drip = setInterval(() => socket.write("H"), 100); // never a whole status line
+      socket.on("close", () => {
+        clearInterval(drip);
+        closed.push(performance.now() - opened);
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    const listen = new ListenWatch(
+      checkUntilListening(`http://${address}/`, "")!,
+      () => [address],
+      () => {},
+    );
+    try {
+      listen.start();
+      await waitFor(() => closed.length >= 1, "the first try let go", 10_000);
+      assert.ok(closed[0]! < 5_000, `let go after ${Math.round(closed[0]!)} ms, not held by the trickle`);
+      assert.equal(listen.address, undefined, "no answer, no end");
+    } finally {
+      listen.stop();
+      server.close();
+    }
   });
 });
 

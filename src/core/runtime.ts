@@ -354,7 +354,8 @@ export class ExecRuntime {
     let reserved = false;
     const admit = () => {
       refuseWhenClosed();
-      reserved ||= this.registry.reserve();
+      // A job evicted to make room takes its pattern's record in the ledger with it.
+      reserved ||= this.registry.reserve((evicted) => this.completions.disarmPattern(evicted.id));
     };
     admit();
     const started = this.launcher.launch(this.registry.allocateId(), request, admit);

@@ -48,9 +48,9 @@ export class JobRegistry {
     if (this.slots.size < this.capacity && !this.slots.has(job.id)) this.slots.set(job.id, { job, published: true });
   }
 
-  /** Promises a slot to a job being started: a warm shell may run it before the start returns. */
-  reserve(): true {
-    this.makeRoom();
+  /** Promises a slot to a job being started: a warm shell may run it before the start returns. `evicted`: each job that made room. */
+  reserve(evicted: (job: Job) => void = () => {}): true {
+    for (const job of this.makeRoom()) evicted(job);
     this.reserved++;
     return true;
   }

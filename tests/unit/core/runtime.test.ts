@@ -274,6 +274,20 @@ describe("runtime supervision", () => {
     await runtime.shutdown();
   });
 
+  it("a job evicted to make room takes its wake_on_pattern record with it", async () => {
+    const runtime = new ExecRuntime({ capacity: 2 });
+    const watched = await runtime.exec(
+      prepareExec({ cmd: "sleep 0.5", yield_time_ms: 250, wake_on_pattern: "ERROR" }, process.cwd(), process.env),
+    );
+    const id = runningId(watched)!;
+    await waitFor(() => runtime.snapshotOf(id)?.exit !== undefined, "its exit, unread"); // a listing would read it
+    assert.equal(runtime.completions.knows(id), true);
+    await runtime.exec(request("sleep 300", 250));
+    await runtime.exec(request("sleep 300", 250)); // evicts the exited job
+    assert.equal(runtime.completions.knows(id), false);
+    await runtime.shutdown();
+  });
+
   it("warns from 60 slots in use", async () => {
     const runtime = new ExecRuntime({ capacity: 64 });
     const first = await Promise.all(Array.from({ length: 59 }, () => runtime.exec(request("sleep 300", 250))));

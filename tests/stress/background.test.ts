@@ -60,6 +60,8 @@ describe("a background that ends at the settle window, beside two burners", () =
 });
 
 describe("a PTY command whose last statement starts a background, beside two burners", { skip: process.platform === "win32" }, () => {
+  // Not Node as the very last statement: it resets SIGHUP as it starts, and a hangup in its first
+  // milliseconds, before the job's preload, still ends it (decisions.md, "The job model and its end").
   for (const command of ["nohup sleep 300 > /dev/null 2>&1 &", "sleep 300 &"])
     it(`\`${command}\` keeps the job, 20 runs beside two burners`, async () => {
       const stop = startBurners(2);

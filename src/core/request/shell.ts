@@ -3,8 +3,10 @@
  * environment the job gets. What depends on the operating system takes the platform, environment and
  * file system as inputs, so the Windows rules are tested anywhere with synthetic PATHs.
  */
+
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, posix, win32 } from "node:path";
+import { fileURLToPath } from "node:url";
 import { metadataLine } from "../output/visible-text.ts";
 import { envKey } from "../shared/env-values.ts";
 import { ExecRequestError } from "../shared/errors.ts";
@@ -245,6 +247,9 @@ export function shellInvocation(shell: ShellName, command: string, login = false
   }
 }
 
+/** Keeps SIGHUP ignored in Node programs of a PTY job (node-hangup.cjs says why). */
+const NODE_HANGUP = fileURLToPath(new URL("./node-hangup.cjs", import.meta.url));
+
 export interface EnvironmentOptions {
   /** The job runs on a PTY rather than pipes. */
   tty: boolean;
@@ -268,6 +273,10 @@ export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOpti
   if (options.tty) {
     // What the PTY emulates; programs pick their escape sequences from it.
     env.TERM = "xterm-256color";
+    if (process.platform !== "win32") {
+      const key = envKey(env, "NODE_OPTIONS");
+      env[key] = [env[key], `--require ${JSON.stringify(NODE_HANGUP)}`].filter(Boolean).join(" ");
+    }
   } else {
     // Without a terminal no editor can work; `git commit` or `git rebase -i` would block. (On a PTY
     // the model can drive an editor, so the user's stays.)

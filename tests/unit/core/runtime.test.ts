@@ -137,6 +137,25 @@ describe("ExecRuntime", () => {
     await runtime.shutdown();
   });
 
+  for (const [what, command] of [
+    // The shell exits once Node is up (a second later): a hangup in its first milliseconds would find SIGHUP still ignored.
+    ["`node server.js &`", "node -e 'setInterval(() => {}, 1000)' & sleep 1; echo started"],
+    ["`nohup node server.js > log 2>&1 &`", "nohup node -e 'setInterval(() => {}, 1000)' > /dev/null 2>&1 & sleep 1"],
+  ])
+    it(
+      `on a PTY, ${what} keeps the job past the shell's exit, though Node resets SIGHUP as it starts`,
+      { skip: process.platform === "win32" },
+      async () => {
+        const runtime = new ExecRuntime();
+        const report = await runtime.exec(prepareExec({ cmd: command, tty: true, yield_time_ms: 10_000 }, process.cwd(), process.env));
+        assert.equal(report.waitEnd, "background", `${report.job.exit ? "ended" : "running"}: ${report.output.text}`);
+        assert.equal(report.job.background?.pids.length, 1);
+        const killed = await runtime.kill(report.job.jobId, "SIGTERM");
+        assert.equal(killed.termination.cleanup, "confirmed");
+        await runtime.shutdown();
+      },
+    );
+
   it("shutdown stops live jobs, TERM-ignoring ones and lingering descendants, then refuses new work", async () => {
     const runtime = new ExecRuntime();
     const live = await runtime.exec(request("echo $$; sleep 300", 300));

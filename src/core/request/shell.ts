@@ -3,7 +3,6 @@
  * environment the job gets. What depends on the operating system takes the platform, environment and
  * file system as inputs, so the Windows rules are tested anywhere with synthetic PATHs.
  */
-
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, posix, win32 } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -255,6 +254,8 @@ export interface EnvironmentOptions {
   tty: boolean;
   /** A directory to put first on PATH (Pi's `<agentDir>/bin`, where it keeps tools such as rg and fd). */
   binDir?: string;
+  /** Default: this machine's. */
+  platform?: NodeJS.Platform;
 }
 
 /**
@@ -273,7 +274,8 @@ export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOpti
   if (options.tty) {
     // What the PTY emulates; programs pick their escape sequences from it.
     env.TERM = "xterm-256color";
-    if (process.platform !== "win32") {
+    // Windows has no SIGHUP to keep ignored.
+    if ((options.platform ?? process.platform) !== "win32") {
       const key = envKey(env, "NODE_OPTIONS");
       env[key] = [env[key], `--require ${JSON.stringify(NODE_HANGUP)}`].filter(Boolean).join(" ");
     }

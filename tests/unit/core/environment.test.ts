@@ -32,6 +32,15 @@ describe("job environment", () => {
     assert.equal(jobEnvironment(base, { tty: true }).PYTHONUNBUFFERED, undefined);
   });
 
+  it("PTYs: Node programs require the listener that keeps SIGHUP ignored, after the user's NODE_OPTIONS; pipes and Windows (platform mocked) get none", () => {
+    const preload = /^--require ".*\/src\/core\/request\/node-hangup\.cjs"$/;
+    assert.match(jobEnvironment(base, { tty: true, platform: "linux" }).NODE_OPTIONS!, preload);
+    const mine = jobEnvironment({ ...base, NODE_OPTIONS: "--max-old-space-size=4096" }, { tty: true, platform: "linux" }).NODE_OPTIONS!;
+    assert.ok(mine.startsWith("--max-old-space-size=4096 --require "), mine);
+    assert.equal(jobEnvironment(base, { tty: false }).NODE_OPTIONS, undefined);
+    assert.equal(jobEnvironment(base, { tty: true, platform: "win32" }).NODE_OPTIONS, undefined);
+  });
+
   it("puts Pi's bin directory first on PATH, once", () => {
     assert.equal(jobEnvironment(base, { tty: false, binDir: "/agent/bin" }).PATH, "/agent/bin:/usr/bin:/bin");
     assert.equal(jobEnvironment({ PATH: "/agent/bin:/bin" }, { tty: false, binDir: "/agent/bin" }).PATH, "/agent/bin:/bin");

@@ -4,7 +4,7 @@
  * kill_session (which says it killed it: SIGTERM, not the shell's 0); a background subshell's later
  * output is returned by a poll; `(…) & exit 3` with an exit wake wakes once with exit code 3; one
  * stopped by its deadline wakes and is listed as killed at its deadline; on a PTY, `nohup … &` as the
- * last statement and a plain `&` keep the job; a setsid daemon does not.
+ * last statement (Node's too) and a plain `&` keep the job; a setsid daemon does not.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -134,16 +134,20 @@ for (const host of PI_HOSTS) {
     for (const [what, cmd] of [
       ["`nohup server > log 2>&1 &` as its last statement", `nohup sleep 300 > ${join(scratch, "nohup.log")} 2>&1 &`],
       ["a plain `server &`", "sleep 300 &"],
+      [
+        "`nohup node server.js > log 2>&1 &`, Node resetting SIGHUP as it starts",
+        `nohup '${process.execPath}' -e 'setInterval(() => {}, 1000)' > ${join(scratch, "node.log")} 2>&1 &`,
+      ],
     ])
       it(`${what} on a PTY keeps the job`, async () => {
         const started = await one("exec_command", { cmd, tty: true });
         const header = headerOf(started.text);
         assert.equal(started.text.split("\n")[0], "[still running]", started.text);
         assert.equal(header.shell_exit_code, "0");
-        const [sleeper] = namedPids(header.background);
-        assert.ok(sleeper && processAlive(sleeper), started.text);
+        const [server] = namedPids(header.background);
+        assert.ok(server && processAlive(server), started.text);
         await one("kill_session", { session_id: Number(header.session_id) });
-        await waitFor(() => !processAlive(sleeper), "the sleep to end", 5_000);
+        await waitFor(() => !processAlive(server), "the server to end", 5_000);
       });
 
     it("a setsid daemon does not hold the job: its exit is reported, the daemon runs on outside it", async () => {

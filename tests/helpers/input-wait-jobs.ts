@@ -4,7 +4,7 @@
  * cases a quiet prompt-like line must not fool: shared by the unit tests and their stress runs.
  */
 import assert from "node:assert/strict";
-import { existsSync, readlinkSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/input-wait/input-wait.ts";
 import { type ProcReader, realProcReader } from "../../src/core/input-wait/proc-wait.ts";
@@ -20,7 +20,10 @@ const started = new StartedJobs();
 
 export interface Running {
   transport: Transport;
+  /** The job's leader: on a PTY, the wrapper that holds the session and runs bash as its child. */
   pid: number;
+  /** The bash that runs the command. */
+  shell: number;
   /** The query a result would make now. */
   query(): InputWaitQuery;
   stop(): void;
@@ -49,22 +52,31 @@ export async function run(command: string, tty: boolean): Promise<Running> {
   started.transport(transport);
   const pid = transport.pid!;
   // Pipes: the leader's fd 0 is set before spawn returns. A PTY's child sets it up after the fork, so
-  // the runtime takes the slave path from the spawn; here we wait until the leader's stderr shows it
-  // (its stdin may be redirected by the command itself, as `read </dev/tty` does).
+  // the runtime takes the slave path from the spawn; here we wait until the leader's stdin shows it
+  // (the leader is the wrapper that holds the session: the command, run by its child, cannot redirect it).
   let stdin = tty ? undefined : readStdinIdentity(pid);
   if (tty) {
     await waitFor(() => {
       try {
-        stdin = readlinkSync(`/proc/${pid}/fd/2`);
+        stdin = readlinkSync(`/proc/${pid}/fd/0`);
       } catch {
         return false;
       }
       return stdin.startsWith("/dev/pts/");
     }, "the PTY on fd 0");
   }
+  let shell = pid;
+  if (tty) {
+    await waitFor(() => {
+      const [child] = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean);
+      shell = Number(child ?? pid);
+      return child !== undefined;
+    }, "the wrapper's bash");
+  }
   return {
     transport,
     pid,
+    shell,
     query: () => ({ pid, stdin, tty, lastLine: text.slice(text.lastIndexOf("\n") + 1), quietMs: performance.now() - lastOutput }),
     stop: () => transport.signal("SIGKILL"),
   };

@@ -6,7 +6,7 @@
 import { after } from "node:test";
 import { Job, type WaitEnd, waitForExit } from "../../src/core/job/job.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
-import { aliveGroups, signalGroup } from "../../src/core/processes/process-group.ts";
+import { aliveGroups, jobGroups, signalGroup } from "../../src/core/processes/process-group.ts";
 import { currentShellHost, jobEnvironment, resolveShell } from "../../src/core/request/shell.ts";
 import { loadPtyModule } from "../../src/core/transport/pty.ts";
 import { transportFactory } from "../../src/core/transport/spawn.ts";
@@ -30,6 +30,18 @@ export function escapedDaemonThenExit(seconds = 300): string {
     "import os, sys; os.setsid(); print(os.getpid(), flush=True); open(sys.argv[1], 'w').close(); " +
     `os.execvp('sleep', ['sleep', '${seconds}'])`;
   return `f=$(mktemp -u); python3 -c "${daemon}" "$f" & until [ -e "$f" ]; do sleep 0.05; done; rm -f "$f"`;
+}
+
+/**
+ * A shell that starts Node with `nohup … &` and exits only once Node runs, past the moment Node reset
+ * SIGHUP to its default (it does as it starts): a hangup at the shell's exit would end it. No
+ * `NODE_OPTIONS`, so no preload of ours can catch the hangup either: the race of `nohup node server.js &`,
+ * lost every time.
+ */
+export function nodeResetThenShellExits(): string {
+  const node = `'${process.execPath}'`;
+  const script = "require('fs').writeFileSync(process.argv[1], ''); setInterval(() => {}, 1000)";
+  return `f=$(mktemp -u); nohup env -u NODE_OPTIONS ${node} -e "${script}" "$f" > /dev/null 2>&1 & until [ -e "$f" ]; do sleep 0.05; done; rm -f "$f"`;
 }
 
 export interface StartOptions {
@@ -131,7 +143,8 @@ export class StartedJobs {
       }
     }
     const groups = [...this.jobs.flatMap((job) => (job.pid === undefined ? [] : [job.pid])), ...this.groups];
-    for (const pgid of aliveGroups(groups)) {
+    // A leader's session may hold other groups (a PTY job's shell runs in one of its own).
+    for (const pgid of aliveGroups([...new Set(groups.flatMap((leader) => jobGroups(leader)))])) {
       try {
         signalGroup(pgid, "SIGKILL");
       } catch {

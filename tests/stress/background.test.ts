@@ -3,7 +3,7 @@
  * whose last process ends right at the settle window (forced) is the job's end, reported by that
  * call; and `sleep N & echo` with N around the settle window (not forced) always gives a report that
  * agrees with itself: the exit, or a running job with its shell's code and what runs on. On a PTY,
- * `nohup … &` as the command's last statement, and a plain `&`, keep the job every time. And the
+ * `nohup … &` as the command's last statement (Node's too), and a plain `&`, keep the job every time. And the
  * runtime's calls of `tests/helpers/background-calls.ts`, which `tests/unit/core/job-background.test.ts`
  * runs once: a quick and a kept background (6 runs), a background ending after the call (4 runs).
  */
@@ -12,6 +12,7 @@ import { describe, it } from "node:test";
 import { prepareExec } from "../../src/core/request/request.ts";
 import { ExecRuntime } from "../../src/core/runtime.ts";
 import { backgroundEndingAtSettle, backgroundEndsAfterTheCall, quickAndKeptBackgrounds } from "../helpers/background-calls.ts";
+import { nodeResetThenShellExits } from "../helpers/jobs.ts";
 import { startBurners } from "../helpers/load.ts";
 
 const RUNS = 20;
@@ -60,10 +61,16 @@ describe("a background that ends at the settle window, beside two burners", () =
 });
 
 describe("a PTY command whose last statement starts a background, beside two burners", { skip: process.platform === "win32" }, () => {
-  // Not Node as the very last statement: it resets SIGHUP as it starts, and a hangup in its first
-  // milliseconds, before the job's preload, still ends it (decisions.md, "The job model and its end").
-  for (const command of ["nohup sleep 300 > /dev/null 2>&1 &", "sleep 300 &"])
-    it(`\`${command}\` keeps the job, 20 runs beside two burners`, async () => {
+  // Node resets SIGHUP as it starts: as the very last statement it raced the terminal's hangup; the
+  // forced form lets it reset first, every time.
+  const node = `'${process.execPath}' -e 'setInterval(() => {}, 1000)'`;
+  for (const [what, command] of [
+    ["`nohup sleep 300 > /dev/null 2>&1 &`", "nohup sleep 300 > /dev/null 2>&1 &"],
+    ["`sleep 300 &`", "sleep 300 &"],
+    ["`nohup node … > /dev/null 2>&1 &`", `nohup ${node} > /dev/null 2>&1 &`],
+    ["Node that reset SIGHUP before the shell's exit (forced)", nodeResetThenShellExits()],
+  ])
+    it(`${what} keeps the job, 20 runs beside two burners`, async () => {
       const stop = startBurners(2);
       const runtime = new ExecRuntime();
       try {

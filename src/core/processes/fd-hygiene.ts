@@ -1,11 +1,12 @@
 import { accessSync, constants, openSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 /**
  * What every child starts with. No PTY master of another job (node-pty leaves them inheritable: a
  * child could type into that terminal and keep the job alive after Pi): `spawn` gets /dev/null over
  * each, a PTY child starts through `bash --posix` (dash cannot name fds above 9) that closes them and
- * `exec`s the program. And, on Linux, a raised `oom_score_adj`, so the kernel takes a job before Pi.
- * The set lives on `globalThis` (`/reload`).
+ * runs the program (on Linux it stays, as the session's leader: see `HOLDER`). And, on Linux, a raised
+ * `oom_score_adj`, so the kernel takes a job before Pi. The set lives on `globalThis` (`/reload`).
  */
 
 interface FdState {
@@ -87,20 +88,65 @@ export function systemBash(): string | null {
 }
 
 /**
+ * On Linux a PTY job's shell runs as this wrapper's child rather than in its place. When the leader of
+ * the terminal's session exits, the kernel hangs up the terminal's foreground group, which holds what
+ * the shell started with `&`: ignoring SIGHUP kept most of it alive, but Node resets every signal as
+ * it starts, and a hangup in its first milliseconds ended `nohup node … &` (kept in 29 of 30 runs
+ * beside two burners; 30 of 30 through this wrapper). The wrapper leads the session with job control
+ * (`-m`: the shell gets a group of its own and the terminal), takes the terminal back when the shell
+ * ends, and exits as the shell did: the hangup then reaches only the wrapper's own group. Ctrl-C
+ * reaches the shell's group alone, as before; the job's own signals spare the wrapper (`holds` below).
+ * - `-m` on the command line, not `set -m`: only then does bash keep its own copy of the terminal, and
+ *   `2>/dev/null` can silence its job notices ("Killed", "Stopped"), which would land in the output.
+ * - A shell killed by a signal is answered by the same signal, raised by a plain `sh` in the wrapper's
+ *   place (bash ignores SIGQUIT even when asked), so the job reads as it did. One seam: `exit 130`
+ *   reads as a Ctrl-C. The EXIT trap also covers bash's own end when its job dies of SIGINT.
+ * - A shell stopped by Ctrl-Z is resumed: nothing else could resume it.
+ * - SHLVL is lowered back to what the shell would see after an `exec`.
+ */
+const HOLDER = [
+  `trap 's=$?; case $((s - 128)) in [1-9]|1[0-5]) trap - EXIT HUP; ulimit -c 0; exec /bin/sh -c "kill -$((s - 128)) \\$\\$; exit $s";; esac' EXIT`,
+  "exec 9>&2 2>/dev/null",
+  "SHLVL=$((SHLVL - 1))",
+  '"$0" "$@" 2>&9 9>&-',
+  "s=$?",
+  'while [ "$s" -gt 128 ] && jobs %% >/dev/null 2>&1; do fg >/dev/null; s=$?; done',
+  'exit "$s"',
+].join("; ");
+
+/** Node programs' listener that keeps SIGHUP ignored where no wrapper holds the session (node-hangup.cjs says why). */
+const NODE_HANGUP = fileURLToPath(new URL("./node-hangup.cjs", import.meta.url));
+
+/** How a PTY child is forked. `holds`: a wrapper leads the session and runs the shell as its child (see `HOLDER`). */
+export interface PtyCommand {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  holds: boolean;
+}
+
+/**
  * What a PTY child is forked with: a shell that ignores SIGHUP, closes the other masters (Linux), then
- * `exec`s `file` with `args`. At the job's shell's exit the kernel hangs up the terminal's foreground
- * group, which holds what it started with `&`: ignored from the start, the hangup ends none of them.
+ * runs `file` with `args`: as its child on Linux (see `HOLDER`), elsewhere through `exec`, with Node
+ * programs told to keep ignoring the hangup (`NODE_OPTIONS`), which narrows the window it has.
  */
 export function ptyCommand(
   file: string,
   args: readonly string[],
+  env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
-): { file: string; args: string[] } {
+): PtyCommand {
   const shared = state();
   const bash = closerShell(shared);
-  const closes = bash && platform === "linux" ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
-  const script = `trap '' HUP; ${raiseScript(platform)}${closes}exec "$0" "$@"`;
-  return bash ? { file: bash, args: ["--posix", "-c", script, file, ...args] } : { file: "/bin/sh", args: ["-c", script, file, ...args] };
+  const holds = bash !== null && platform === "linux";
+  const closes = holds ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
+  const script = `trap '' HUP; ${raiseScript(platform)}${closes}${holds ? HOLDER : 'exec "$0" "$@"'}`;
+  if (holds) return { file: bash, args: ["--posix", "-m", "-c", script, file, ...args], env, holds };
+  const options = [env.NODE_OPTIONS, `--require ${JSON.stringify(NODE_HANGUP)}`].filter(Boolean).join(" ");
+  const withPreload = { ...env, NODE_OPTIONS: options };
+  return bash
+    ? { file: bash, args: ["--posix", "-c", script, file, ...args], env: withPreload, holds }
+    : { file: "/bin/sh", args: ["-c", script, file, ...args], env: withPreload, holds };
 }
 
 /**

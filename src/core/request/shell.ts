@@ -5,7 +5,6 @@
  */
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, posix, win32 } from "node:path";
-import { fileURLToPath } from "node:url";
 import { metadataLine } from "../output/visible-text.ts";
 import { envKey } from "../shared/env-values.ts";
 import { ExecRequestError } from "../shared/errors.ts";
@@ -246,16 +245,11 @@ export function shellInvocation(shell: ShellName, command: string, login = false
   }
 }
 
-/** Keeps SIGHUP ignored in Node programs of a PTY job (node-hangup.cjs says why). */
-const NODE_HANGUP = fileURLToPath(new URL("./node-hangup.cjs", import.meta.url));
-
 export interface EnvironmentOptions {
   /** The job runs on a PTY rather than pipes. */
   tty: boolean;
   /** A directory to put first on PATH (Pi's `<agentDir>/bin`, where it keeps tools such as rg and fd). */
   binDir?: string;
-  /** Default: this machine's. */
-  platform?: NodeJS.Platform;
 }
 
 /**
@@ -274,11 +268,6 @@ export function jobEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOpti
   if (options.tty) {
     // What the PTY emulates; programs pick their escape sequences from it.
     env.TERM = "xterm-256color";
-    // Windows has no SIGHUP to keep ignored.
-    if ((options.platform ?? process.platform) !== "win32") {
-      const key = envKey(env, "NODE_OPTIONS");
-      env[key] = [env[key], `--require ${JSON.stringify(NODE_HANGUP)}`].filter(Boolean).join(" ");
-    }
   } else {
     // Without a terminal no editor can work; `git commit` or `git rebase -i` would block. (On a PTY
     // the model can drive an editor, so the user's stays.)

@@ -43,6 +43,8 @@ export class UnixPtyTransport implements Transport {
   readonly pid: number;
   readonly stdinIdentity: string;
   private readonly fd: number;
+  /** A wrapper leads the session and runs the shell as its child (fd-hygiene.ts, `HOLDER`). */
+  private readonly holds: boolean;
   private readonly reader: ReadStream;
   /** Our descriptor of the terminal's slave side, held until the leader is reaped. */
   private slave: number | undefined;
@@ -61,10 +63,12 @@ export class UnixPtyTransport implements Transport {
     private readonly native: NativePty,
     helperPath: string,
   ) {
-    const env = Object.entries({ ...spec.env, PWD: spec.cwd })
+    const command = ptyCommand(spec.file, spec.args, { ...spec.env, PWD: spec.cwd });
+    const env = Object.entries(command.env)
       .filter((entry): entry is [string, string] => entry[1] !== undefined)
       .map(([key, value]) => `${key}=${value}`);
-    const { file, args } = ptyCommand(spec.file, spec.args);
+    const { file, args } = command;
+    this.holds = command.holds;
     // The exit callback runs on the main thread after node-pty's waiter thread reaped the leader.
     const term = native.fork(file, args, env, spec.cwd, spec.cols, spec.rows, -1, -1, true, helperPath, (code, signal) =>
       this.onReaped(code, signal),
@@ -95,7 +99,12 @@ export class UnixPtyTransport implements Transport {
 
   signal(signal: NodeJS.Signals): boolean {
     let reached = false;
-    for (const group of this.groups()) reached = signalGroup(group, signal) || reached;
+    for (const group of this.groups()) {
+      // The wrapper that holds the session ends as the shell does: a signal it caught first would end it
+      // early and report the signal, not what the shell did with it (a trap, a clean exit).
+      if (this.holds && group === this.pid && signal !== "SIGKILL") continue;
+      reached = signalGroup(group, signal) || reached;
+    }
     return reached;
   }
 

@@ -250,7 +250,7 @@ describe("PTY echo with real terminals", { skip: SKIP_WITHOUT_PTY }, () => {
     await transport.write(Buffer.from("sleep 30\r"));
     await waitFor(() => state.text.endsWith("sleep 30\n"), "the command's echo");
     // A Ctrl-C before bash has started sleep in the foreground may be lost to bash's own handling.
-    await waitFor(() => spawnSync("pgrep", ["-P", String(transport.pid), "-x", "sleep"]).status === 0, "sleep in the foreground");
+    await waitFor(() => spawnSync("pgrep", ["-s", String(transport.pid), "-x", "sleep"]).status === 0, "sleep in the foreground");
     const { pattern, tested } = recording("\\^C|\\$ $");
     const watch = new CallWait({ pattern }, { partialLine: "" });
     watch.wrote("\x03");

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ptyCommand } from "../../../src/core/processes/fd-hygiene.ts";
 import { taskkillCommand } from "../../../src/core/processes/process-group.ts";
 import { jobEnvironment } from "../../../src/core/request/shell.ts";
 import { terminalSize } from "../../../src/core/screen/terminal-size.ts";
@@ -32,13 +33,17 @@ describe("job environment", () => {
     assert.equal(jobEnvironment(base, { tty: true }).PYTHONUNBUFFERED, undefined);
   });
 
-  it("PTYs: Node programs require the listener that keeps SIGHUP ignored, after the user's NODE_OPTIONS; pipes and Windows (platform mocked) get none", () => {
-    const preload = /^--require ".*\/src\/core\/request\/node-hangup\.cjs"$/;
-    assert.match(jobEnvironment(base, { tty: true, platform: "linux" }).NODE_OPTIONS!, preload);
-    const mine = jobEnvironment({ ...base, NODE_OPTIONS: "--max-old-space-size=4096" }, { tty: true, platform: "linux" }).NODE_OPTIONS!;
-    assert.ok(mine.startsWith("--max-old-space-size=4096 --require "), mine);
-    assert.equal(jobEnvironment(base, { tty: false }).NODE_OPTIONS, undefined);
-    assert.equal(jobEnvironment(base, { tty: true, platform: "win32" }).NODE_OPTIONS, undefined);
+  it("PTYs on Linux: a wrapper leads the session and runs the shell as its child, the environment unchanged; on macOS (platform mocked) the shell is exec'd and Node programs require the SIGHUP listener after the user's NODE_OPTIONS", () => {
+    const env = { ...base, NODE_OPTIONS: "--max-old-space-size=4096" };
+    const linux = ptyCommand("/bin/bash", ["-c", "npm run dev &"], env, "linux");
+    assert.deepEqual(linux.args.slice(0, 2), ["--posix", "-m"]);
+    assert.deepEqual(linux.args.slice(-3), ["/bin/bash", "-c", "npm run dev &"]);
+    assert.doesNotMatch(linux.args[3]!, /exec "\$0"/);
+    assert.equal(linux.env, env);
+    const mac = ptyCommand("/bin/bash", ["-c", "npm run dev &"], env, "darwin");
+    assert.match(mac.args.find((arg) => arg.startsWith("trap"))!, /exec "\$0" "\$@"$/);
+    assert.match(mac.env.NODE_OPTIONS!, /^--max-old-space-size=4096 --require ".*\/src\/core\/processes\/node-hangup\.cjs"$/);
+    assert.equal(env.NODE_OPTIONS, "--max-old-space-size=4096", "the caller's environment is not changed");
   });
 
   it("puts Pi's bin directory first on PATH, once", () => {

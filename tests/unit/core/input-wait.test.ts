@@ -183,7 +183,7 @@ describe("input_wait on a PTY (real processes)", { skip: !LINUX ? "the syscall s
   it("`read -p 'Name: '` and `python3 -c 'input(\"x? \")'` are likely, from the read on the terminal", async () => {
     for (const command of ["read -p 'Name: ' x", `python3 -c 'input("x? ")'`]) {
       const job = await run(command, true);
-      assert.deepEqual(await becomesLikely(job), { likely: true, reason: "syscall", pid: job.pid });
+      assert.deepEqual(await becomesLikely(job), { likely: true, reason: "syscall", pid: job.shell });
       job.stop();
     }
   });

@@ -12,7 +12,7 @@ import type { Job } from "../../../src/core/job/job.ts";
 import { BACKGROUND_SETTLE_MS } from "../../../src/core/job/job-ending.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { backgroundEndingAtSettle, backgroundEndsAfterTheCall, quickAndKeptBackgrounds } from "../../helpers/background-calls.ts";
-import { escapedDaemonThenExit, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
+import { escapedDaemonThenExit, nodeResetThenShellExits, StartedJobs, statusOf, untilExit } from "../../helpers/jobs.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
 
 const jobs = new StartedJobs();
@@ -122,6 +122,18 @@ describe("a job whose shell exits while processes of it run on", () => {
         assert.equal(job.exit?.signal, "SIGTERM");
       },
     );
+
+  it(
+    "on a PTY, Node started with `nohup … &` keeps the job though it resets SIGHUP as it starts: the shell exits once it runs (forced)",
+    { skip: process.platform === "win32" },
+    async () => {
+      const job = start(nodeResetThenShellExits(), { terminal: { cols: 80, rows: 24 } });
+      await untilShellExit(job);
+      assert.equal(await job.wait(performance.now() + 20_000), "background", `the job runs on: ${JSON.stringify(job.exit)}`);
+      await job.terminate("SIGTERM", "killed");
+      assert.equal(job.exit?.signal, "SIGTERM");
+    },
+  );
 
   it("on a PTY, a process that left with setsid does not hold the job, as on pipes", { skip: process.platform === "win32" }, async () => {
     const job = start(escapedDaemonThenExit(), { terminal: { cols: 80, rows: 24 } });

@@ -32,6 +32,7 @@ const SLOW_UNIT_FILES = {
   "core/warm-shell-equivalence.test.ts": 11,
   "core/person-news.test.ts": 9,
   "core/pattern-cost.test.ts": 9,
+  "core/pty-session-wrapper.test.ts": 10,
   "core/runtime.speak-up.test.ts": 8,
   "core/pty.test.ts": 8,
   "core/progress.test.ts": 7,

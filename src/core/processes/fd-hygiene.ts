@@ -92,25 +92,29 @@ export function systemBash(): string | null {
  * the terminal's session exits, the kernel hangs up the terminal's foreground group, which holds what
  * the shell started with `&`: ignoring SIGHUP kept most of it alive, but Node resets every signal as
  * it starts, and a hangup in its first milliseconds ended `nohup node … &` (kept in 29 of 30 runs
- * beside two burners; 30 of 30 through this wrapper). The wrapper leads the session with job control
+ * beside two burners; 100 of 100 through this wrapper). The wrapper leads the session with job control
  * (`-m`: the shell gets a group of its own and the terminal), takes the terminal back when the shell
- * ends, and exits as the shell did: the hangup then reaches only the wrapper's own group. Ctrl-C
- * reaches the shell's group alone, as before; the job's own signals spare the wrapper (`holds` below).
+ * ends, and exits with the shell's code: the hangup then reaches only the wrapper's own group, and
+ * nothing in the job needs SIGHUP ignored. Ctrl-C reaches the shell's group alone, as before; the
+ * job's own signals spare the wrapper (pty-unix.ts).
  * - `-m` on the command line, not `set -m`: only then does bash keep its own copy of the terminal, and
- *   `2>/dev/null` can silence its job notices ("Killed", "Stopped"), which would land in the output.
- * - A shell killed by a signal is answered by the same signal, raised by a plain `sh` in the wrapper's
- *   place (bash ignores SIGQUIT even when asked), so the job reads as it did. One seam: `exit 130`
- *   reads as a Ctrl-C. The EXIT trap also covers bash's own end when its job dies of SIGINT.
- * - A shell stopped by Ctrl-Z is resumed: nothing else could resume it.
+ *   `2>/dev/null` can silence its job notices ("Stopped"), which would land in the output.
+ * - bash gives the code of a shell killed by a signal as 128 + its number, as `exit 137` would: the
+ *   wrapper exits with the code, and the transport reads it as the signal it sent, if it sent one.
+ *   A death by SIGINT is told apart: bash then ends the wrapper before `r` is cleared, and the EXIT
+ *   trap raises SIGINT in its place.
+ * - A terminal stop (Ctrl-Z, 148–150) is undone at once: nothing else could resume the shell. A
+ *   SIGSTOP from outside holds until someone continues it.
  * - SHLVL is lowered back to what the shell would see after an `exec`.
  */
 const HOLDER = [
-  `trap 's=$?; case $((s - 128)) in [1-9]|1[0-5]) trap - EXIT HUP; ulimit -c 0; exec /bin/sh -c "kill -$((s - 128)) \\$\\$; exit $s";; esac' EXIT`,
+  `trap 's=$?; [ -n "$r" ] || exit $s; trap - EXIT; exec /bin/sh -c "kill -2 \\$\\$; exit 130"' EXIT`,
   "exec 9>&2 2>/dev/null",
   "SHLVL=$((SHLVL - 1))",
+  "r=1",
   '"$0" "$@" 2>&9 9>&-',
-  "s=$?",
-  'while [ "$s" -gt 128 ] && jobs %% >/dev/null 2>&1; do fg >/dev/null; s=$?; done',
+  "s=$? r=",
+  "while jobs %% >/dev/null 2>&1; do case $s in 148|149|150) r=1; fg >/dev/null; s=$? r=;; *) sleep 1; wait %%; s=$?;; esac; done",
   'exit "$s"',
 ].join("; ");
 
@@ -126,9 +130,10 @@ export interface PtyCommand {
 }
 
 /**
- * What a PTY child is forked with: a shell that ignores SIGHUP, closes the other masters (Linux), then
- * runs `file` with `args`: as its child on Linux (see `HOLDER`), elsewhere through `exec`, with Node
- * programs told to keep ignoring the hangup (`NODE_OPTIONS`), which narrows the window it has.
+ * What a PTY child is forked with: a bash that closes the other masters (Linux) and runs `file` with
+ * `args` as its child (Linux, see `HOLDER`); elsewhere a shell that ignores SIGHUP, which the job's
+ * processes inherit, and `exec`s it, with Node programs told to keep ignoring the hangup
+ * (`NODE_OPTIONS`), which narrows the window Node's reset leaves.
  */
 export function ptyCommand(
   file: string,
@@ -138,15 +143,18 @@ export function ptyCommand(
 ): PtyCommand {
   const shared = state();
   const bash = closerShell(shared);
-  const holds = bash !== null && platform === "linux";
-  const closes = holds ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
-  const script = `trap '' HUP; ${raiseScript(platform)}${closes}${holds ? HOLDER : 'exec "$0" "$@"'}`;
-  if (holds) return { file: bash, args: ["--posix", "-m", "-c", script, file, ...args], env, holds };
+  const closes = bash && platform === "linux" ? [...shared.masters].map((fd) => `exec ${fd}<&-; `).join("") : "";
+  // Not where bash would pass its own options on (`SHELLOPTS`, `BASHOPTS`): the shell would get `-m` too.
+  if (bash && platform === "linux" && env.SHELLOPTS === undefined && env.BASHOPTS === undefined) {
+    const script = `${raiseScript(platform)}${closes}${HOLDER}`;
+    return { file: bash, args: ["--posix", "-m", "-c", script, file, ...args], env, holds: true };
+  }
+  const script = `trap '' HUP; ${raiseScript(platform)}${closes}exec "$0" "$@"`;
   const options = [env.NODE_OPTIONS, `--require ${JSON.stringify(NODE_HANGUP)}`].filter(Boolean).join(" ");
   const withPreload = { ...env, NODE_OPTIONS: options };
   return bash
-    ? { file: bash, args: ["--posix", "-c", script, file, ...args], env: withPreload, holds }
-    : { file: "/bin/sh", args: ["-c", script, file, ...args], env: withPreload, holds };
+    ? { file: bash, args: ["--posix", "-c", script, file, ...args], env: withPreload, holds: false }
+    : { file: "/bin/sh", args: ["-c", script, file, ...args], env: withPreload, holds: false };
 }
 
 /**

@@ -7,6 +7,7 @@
  * into SIGHUP (we hold the slave side open until the leader is reaped).
  */
 import { closeSync, constants as fsConstants, write as fsWrite, openSync, readSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { ReadStream } from "node:tty";
 import { holdMaster, ptyCommand, releaseMaster } from "../processes/fd-hygiene.ts";
 import { jobGroups, signalGroup } from "../processes/process-group.ts";
@@ -45,6 +46,8 @@ export class UnixPtyTransport implements Transport {
   private readonly fd: number;
   /** A wrapper leads the session and runs the shell as its child (fd-hygiene.ts, `HOLDER`). */
   private readonly holds: boolean;
+  /** The signals sent to the shell's groups, by number. */
+  private readonly sent = new Set<number>();
   private readonly reader: ReadStream;
   /** Our descriptor of the terminal's slave side, held until the leader is reaped. */
   private slave: number | undefined;
@@ -98,13 +101,17 @@ export class UnixPtyTransport implements Transport {
   }
 
   signal(signal: NodeJS.Signals): boolean {
-    let reached = false;
-    for (const group of this.groups()) {
-      // The wrapper that holds the session ends as the shell does: a signal it caught first would end it
-      // early and report the signal, not what the shell did with it (a trap, a clean exit).
-      if (this.holds && group === this.pid && signal !== "SIGKILL") continue;
-      reached = signalGroup(group, signal) || reached;
+    let groups = this.groups();
+    if (this.holds) {
+      // The wrapper that holds the session ends as the shell does: a signal it took first would end it
+      // early and report the signal, not what the shell did with it (a trap, a clean exit). SIGKILL
+      // reaches it last: its end would hang up the terminal's foreground group before that group's end.
+      this.sent.add(osConstants.signals[signal]);
+      const wrapper = signal === "SIGKILL" && groups.includes(this.pid) ? [this.pid] : [];
+      groups = [...groups.filter((group) => group !== this.pid), ...wrapper];
     }
+    let reached = false;
+    for (const group of groups) reached = signalGroup(group, signal) || reached;
     return reached;
   }
 
@@ -165,6 +172,8 @@ export class UnixPtyTransport implements Transport {
 
   private onReaped(code: number, signal: number): void {
     this.exited = true;
+    // The wrapper exits with 128 + N for a shell killed by signal N: N it was, if we sent it.
+    if (this.holds && !signal && code > 128 && this.sent.has(code - 128)) signal = code - 128;
     this.events.exit(signal ? { code: null, signal: signalName(signal) } : { code, signal: null });
     // Now the terminal may hang up: once no process holds its slave side, the master reads EIO.
     this.releaseSlave();

@@ -102,19 +102,35 @@ export function systemBash(): string | null {
  * - bash gives the code of a shell killed by a signal as 128 + its number, as `exit 137` would: the
  *   wrapper exits with the code, and the transport reads it as the signal it sent, if it sent one.
  *   A death by SIGINT is told apart: bash then ends the wrapper before `r` is cleared, and the EXIT
- *   trap raises SIGINT in its place.
+ *   trap raises SIGINT in its place. SIGTERM and SIGHUP to the wrapper itself (a shutdown, the
+ *   watchdog, the terminal hung up) are caught: it waits for the shell, and a code of 128 + that
+ *   signal is then raised as the signal too.
  * - A terminal stop (Ctrl-Z, 148–150) is undone at once: nothing else could resume the shell. A
- *   SIGSTOP from outside holds until someone continues it.
+ *   SIGSTOP from outside holds until someone continues it: the wait runs no command (one would clear
+ *   the job's status from bash's table), ignores a Ctrl-C meant for the stopped job, and ends in `fg`,
+ *   which gives the job the terminal again.
  * - SHLVL is lowered back to what the shell would see after an `exec`.
  */
 const HOLDER = [
-  `trap 's=$?; [ -n "$r" ] || exit $s; trap - EXIT; exec /bin/sh -c "kill -2 \\$\\$; exit 130"' EXIT`,
+  `trap 's=$?; n=; [ -n "$r" ] && n=2 s=130; [ -n "$g" ] && [ "$s" = $((g + 128)) ] && n=$g; [ -n "$n" ] || exit $s; trap - EXIT; exec /bin/sh -c "kill -$n \\$\\$; exit $s"' EXIT`,
+  "trap g=15 TERM",
+  "trap g=1 HUP",
   "exec 9>&2 2>/dev/null",
   "SHLVL=$((SHLVL - 1))",
   "r=1",
   '"$0" "$@" 2>&9 9>&-',
   "s=$? r=",
-  "while jobs %% >/dev/null 2>&1; do case $s in 148|149|150) r=1; fg >/dev/null; s=$? r=;; *) sleep 1; wait %%; s=$?;; esac; done",
+  "while jobs %% >/dev/null 2>&1; do case $s in 148|149|150) ;; *) " +
+    [
+      "trap '' INT",
+      "p=$(jobs -p %%)",
+      // A FIFO nobody writes, read with a timeout: the wait's clock (without mkfifo, `sleep`).
+      `[ -n "$h" ] || { h=1; q=\${TMPDIR:-/tmp}/.pi-unified-exec-hold.$$; mkfifo -m 600 "$q" && exec 8<>"$q" && h=8; rm -f "$q"; }`,
+      `while { read -r t < "/proc/$p/stat"; } 2>/dev/null && set -- \${t##*) } && [ "$1" = T ]; do if [ "$h" = 8 ]; then read -t 1 -u 8 _; else sleep 1; fi; done`,
+      "trap - INT",
+      `{ read -r t < "/proc/$p/stat"; } 2>/dev/null && set -- \${t##*) } && [ "$1" != Z ] || { wait %%; s=$?; continue; }`,
+    ].join("; ") +
+    ";; esac; r=1; fg >/dev/null; s=$? r=; done",
   'exit "$s"',
 ].join("; ");
 

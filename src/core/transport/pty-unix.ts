@@ -116,6 +116,8 @@ export class UnixPtyTransport implements Transport {
   }
 
   write(bytes: Buffer): Promise<void> {
+    // Ctrl-\ sends the foreground group SIGQUIT: a code 131 after it is that signal (see `onReaped`).
+    if (this.holds && bytes.includes(0x1c)) this.sent.add(osConstants.signals.SIGQUIT);
     return new Promise((resolve, reject) => {
       let offset = 0;
       let delay = 1;

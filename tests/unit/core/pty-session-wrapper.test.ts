@@ -7,6 +7,7 @@
  * the shell job control).
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { ptyCommand } from "../../../src/core/processes/fd-hygiene.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
@@ -21,10 +22,18 @@ const keep = shutDownAfter();
 const exec = (cmd: string, extra: Record<string, unknown> = {}) =>
   prepareExec({ cmd, tty: true, yield_time_ms: 5_000, ...extra }, process.cwd(), process.env);
 const write = (id: number, chars: string) => prepareWrite({ session_id: id, chars, yield_time_ms: 5_000 }, process.env);
-const ticker = `exec python3 -c 'import os, time
+/** A program that ticks for 30 s; `exit`: one whose SIGCONT handler exits 5 at once. */
+const stoppable = (onContinue: "exit" | "run") => `exec python3 -c 'import os, signal, time
+if "${onContinue}" == "exit": signal.signal(signal.SIGCONT, lambda *a: os._exit(5))
 print(os.getpid(), flush=True)
-for i in range(8): print("tick", i, flush=True); time.sleep(0.25)
-raise SystemExit(5)'`;
+for i in range(120): print("tick", i, flush=True); time.sleep(0.25)'`;
+const statOf = (pid: number) =>
+  readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
+const stateOf = (pid: number) => statOf(pid)[0];
+/** The terminal's foreground group is the process's own (fields 3 and 6 after the name: pgrp, tpgid). */
+const foregroundIs = (pid: number) => statOf(pid)[2] === statOf(pid)[5];
 
 describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY }, () => {
   const runtime = keep(new ExecRuntime());
@@ -67,18 +76,31 @@ describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY
     assert.deepEqual([killed.job.exit?.exitCode, killed.job.exit?.signal], [3, null]);
   });
 
-  it("a SIGSTOP from outside holds the job until continued; then it ends with its own code", async () => {
-    const started = await runtime.exec(exec(ticker, { until_pattern: "^tick 1" }));
+  it("a SIGSTOP from outside holds the job, Ctrl-C meanwhile included; continued, it ends with its own code, even at once", async () => {
+    const started = await runtime.exec(exec(stoppable("exit"), { until_pattern: "^tick 1" }));
     const id = runningId(started)!;
     const [pid] = pidsIn(started.output.text);
     process.kill(pid!, "SIGSTOP");
-    const held = await runtime.interact(prepareWrite({ session_id: id, yield_time_ms: 5_000 }, process.env));
-    assert.equal(held.job.exit, undefined, "still running, stopped");
-    assert.doesNotMatch(held.output.text, /tick 7/);
+    await waitFor(() => stateOf(pid!) === "T", "the stop");
+    const held = await runtime.interact(write(id, "\\x03"));
+    assert.equal(held.job.exit, undefined, "still there, stopped");
+    assert.equal(stateOf(pid!), "T");
+    // Its SIGCONT handler exits 5 at once: the end lands while the wrapper still waits for the continue.
     process.kill(pid!, "SIGCONT");
     const ended = await runtime.interact(prepareWrite({ session_id: id, yield_time_ms: 10_000 }, process.env));
     assert.deepEqual([ended.job.exit?.exitCode, ended.job.exit?.signal], [5, null]);
-    assert.match(ended.output.text, /tick 7/);
+  });
+
+  it("continued after a SIGSTOP, the job has the terminal again: Ctrl-C reaches it", async () => {
+    const started = await runtime.exec(exec(stoppable("run"), { until_pattern: "^tick 1" }));
+    const id = runningId(started)!;
+    const [pid] = pidsIn(started.output.text);
+    process.kill(pid!, "SIGSTOP");
+    await waitFor(() => stateOf(pid!) === "T", "the stop");
+    process.kill(pid!, "SIGCONT");
+    await waitFor(() => foregroundIs(pid!), "the terminal given back", 10_000);
+    const report = await runtime.interact(write(id, "\\x03"));
+    assert.deepEqual([report.job.exit?.exitCode, report.job.exit?.signal], [130, "SIGINT"], report.output.text);
   });
 
   it("Ctrl-Z is undone at once: nothing else could resume the job", async () => {
@@ -86,6 +108,12 @@ describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY
     const report = await runtime.interact(prepareWrite({ session_id: id, chars: "\\x1a", yield_time_ms: 10_000 }, process.env));
     assert.deepEqual([report.job.exit?.exitCode, report.job.exit?.signal], [0, null]);
     assert.match(report.output.text, /done$/m);
+  });
+
+  it("a typed Ctrl-\\ reads as SIGQUIT", async () => {
+    const id = runningId(await runtime.exec(exec("echo ready; exec sleep 30", { until_pattern: "^ready" })))!;
+    const report = await runtime.interact(write(id, "\\x1c"));
+    assert.deepEqual([report.job.exit?.exitCode, report.job.exit?.signal], [131, "SIGQUIT"]);
   });
 
   it("the job's processes keep SIGHUP's default: no wrapper in the job needs it ignored", async () => {
@@ -101,5 +129,17 @@ describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY
     assert.equal(ptyCommand("/bin/bash", ["-c", "true"], { SHELLOPTS: "braceexpand" }, "linux").holds, false);
     assert.equal(ptyCommand("/bin/bash", ["-c", "true"], { BASHOPTS: "extglob" }, "linux").holds, false);
     assert.equal(ptyCommand("/bin/bash", ["-c", "true"], {}, "linux").holds, true);
+  });
+
+  it("a shutdown reads each job's own end: a TERM trap's `exit 7`, a plain program's SIGTERM", async () => {
+    const own = new ExecRuntime();
+    const trapped = runningId(await own.exec(exec("trap 'exit 7' TERM; echo ready; sleep 30 & wait", { until_pattern: "^ready" })))!;
+    const plain = runningId(await own.exec(exec("echo ready; exec sleep 30", { until_pattern: "^ready" })))!;
+    const jobs = own.jobs().filter((job) => job.id === trapped || job.id === plain);
+    await own.shutdown();
+    // The exit's report comes from node-pty's waiter thread, maybe after the groups are seen empty.
+    await waitFor(() => jobs.every((job) => job.exit !== undefined), "the exits after the shutdown");
+    const exits = Object.fromEntries(jobs.map((job) => [job.id, [job.exit?.exitCode, job.exit?.signal]]));
+    assert.deepEqual(exits, { [trapped]: [7, null], [plain]: [143, "SIGTERM"] });
   });
 });

@@ -38,6 +38,15 @@ const foregroundIs = (pid: number) => statOf(pid)[2] === statOf(pid)[5];
 describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY }, () => {
   const runtime = keep(new ExecRuntime());
 
+  /** A ticking program started on a PTY, then stopped by a SIGSTOP from outside the job. */
+  async function stoppedFromOutside(onContinue: "exit" | "run") {
+    const started = await runtime.exec(exec(stoppable(onContinue), { until_pattern: "^tick 1" }));
+    const pid = pidsIn(started.output.text)[0]!;
+    process.kill(pid, "SIGSTOP");
+    await waitFor(() => stateOf(pid) === "T", "the stop");
+    return { id: runningId(started)!, pid };
+  }
+
   it("codes 129–160 a shell exits with stay codes: `exit 137`, pipefail's 141, `exit 130`", async () => {
     for (const [cmd, code] of [
       ["exit 137", 137],
@@ -77,28 +86,20 @@ describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY
   });
 
   it("a SIGSTOP from outside holds the job, Ctrl-C meanwhile included; continued, it ends with its own code, even at once", async () => {
-    const started = await runtime.exec(exec(stoppable("exit"), { until_pattern: "^tick 1" }));
-    const id = runningId(started)!;
-    const [pid] = pidsIn(started.output.text);
-    process.kill(pid!, "SIGSTOP");
-    await waitFor(() => stateOf(pid!) === "T", "the stop");
+    const { id, pid } = await stoppedFromOutside("exit");
     const held = await runtime.interact(write(id, "\\x03"));
     assert.equal(held.job.exit, undefined, "still there, stopped");
-    assert.equal(stateOf(pid!), "T");
+    assert.equal(stateOf(pid), "T");
     // Its SIGCONT handler exits 5 at once: the end lands while the wrapper still waits for the continue.
-    process.kill(pid!, "SIGCONT");
+    process.kill(pid, "SIGCONT");
     const ended = await runtime.interact(prepareWrite({ session_id: id, yield_time_ms: 10_000 }, process.env));
     assert.deepEqual([ended.job.exit?.exitCode, ended.job.exit?.signal], [5, null]);
   });
 
   it("continued after a SIGSTOP, the job has the terminal again: Ctrl-C reaches it", async () => {
-    const started = await runtime.exec(exec(stoppable("run"), { until_pattern: "^tick 1" }));
-    const id = runningId(started)!;
-    const [pid] = pidsIn(started.output.text);
-    process.kill(pid!, "SIGSTOP");
-    await waitFor(() => stateOf(pid!) === "T", "the stop");
-    process.kill(pid!, "SIGCONT");
-    await waitFor(() => foregroundIs(pid!), "the terminal given back", 10_000);
+    const { id, pid } = await stoppedFromOutside("run");
+    process.kill(pid, "SIGCONT");
+    await waitFor(() => foregroundIs(pid), "the terminal given back", 10_000);
     const report = await runtime.interact(write(id, "\\x03"));
     assert.deepEqual([report.job.exit?.exitCode, report.job.exit?.signal], [130, "SIGINT"], report.output.text);
   });

@@ -4,10 +4,10 @@
  * cases a quiet prompt-like line must not fool: shared by the unit tests and their stress runs.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type InputWaitQuery, probeInputWait, readStdinIdentity } from "../../src/core/input-wait/input-wait.ts";
-import { type ProcReader, realProcReader } from "../../src/core/input-wait/proc-wait.ts";
+import { childrenOf, type ProcReader, realProcReader } from "../../src/core/input-wait/proc-wait.ts";
 import { TerminalText } from "../../src/core/output/terminal-text.ts";
 import { INPUT_WAIT_QUIET_MS } from "../../src/core/shared/constants.ts";
 import { PipeTransport } from "../../src/core/transport/pipe.ts";
@@ -68,9 +68,8 @@ export async function run(command: string, tty: boolean): Promise<Running> {
   let shell = pid;
   if (tty) {
     await waitFor(() => {
-      const [child] = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean);
-      shell = Number(child ?? pid);
-      return child !== undefined;
+      [shell = pid] = childrenOf(pid, [pid], realProcReader);
+      return shell !== pid;
     }, "the wrapper's bash");
   }
   return {

@@ -7,6 +7,7 @@ import { after } from "node:test";
 import { Job, type WaitEnd, waitForExit } from "../../src/core/job/job.ts";
 import { LogDirectory } from "../../src/core/log/job-log.ts";
 import { aliveGroups, jobGroups, signalGroup } from "../../src/core/processes/process-group.ts";
+import { oneTableFor } from "../../src/core/processes/process-table.ts";
 import { currentShellHost, jobEnvironment, resolveShell } from "../../src/core/request/shell.ts";
 import { loadPtyModule } from "../../src/core/transport/pty.ts";
 import { transportFactory } from "../../src/core/transport/spawn.ts";
@@ -143,8 +144,9 @@ export class StartedJobs {
       }
     }
     const groups = [...this.jobs.flatMap((job) => (job.pid === undefined ? [] : [job.pid])), ...this.groups];
-    // A leader's session may hold other groups (a PTY job's shell runs in one of its own).
-    for (const pgid of aliveGroups([...new Set(groups.flatMap((leader) => jobGroups(leader)))])) {
+    // A leader's session may hold other groups (a PTY job's shell runs in one of its own): one table read for all.
+    const sessions = oneTableFor(() => aliveGroups([...new Set(groups.flatMap((leader) => jobGroups(leader)))]));
+    for (const pgid of sessions) {
       try {
         signalGroup(pgid, "SIGKILL");
       } catch {

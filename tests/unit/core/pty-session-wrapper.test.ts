@@ -7,9 +7,9 @@
  * the shell job control).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { ptyCommand } from "../../../src/core/processes/fd-hygiene.ts";
+import { procStat } from "../../../src/core/processes/process-table.ts";
 import { prepareExec, prepareWrite } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { pidsIn, processAlive, waitFor } from "../../helpers/processes.ts";
@@ -27,13 +27,12 @@ const stoppable = (onContinue: "exit" | "run") => `exec python3 -c 'import os, s
 if "${onContinue}" == "exit": signal.signal(signal.SIGCONT, lambda *a: os._exit(5))
 print(os.getpid(), flush=True)
 for i in range(120): print("tick", i, flush=True); time.sleep(0.25)'`;
-const statOf = (pid: number) =>
-  readFileSync(`/proc/${pid}/stat`, "utf8")
-    .replace(/^.*\) /, "")
-    .split(" ");
-const stateOf = (pid: number) => statOf(pid)[0];
-/** The terminal's foreground group is the process's own (fields 3 and 6 after the name: pgrp, tpgid). */
-const foregroundIs = (pid: number) => statOf(pid)[2] === statOf(pid)[5];
+const stateOf = (pid: number) => procStat(pid)?.[0];
+/** The terminal's foreground group is the process's own (the fields after the name: pgrp third, tpgid sixth). */
+function foregroundIs(pid: number): boolean {
+  const fields = procStat(pid);
+  return fields !== undefined && fields[2] === fields[5];
+}
 
 describe("a PTY job under the wrapper that leads its session", { skip: LINUX_PTY }, () => {
   const runtime = keep(new ExecRuntime());

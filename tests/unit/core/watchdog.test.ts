@@ -11,7 +11,6 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeF
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { LogDirectory, logConfig } from "../../../src/core/log/job-log.ts";
-import { procStat } from "../../../src/core/processes/process-table.ts";
 import { prepareExec } from "../../../src/core/request/request.ts";
 import { ExecRuntime } from "../../../src/core/runtime.ts";
 import { WARM_SHELL_NAME } from "../../../src/core/shared/constants.ts";
@@ -127,7 +126,7 @@ describe("watchdog", { skip: process.platform === "win32" && "Windows has no wat
       const lingering = await exec(runtime, "echo $$; sleep 30 & exit 0");
       const [pipePid, ptyShell, lingerPid] = [pipe, pty, lingering].map((report) => pidsIn(report.output.text.replace(/\r/g, ""))[0]!);
       // A PTY job's group is its session's leader: the wrapper that runs the shell as its child.
-      const ptyPid = Number(procStat(ptyShell!)![3]);
+      const ptyPid = sessionOf(ptyShell!)!;
       const registry = () => registryIn(parent)!;
       // An idle warm shell is registered too, under its own name: count the jobs.
       const jobGroups = () => registry().groups.filter((group) => group.command !== WARM_SHELL_NAME);

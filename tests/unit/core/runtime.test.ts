@@ -138,7 +138,7 @@ describe("ExecRuntime", () => {
   });
 
   for (const [what, command] of [
-    // The shell exits once Node is up (a second later): a hangup in its first milliseconds would find SIGHUP still ignored.
+    // The shell exits a second after Node is up, past Node's reset of SIGHUP: a hangup that reached the job would end it.
     ["`node server.js &`", "node -e 'setInterval(() => {}, 1000)' & sleep 1; echo started"],
     ["`nohup node server.js > log 2>&1 &`", "nohup node -e 'setInterval(() => {}, 1000)' > /dev/null 2>&1 & sleep 1"],
   ])
